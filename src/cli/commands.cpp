@@ -1,0 +1,15 @@
+#include "cli/commands.hpp"
+
+namespace fabscope::cli {
+
+namespace {
+// Add a line here when a subcommand lands (one line per command keeps merges trivial).
+const Command kCommands[] = {
+    {"version", "print fabscope's version", cmd_version},
+};
+}  // namespace
+
+const Command* commands() { return kCommands; }
+int command_count() { return static_cast<int>(sizeof kCommands / sizeof kCommands[0]); }
+
+}  // namespace fabscope::cli

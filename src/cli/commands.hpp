@@ -1,0 +1,25 @@
+#pragma once
+// Every subcommand: a thin function that parses flags, calls the library and prints.
+// Each returns the process exit code (0/1/2 judged, 3 usage or internal error).
+namespace fabscope::cli {
+
+struct Command {
+  const char* name;
+  const char* summary;
+  int (*run)(int argc, char** argv);  // argv[0] is the subcommand name
+};
+
+// The registry, in the order `fabscope --help` lists them (commands.cpp).
+const Command* commands();
+int command_count();
+
+int cmd_version(int argc, char** argv);
+int cmd_probe(int argc, char** argv);
+int cmd_check(int argc, char** argv);
+int cmd_doctor(int argc, char** argv);
+int cmd_env(int argc, char** argv);
+int cmd_log(int argc, char** argv);
+int cmd_bench(int argc, char** argv);
+int cmd_exporter(int argc, char** argv);
+
+}  // namespace fabscope::cli

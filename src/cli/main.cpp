@@ -1,0 +1,55 @@
+// fabscope: probe, check and tune the network of a GPU training node.
+#include <cstring>
+#include <exception>
+#include <iostream>
+
+#include "cli/commands.hpp"
+#include "core/error.hpp"
+#include "core/finding.hpp"
+
+namespace {
+
+void usage(std::ostream& os) {
+  os << "Usage: fabscope COMMAND [options]\n\n"
+        "Probe, check and tune the network of a GPU training node (InfiniBand, RoCE, NCCL).\n\n"
+        "Commands:\n";
+  const auto* cmds = fabscope::cli::commands();
+  for (int i = 0; i < fabscope::cli::command_count(); ++i) {
+    std::string name = cmds[i].name;
+    os << "  " << name << std::string(name.size() < 12 ? 12 - name.size() : 1, ' ')
+       << cmds[i].summary << "\n";
+  }
+  os << "\nRun 'fabscope COMMAND --help' for a command's options and examples.\n"
+        "Example: fabscope doctor\n";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    usage(std::cerr);
+    return fabscope::kExitUsage;
+  }
+  std::string name = argv[1];
+  if (name == "-h" || name == "--help" || name == "help") {
+    usage(std::cout);
+    return 0;
+  }
+  if (name == "--version") name = "version";
+  const auto* cmds = fabscope::cli::commands();
+  for (int i = 0; i < fabscope::cli::command_count(); ++i) {
+    if (name != cmds[i].name) continue;
+    try {
+      return cmds[i].run(argc - 1, argv + 1);
+    } catch (const fabscope::UsageError& e) {
+      std::cerr << "fabscope " << e.what() << "\n";
+      return fabscope::kExitUsage;
+    } catch (const std::exception& e) {
+      std::cerr << "fabscope " << name << ": error: " << e.what() << "\n";
+      return fabscope::kExitUsage;
+    }
+  }
+  std::cerr << "fabscope: unknown command '" << name << "'\n\n";
+  usage(std::cerr);
+  return fabscope::kExitUsage;
+}

@@ -1,0 +1,117 @@
+#include "core/node_info.hpp"
+
+#include <algorithm>
+
+#include "core/error.hpp"
+
+namespace fabscope {
+
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(GidEntry, index, gid, type, netdev, ipv4_mapped)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RdmaPort, port, state, state_code, phys_state,
+                                                phys_state_code, rate, rate_gbps, link_layer, lid,
+                                                sm_lid, active_mtu, netdev, gids, counters,
+                                                hw_counters)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RdmaDevice, name, hca_type, fw_ver, board_id,
+                                                node_guid, node_type, pci_address, numa_node, ports)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Netdev, name, mtu, operstate, speed_mbps, type,
+                                                address, pci_address, is_virtual, rdma_ports, ipv4)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(PciDevice, address, class_code, vendor, device,
+                                                driver, numa_node, current_link_speed_gts,
+                                                max_link_speed_gts, current_link_width,
+                                                max_link_width, upstream, root_complex, is_bridge,
+                                                acs_enabled, acs_ctrl)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Gpu, index, pci_address, name, uuid, numa_node,
+                                                nvlink_total, nvlink_active, source)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Affinity, gpu, nic, level)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Versions, nvidia_driver, nccl, nccl_code,
+                                                cuda_driver, cuda_runtime)
+
+namespace {
+json limit_to_json(const std::optional<std::uint64_t>& v) {
+  if (!v) return nullptr;
+  if (*v == kUnlimited) return "unlimited";
+  return *v;
+}
+std::optional<std::uint64_t> limit_from_json(const json& j) {
+  if (j.is_null()) return std::nullopt;
+  if (j.is_string() && j.get<std::string>() == "unlimited") return kUnlimited;
+  return j.get<std::uint64_t>();
+}
+}  // namespace
+
+void to_json(json& j, const KernelInfo& v) {
+  j = json{{"release", v.release},
+           {"modules", v.modules},
+           {"cmdline", v.cmdline},
+           {"sysctls", v.sysctls},
+           {"memlock_soft_bytes", limit_to_json(v.memlock_soft_bytes)},
+           {"memlock_hard_bytes", limit_to_json(v.memlock_hard_bytes)}};
+}
+
+void from_json(const json& j, KernelInfo& v) {
+  v.release = j.value("release", "");
+  v.modules = j.value("modules", std::vector<std::string>{});
+  v.cmdline = j.value("cmdline", "");
+  v.sysctls = j.value("sysctls", std::map<std::string, std::string>{});
+  v.memlock_soft_bytes = limit_from_json(j.value("memlock_soft_bytes", json()));
+  v.memlock_hard_bytes = limit_from_json(j.value("memlock_hard_bytes", json()));
+}
+
+void to_json(json& j, const NodeInfo& v) {
+  j = json{{"schema", "fabscope.node"},
+           {"schema_version", NodeInfo::kSchemaVersion},
+           {"hostname", v.hostname},
+           {"root", v.root},
+           {"rdma_devices", v.rdma_devices},
+           {"netdevs", v.netdevs},
+           {"pci_devices", v.pci_devices},
+           {"gpus", v.gpus},
+           {"gpu_nic_affinity", v.gpu_nic_affinity},
+           {"kernel", v.kernel},
+           {"kernel_modules", v.kernel.modules},
+           {"versions", v.versions},
+           {"probe_notes", v.probe_notes}};
+}
+
+void from_json(const json& j, NodeInfo& v) {
+  if (j.value("schema", "") != "fabscope.node") {
+    throw Error("not a fabscope node description: field 'schema' is '" +
+                j.value("schema", std::string("(missing)")) + "', expected 'fabscope.node'");
+  }
+  int version = j.value("schema_version", 0);
+  if (version != NodeInfo::kSchemaVersion) {
+    throw Error("unsupported fabscope.node schema_version " + std::to_string(version) +
+                " (this build reads " + std::to_string(NodeInfo::kSchemaVersion) + ")");
+  }
+  v.hostname = j.value("hostname", "");
+  v.root = j.value("root", "");
+  v.rdma_devices = j.value("rdma_devices", std::vector<RdmaDevice>{});
+  v.netdevs = j.value("netdevs", std::vector<Netdev>{});
+  v.pci_devices = j.value("pci_devices", std::vector<PciDevice>{});
+  v.gpus = j.value("gpus", std::vector<Gpu>{});
+  v.gpu_nic_affinity = j.value("gpu_nic_affinity", std::vector<Affinity>{});
+  v.kernel = j.value("kernel", KernelInfo{});
+  v.versions = j.value("versions", Versions{});
+  v.probe_notes = j.value("probe_notes", std::vector<std::string>{});
+}
+
+const RdmaDevice* NodeInfo::find_rdma(const std::string& name) const {
+  for (const auto& d : rdma_devices)
+    if (d.name == name) return &d;
+  return nullptr;
+}
+const Netdev* NodeInfo::find_netdev(const std::string& name) const {
+  for (const auto& d : netdevs)
+    if (d.name == name) return &d;
+  return nullptr;
+}
+const PciDevice* NodeInfo::find_pci(const std::string& address) const {
+  for (const auto& d : pci_devices)
+    if (d.address == address) return &d;
+  return nullptr;
+}
+bool NodeInfo::has_module(const std::string& name) const {
+  return std::find(kernel.modules.begin(), kernel.modules.end(), name) != kernel.modules.end();
+}
+
+}  // namespace fabscope

@@ -1,0 +1,163 @@
+#pragma once
+// NodeInfo: everything `fabscope probe` learns about one node, as plain values.
+// Unknown facts are std::nullopt (JSON null) or empty strings, never invented defaults.
+// JSON keys are stable and documented in docs/formats.md (schema "fabscope.node", version 1).
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/json.hpp"
+
+namespace fabscope {
+
+struct GidEntry {
+  int index = 0;
+  std::string gid;     // "fe80:0000:0000:0000:...". All-zero entries are not listed.
+  std::string type;    // "IB/RoCE v1" | "RoCE v2" | "" (InfiniBand ports have no gid_attrs/types)
+  std::string netdev;  // gid_attrs/ndevs/<i> (RoCE only)
+  bool ipv4_mapped = false;  // ::ffff:a.b.c.d
+};
+
+struct RdmaPort {
+  int port = 0;
+  std::string state;       // "ACTIVE", "DOWN", "INIT", "ARMED", "ACTIVE_DEFER"; "" unknown
+  std::optional<int> state_code;
+  std::string phys_state;  // "LinkUp", "Disabled", "Polling", ...; "" unknown
+  std::optional<int> phys_state_code;
+  std::string rate;        // as the kernel writes it: "100 Gb/sec (4X EDR)"
+  std::optional<double> rate_gbps;
+  std::string link_layer;  // "InfiniBand" | "Ethernet" | ""
+  std::optional<std::uint32_t> lid;
+  std::optional<std::uint32_t> sm_lid;
+  std::optional<int> active_mtu;  // bytes, where exposed (hw MTU of the port), else from netdev
+  std::string netdev;             // the netdev this port carries (RoCE, IPoIB), "" if none
+  std::vector<GidEntry> gids;
+  std::map<std::string, std::uint64_t> counters;     // counters/*; *_data in BYTES (kernel: 4-byte words)
+  std::map<std::string, std::uint64_t> hw_counters;  // hw_counters/*
+};
+
+struct RdmaDevice {
+  std::string name;  // "mlx5_0"
+  std::string hca_type;
+  std::string fw_ver;
+  std::string board_id;
+  std::string node_guid;
+  std::string node_type;  // "1: CA"
+  std::string pci_address;  // "0000:17:00.0", "" for software devices (rxe)
+  std::optional<int> numa_node;
+  std::vector<RdmaPort> ports;
+};
+
+struct Netdev {
+  std::string name;
+  std::optional<int> mtu;
+  std::string operstate;  // "up", "down", "unknown", ...
+  std::optional<std::int64_t> speed_mbps;  // null when the kernel reports -1 / unknown
+  std::optional<int> type;                 // ARPHRD: 1 ether, 32 infiniband, 772 loopback
+  std::string address;
+  std::string pci_address;                 // backing PCI function, "" for virtual devices
+  bool is_virtual = false;                 // under /sys/devices/virtual
+  std::vector<std::string> rdma_ports;     // "mlx5_0:1"
+  std::vector<std::string> ipv4;           // only live (getifaddrs); empty on fixtures
+};
+
+struct PciDevice {
+  std::string address;  // "0000:17:00.0"
+  std::optional<std::uint32_t> class_code;  // 0x030200
+  std::string vendor;   // "0x10de"
+  std::string device;   // "0x2330"
+  std::string driver;   // bound driver name, "" if none
+  std::optional<int> numa_node;  // null when unknown or -1
+  std::optional<double> current_link_speed_gts;
+  std::optional<double> max_link_speed_gts;
+  std::optional<int> current_link_width;
+  std::optional<int> max_link_width;
+  std::vector<std::string> upstream;  // bridge chain from root port down to the parent, addresses
+  std::string root_complex;           // "pci0000:00"
+  bool is_bridge = false;
+  std::optional<bool> acs_enabled;    // bridges only, when config space was readable
+  std::optional<std::uint16_t> acs_ctrl;
+};
+
+struct Gpu {
+  int index = 0;
+  std::string pci_address;
+  std::string name;  // from NVML, or "" when only PCI was seen
+  std::string uuid;
+  std::optional<int> numa_node;
+  std::optional<int> nvlink_total;   // links present (NVML)
+  std::optional<int> nvlink_active;  // links up (NVML)
+  std::string source;                // "pci" | "nvml"
+};
+
+// GPU <-> NIC distance, classified like `nvidia-smi topo -m`.
+struct Affinity {
+  std::string gpu;    // PCI address
+  std::string nic;    // RDMA device name (or netdev name when no RDMA device)
+  std::string level;  // "PIX" | "PXB" | "PHB" | "NODE" | "SYS" | "" unknown
+};
+
+struct KernelInfo {
+  std::string release;  // proc/sys/kernel/osrelease
+  std::vector<std::string> modules;  // names from proc/modules
+  std::string cmdline;
+  std::map<std::string, std::string> sysctls;  // "net.core.rmem_max" -> "212992"
+  // memlock from proc/self/limits: nullopt unknown; UINT64_MAX means unlimited.
+  std::optional<std::uint64_t> memlock_soft_bytes;
+  std::optional<std::uint64_t> memlock_hard_bytes;
+};
+
+struct Versions {
+  std::string nvidia_driver;  // "580.159.04"
+  std::string nccl;           // "2.27.3"
+  std::optional<int> nccl_code;  // ncclGetVersion(): 22703
+  std::string cuda_driver;    // "13.0" (cuDriverGetVersion / NVML)
+  std::string cuda_runtime;   // "13.0"
+};
+
+struct NodeInfo {
+  static constexpr int kSchemaVersion = 1;
+  std::string hostname;
+  std::string root;  // the --root used
+  std::vector<RdmaDevice> rdma_devices;
+  std::vector<Netdev> netdevs;
+  std::vector<PciDevice> pci_devices;
+  std::vector<Gpu> gpus;
+  std::vector<Affinity> gpu_nic_affinity;
+  KernelInfo kernel;
+  Versions versions;
+  std::vector<std::string> probe_notes;  // what could not be read, and why (never fatal)
+
+  const RdmaDevice* find_rdma(const std::string& name) const;
+  const Netdev* find_netdev(const std::string& name) const;
+  const PciDevice* find_pci(const std::string& address) const;
+  bool has_module(const std::string& name) const;
+};
+
+constexpr std::uint64_t kUnlimited = UINT64_MAX;
+
+void to_json(json& j, const GidEntry& v);
+void from_json(const json& j, GidEntry& v);
+void to_json(json& j, const RdmaPort& v);
+void from_json(const json& j, RdmaPort& v);
+void to_json(json& j, const RdmaDevice& v);
+void from_json(const json& j, RdmaDevice& v);
+void to_json(json& j, const Netdev& v);
+void from_json(const json& j, Netdev& v);
+void to_json(json& j, const PciDevice& v);
+void from_json(const json& j, PciDevice& v);
+void to_json(json& j, const Gpu& v);
+void from_json(const json& j, Gpu& v);
+void to_json(json& j, const Affinity& v);
+void from_json(const json& j, Affinity& v);
+void to_json(json& j, const KernelInfo& v);
+void from_json(const json& j, KernelInfo& v);
+void to_json(json& j, const Versions& v);
+void from_json(const json& j, Versions& v);
+// NodeInfo JSON carries "schema": "fabscope.node" and "schema_version".
+void to_json(json& j, const NodeInfo& v);
+void from_json(const json& j, NodeInfo& v);
+
+}  // namespace fabscope

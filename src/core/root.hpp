@@ -1,0 +1,65 @@
+#pragma once
+// core::Root: every sysfs/procfs read goes through one root directory (default "/"),
+// so tests point it at fixture trees, as prometheus/procfs does with sysfs.NewFS().
+//
+// Reads never throw for a missing or unreadable file: they return std::nullopt and the
+// caller records the field as unknown. Reads are bounded (sysfs attributes are < 4 KiB;
+// we allow up to max_bytes) so a garbage or huge file cannot blow up memory.
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace fabscope::core {
+
+class Root {
+ public:
+  // Throws fabscope::Error when dir does not exist or is not a directory.
+  explicit Root(std::filesystem::path dir = "/");
+
+  // Root from --root when given, else $FABSCOPE_ROOT, else "/".
+  static Root from_option(const std::string& flag_value);
+
+  const std::filesystem::path& dir() const { return dir_; }
+  bool is_live() const { return dir_ == "/"; }
+
+  // Maps a path like "sys/class/net" (leading '/' optional) under the root.
+  std::filesystem::path path(std::string_view rel) const;
+
+  bool exists(std::string_view rel) const;
+  bool is_dir(std::string_view rel) const;
+
+  // Whole file, at most max_bytes (the rest is dropped). nullopt if unreadable.
+  std::optional<std::string> read(std::string_view rel, std::size_t max_bytes = 64 * 1024) const;
+  // First line without trailing whitespace; nullopt if unreadable or empty.
+  std::optional<std::string> read_line(std::string_view rel) const;
+  // read_line parsed as an integer (decimal, or hex with 0x); nullopt if unreadable or not a number.
+  std::optional<std::int64_t> read_int(std::string_view rel) const;
+  std::optional<std::uint64_t> read_u64(std::string_view rel) const;
+  // Binary read of up to max_bytes (e.g. PCI config space).
+  std::optional<std::vector<std::uint8_t>> read_bytes(std::string_view rel, std::size_t max_bytes) const;
+
+  // Entry names in a directory, sorted; empty if it does not exist.
+  std::vector<std::string> list(std::string_view rel) const;
+  // Target of a symlink as written (e.g. "../../devices/pci0000:00/..."); nullopt if not a link.
+  std::optional<std::string> link_target(std::string_view rel) const;
+  // The path relative to the root after resolving links (e.g. "sys/devices/pci0000:00/0000:00:01.0");
+  // nullopt if it does not resolve inside the root.
+  std::optional<std::string> resolve(std::string_view rel) const;
+
+ private:
+  std::filesystem::path dir_;
+};
+
+// Integer parsing that never throws: whole string must be a number (surrounding blanks ok).
+std::optional<std::int64_t> parse_int(std::string_view s);
+std::optional<std::uint64_t> parse_u64(std::string_view s);
+std::optional<double> parse_double(std::string_view s);
+std::string_view trim(std::string_view s);
+std::vector<std::string> split(std::string_view s, char sep, bool skip_empty = true);
+std::vector<std::string> split_ws(std::string_view s);
+bool starts_with(std::string_view s, std::string_view prefix);
+
+}  // namespace fabscope::core

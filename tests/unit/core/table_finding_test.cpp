@@ -1,0 +1,76 @@
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "core/error.hpp"
+#include "core/finding.hpp"
+#include "core/node_info.hpp"
+#include "core/table.hpp"
+
+using namespace fabscope;
+
+TEST(Table, FitsWidthByCuttingWidestColumn) {
+  core::Table t({"name", "value"});
+  t.add({"a", std::string(200, 'x')});
+  std::istringstream lines(t.render(100));
+  std::string line;
+  while (std::getline(lines, line)) EXPECT_LE(line.size(), 100u) << line;
+}
+
+TEST(Table, RightAlignsNumbers) {
+  core::Table t({"n", "x"});
+  t.align_right(0);
+  t.add({"1", "a"});
+  t.add({"100", "b"});
+  EXPECT_EQ(t.render(), "  n  x\n  1  a\n100  b\n");
+}
+
+TEST(Finding, ExitCodeFollowsWorstSeverity) {
+  std::vector<Finding> f;
+  EXPECT_EQ(exit_code_for(f), 0);
+  f.push_back({"a", Severity::Info});
+  EXPECT_EQ(exit_code_for(f), 0);
+  f.push_back({"b", Severity::Warn});
+  EXPECT_EQ(exit_code_for(f), 1);
+  f.push_back({"c", Severity::Fail});
+  EXPECT_EQ(exit_code_for(f), 2);
+}
+
+TEST(Finding, JsonRoundTripAndAnchor) {
+  Finding f{"link.port_down", Severity::Fail, "mlx5_0:1", "port is DOWN", "state=DOWN", "fix", ""};
+  f.docs = docs_anchor(f.id);
+  EXPECT_EQ(f.docs, "docs/checks.md#link-port_down");
+  json j = f;
+  EXPECT_EQ(j["severity"], "fail");
+  auto back = j.get<Finding>();
+  EXPECT_EQ(back.id, f.id);
+  EXPECT_EQ(back.severity, Severity::Fail);
+}
+
+TEST(NodeInfo, JsonRoundTripKeepsUnlimitedAndNulls) {
+  NodeInfo n;
+  n.hostname = "h";
+  n.kernel.memlock_soft_bytes = kUnlimited;
+  RdmaDevice d;
+  d.name = "mlx5_0";
+  RdmaPort p;
+  p.port = 1;
+  p.state = "ACTIVE";
+  p.rate_gbps = 400;
+  p.counters["port_xmit_data"] = 4;
+  d.ports.push_back(p);
+  n.rdma_devices.push_back(d);
+  json j = n;
+  EXPECT_EQ(j["schema"], "fabscope.node");
+  EXPECT_EQ(j["kernel"]["memlock_soft_bytes"], "unlimited");
+  EXPECT_TRUE(j["kernel"]["memlock_hard_bytes"].is_null());
+  EXPECT_TRUE(j["rdma_devices"][0]["ports"][0]["lid"].is_null());
+  auto back = j.get<NodeInfo>();
+  EXPECT_EQ(back.kernel.memlock_soft_bytes, kUnlimited);
+  EXPECT_EQ(back.rdma_devices[0].ports[0].rate_gbps, 400);
+}
+
+TEST(NodeInfo, RejectsOtherSchema) {
+  json j = {{"schema", "something.else"}};
+  EXPECT_THROW(j.get<NodeInfo>(), Error);
+}
