@@ -1,0 +1,18 @@
+#pragma once
+// probe: collects a NodeInfo from a root (sysfs/procfs) plus, on a live root, the facts only
+// libraries can give (NVML, NCCL version, getifaddrs). Never throws for missing or garbage
+// files: unknown fields stay unknown and a note is added to NodeInfo::probe_notes.
+#include "core/node_info.hpp"
+#include "core/root.hpp"
+
+namespace fabscope::probe {
+
+struct Options {
+  // Query live-only sources (NVML, libnccl, getifaddrs). Defaults to root.is_live().
+  bool live = false;
+};
+
+NodeInfo collect(const core::Root& root, const Options& opts);
+inline NodeInfo collect(const core::Root& root) { return collect(root, Options{root.is_live()}); }
+
+}  // namespace fabscope::probe
