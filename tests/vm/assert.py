@@ -1,0 +1,449 @@
+#!/usr/bin/env python3
+"""Host side of the soft-RoCE VM test.
+
+  assert.py unpack RESULTS_B64 DIR   decode the tarball the VM wrote to its second serial port
+  assert.py check DIR                judge the scenario's records; exit 1 on any failed assertion
+  assert.py capture DIR DEST         copy the VM's captured sysfs/procfs tree into a fixture folder
+
+The VM only records (tests/vm/scenario.sh); every judgement lives here, so a failure names the
+file and the values that disagree.
+"""
+import base64
+import io
+import ipaddress
+import json
+import os
+import re
+import sys
+import tarfile
+
+BEGIN, END = "FABSCOPE-RESULTS-BEGIN", "FABSCOPE-RESULTS-END"
+
+
+def unpack(b64_path, dest):
+    try:
+        text = open(b64_path, "rb").read().decode("ascii", errors="replace")
+    except OSError as e:
+        print(f"assert.py: {b64_path}: {e.strerror}", file=sys.stderr)
+        return 1
+    if BEGIN not in text or END not in text:
+        print(f"assert.py: {b64_path}: no {BEGIN}..{END} block ({len(text)} bytes)", file=sys.stderr)
+        return 1
+    body = text.split(BEGIN, 1)[1].split(END, 1)[0]
+    data = base64.b64decode(re.sub(r"[^A-Za-z0-9+/=]", "", body))
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
+        tar.extractall(dest)
+    return 0
+
+
+class Checker:
+    def __init__(self, root):
+        self.root = root
+        self.passed, self.failed, self.skipped = [], [], []
+
+    def path(self, rel):
+        return os.path.join(self.root, rel)
+
+    def exists(self, rel):
+        return os.path.exists(self.path(rel))
+
+    def text(self, rel):
+        with open(self.path(rel), encoding="utf-8", errors="replace") as f:
+            return f.read()
+
+    def rc(self, rel):
+        """Exit status recorded for a command (rel without extension), None when it did not run."""
+        p = self.path(rel + ".rc")
+        return int(open(p).read().strip()) if os.path.exists(p) else None
+
+    def json(self, rel):
+        try:
+            return json.loads(self.text(rel))
+        except (OSError, ValueError) as e:
+            self.fail(f"{rel}: not readable JSON ({e})")
+            return None
+
+    def ok(self, cond, what, evidence=""):
+        (self.passed if cond else self.failed).append(what if cond else f"{what} -- {evidence}")
+        return cond
+
+    def fail(self, what):
+        self.failed.append(what)
+
+    def skip(self, what, why):
+        self.skipped.append(f"{what}: {why}")
+
+
+def kv_file(c, rel):
+    """'dev field value...' lines -> {(dev, field): value}"""
+    out = {}
+    for line in c.text(rel).splitlines():
+        parts = line.split(" ", 2)
+        if len(parts) == 3:
+            out[(parts[0], parts[1])] = parts[2]
+    return out
+
+
+def rdma_links(c, phase):
+    """`rdma -j link show` -> {(ifname, port): entry}"""
+    data = c.json(f"phases/{phase}/rdma-link-json.out") or []
+    return {(e.get("ifname"), e.get("port")): e for e in data}
+
+
+def ibv_devinfo(c, phase):
+    """`ibv_devinfo -v` -> {device: {port: {field: value}, None: device fields}}"""
+    devs, dev, port = {}, None, None
+    for line in c.text(f"phases/{phase}/ibv_devinfo.out").splitlines():
+        m = re.match(r"hca_id:\s*(\S+)", line)
+        if m:
+            dev, port = m.group(1), None
+            devs[dev] = {None: {}}
+            continue
+        m = re.match(r"\s*port:\s*(\d+)", line)
+        if m and dev:
+            port = int(m.group(1))
+            devs[dev][port] = {}
+            continue
+        m = re.match(r"\s*([A-Za-z_ ]+?):\s*(.*)$", line)
+        if m and dev:
+            key, val = m.group(1).strip(), m.group(2).strip()
+            devs[dev][port if port is not None else None].setdefault(key, val)
+        m = re.match(r"\s*GID\[\s*(\d+)\]:\s*(\S+)(?:,\s*(.*))?", line)
+        if m and dev and port is not None:
+            devs[dev][port].setdefault("gids", {})[int(m.group(1))] = (m.group(2), (m.group(3) or "").strip())
+    return devs
+
+
+RXE = {"rxe0": "veth0", "rxe1": "veth1"}
+SEV = {"ok": 0, "info": 1, "warn": 2, "fail": 3}
+
+
+def gid_bytes(text):
+    try:
+        return ipaddress.IPv6Address(text.strip()).packed
+    except ValueError:
+        return None
+
+
+def first_int(text):
+    m = re.match(r"\s*(\d+)", text or "")
+    return int(m.group(1)) if m else None
+
+
+def gid_index(c):
+    """The RoCE v2 IPv4 GID index the scenario found in sysfs: {dev: index}"""
+    out = {}
+    for line in c.text("gid-index.txt").splitlines():
+        dev, _, idx = line.partition(" ")
+        if idx.strip():
+            out[dev] = int(idx)
+    return out
+
+
+def check_basics(c):
+    for dev in RXE:
+        n = f"net/rdma-link-add-{dev}"
+        c.ok(c.rc(n) == 0, f"rdma link add {dev} type rxe succeeded",
+             c.text(n + ".err").strip() if c.exists(n + ".err") else "not run")
+    links = rdma_links(c, "mtu1500")
+    for dev, netdev in RXE.items():
+        e = links.get((dev, 1), {})
+        c.ok(e.get("state") == "ACTIVE" and e.get("physical_state") == "LINK_UP",
+             f"rdma link: {dev}/1 ACTIVE LINK_UP", f"got {e}")
+        c.ok(e.get("netdev") == netdev, f"rdma link: {dev} carries {netdev}", f"got {e}")
+
+
+def probe_port(c, phase, dev):
+    probe = c.json(f"phases/{phase}/probe.out")
+    if probe is None:
+        return None, None
+    for d in probe.get("rdma_devices", []):
+        if d.get("name") == dev:
+            for p in d.get("ports", []):
+                if p.get("port") == 1:
+                    return probe, p
+    c.fail(f"probe {phase}: no {dev} port 1 in rdma_devices "
+           f"({[d.get('name') for d in probe.get('rdma_devices', [])]})")
+    return probe, None
+
+
+def check_probe(c):
+    if not c.exists("phases/mtu1500/probe.rc"):
+        c.skip("probe vs ibv_devinfo/rdma link", "fabscope probe not in this build")
+        return
+    gidx = gid_index(c)
+    for phase, mtu, ib_mtu in (("mtu1500", 1500, 1024), ("mtu9000", 9000, 4096)):
+        c.ok(c.rc(f"phases/{phase}/probe") == 0, f"probe {phase}: fabscope probe --json exits 0",
+             f"rc={c.rc(f'phases/{phase}/probe')} {c.text(f'phases/{phase}/probe.err')[:300]}")
+        ibv = ibv_devinfo(c, phase)
+        links = rdma_links(c, phase)
+        for dev, netdev in RXE.items():
+            probe, port = probe_port(c, phase, dev)
+            if port is None:
+                continue
+            iport = ibv.get(dev, {}).get(1, {})
+            link = links.get((dev, 1), {})
+            where = f"probe {phase} {dev}:1"
+            c.ok(port.get("state") == "ACTIVE" and iport.get("state", "").startswith("PORT_ACTIVE"),
+                 f"{where}: ACTIVE, as ibv_devinfo says", f"probe {port.get('state')!r}, ibv {iport.get('state')!r}")
+            c.ok(port.get("phys_state") == "LinkUp" and link.get("physical_state") == "LINK_UP",
+                 f"{where}: LinkUp, as rdma link says",
+                 f"probe {port.get('phys_state')!r}, rdma link {link.get('physical_state')!r}")
+            c.ok(port.get("link_layer") == "Ethernet" == iport.get("link_layer"),
+                 f"{where}: link layer Ethernet (RoCE)", f"probe {port.get('link_layer')!r}, ibv {iport.get('link_layer')!r}")
+            c.ok(port.get("netdev") == netdev == link.get("netdev"), f"{where}: netdev {netdev}, as rdma link says",
+                 f"probe {port.get('netdev')!r}, rdma link {link.get('netdev')!r}")
+            c.ok(port.get("active_mtu") == ib_mtu == first_int(iport.get("active_mtu")),
+                 f"{where}: active MTU {ib_mtu} on a {mtu}-byte netdev, as ibv_devinfo says",
+                 f"probe {port.get('active_mtu')!r}, ibv {iport.get('active_mtu')!r}")
+            want = gidx.get(dev)
+            v2 = [g for g in port.get("gids", []) if g.get("type") == "RoCE v2" and g.get("ipv4_mapped")]
+            c.ok([g.get("index") for g in v2] == [want], f"{where}: one RoCE v2 IPv4 GID, index {want} as in sysfs",
+                 f"probe lists {[(g.get('index'), g.get('gid')) for g in v2]}")
+            igids = iport.get("gids", {})
+            for g in port.get("gids", []):
+                ig = igids.get(g.get("index"))
+                c.ok(ig is not None and gid_bytes(ig[0]) == gid_bytes(g.get("gid", "")) and ig[1] == g.get("type"),
+                     f"{where}: GID[{g.get('index')}] {g.get('type')} agrees with ibv_devinfo",
+                     f"probe {g.get('gid')!r} {g.get('type')!r}, ibv {ig}")
+            c.ok(len(port.get("gids", [])) == len(igids), f"{where}: as many GIDs as ibv_devinfo lists",
+                 f"probe {len(port.get('gids', []))}, ibv {len(igids)}")
+            nd = next((n for n in probe.get("netdevs", []) if n.get("name") == netdev), {})
+            c.ok(nd.get("mtu") == mtu, f"probe {phase}: {netdev} MTU {mtu}", f"got {nd.get('mtu')!r}")
+            d = next(d for d in probe["rdma_devices"] if d.get("name") == dev)
+            ibd = ibv.get(dev, {}).get(None, {})
+            c.ok(d.get("node_guid") == ibd.get("node_guid") and d.get("fw_ver") == ibd.get("fw_ver"),
+                 f"probe {phase} {dev}: node_guid and fw_ver as ibv_devinfo says",
+                 f"probe {d.get('node_guid')!r}/{d.get('fw_ver')!r}, ibv {ibd.get('node_guid')!r}/{ibd.get('fw_ver')!r}")
+    for dev in RXE:
+        _, port = probe_port(c, "link-down", dev)
+        if port is not None:
+            c.ok(port.get("state") == "DOWN", f"probe link-down {dev}:1: DOWN", f"got {port.get('state')!r}")
+
+
+def findings(doc):
+    """Every dict with an 'id' and a 'severity' anywhere in a JSON document."""
+    found = []
+    def walk(x):
+        if isinstance(x, dict):
+            if "id" in x and "severity" in x:
+                found.append(x)
+            for v in x.values():
+                walk(v)
+        elif isinstance(x, list):
+            for v in x:
+                walk(v)
+    walk(doc)
+    return found
+
+
+def bad(fs, id_part, subjects):
+    return [f for f in fs if id_part in f.get("id", "") and SEV.get(f.get("severity"), 0) >= 2
+            and any(s in f.get("subject", "") + " " + f.get("evidence", "") for s in subjects)]
+
+
+def check_check(c):
+    if not c.exists("phases/mtu1500/check.rc"):
+        c.skip("check findings", "fabscope check not in this build")
+        return
+    docs = {p: c.json(f"phases/{p}/check.out") for p in ("mtu1500", "mtu9000", "link-down")}
+    if any(d is None for d in docs.values()):
+        return
+    subj = list(RXE) + list(RXE.values())
+    f1500, f9000, fdown = (findings(docs[p]) for p in ("mtu1500", "mtu9000", "link-down"))
+    c.ok(docs["mtu1500"].get("schema") and "schema_version" in docs["mtu1500"],
+         "check --json carries schema and schema_version", f"keys {sorted(docs['mtu1500'])}")
+    c.ok(bool(bad(f1500, "mtu", subj)), "check mtu1500: the 1500-byte veth MTU (RoCE MTU 1024) is flagged",
+         f"findings {[(f.get('id'), f.get('severity'), f.get('subject')) for f in f1500]}")
+    c.ok(c.rc("phases/mtu1500/check") in (1, 2), "check mtu1500: exit status 1 or 2 (warn/fail)",
+         f"rc={c.rc('phases/mtu1500/check')}")
+    c.ok(not bad(f9000, "mtu", subj), "check mtu9000: the MTU finding clears after raising the MTU to 9000",
+         f"still {[(f.get('id'), f.get('subject')) for f in bad(f9000, 'mtu', subj)]}")
+    c.ok(bool(bad(fdown, "down", ["rxe1", "veth1"])), "check link-down: rxe1's port-down is flagged",
+         f"findings {[(f.get('id'), f.get('severity'), f.get('subject')) for f in fdown]}")
+    c.ok(c.rc("phases/link-down/check") in (1, 2), "check link-down: exit status 1 or 2",
+         f"rc={c.rc('phases/link-down/check')}")
+    verbs = [f for f in f9000 if f.get("id", "").startswith("verbs.") and SEV.get(f.get("severity"), 0) >= 2]
+    c.ok(not verbs, "check mtu9000: verbs and sysfs agree (no verbs.* warning)",
+         f"{[(f.get('id'), f.get('evidence')) for f in verbs]}")
+
+
+def env_vars(text):
+    """NCCL_* assignments in any of the env formats (export X=v, X=v, "X": "v", X: v)."""
+    out = {}
+    for m in re.finditer(r'"?(NCCL_[A-Z_]+)"?\s*[=:]\s*"?([^"\s,]*)"?', text):
+        out.setdefault(m.group(1), m.group(2))
+    return out
+
+
+def check_env(c):
+    if not c.exists("phases/mtu9000/env.rc"):
+        c.skip("env plan", "fabscope env not in this build")
+        return
+    c.ok(c.rc("phases/mtu9000/env") == 0, "env mtu9000: fabscope env exits 0",
+         f"rc={c.rc('phases/mtu9000/env')} {c.text('phases/mtu9000/env.err')[:300]}")
+    v = env_vars(c.text("phases/mtu9000/env.out"))
+    hca = v.get("NCCL_IB_HCA", "")
+    c.ok("rxe0" in hca and "rxe1" in hca, "env mtu9000: NCCL_IB_HCA names rxe0 and rxe1", f"NCCL_IB_HCA={hca!r}")
+    want = set(gid_index(c).values())
+    c.ok(len(want) == 1 and v.get("NCCL_IB_GID_INDEX") == str(next(iter(want))),
+         f"env mtu9000: NCCL_IB_GID_INDEX is the RoCE v2 IPv4 index {sorted(want)}",
+         f"NCCL_IB_GID_INDEX={v.get('NCCL_IB_GID_INDEX')!r}")
+
+
+def perftest_result(c, name):
+    """Last data row of a perftest client's table -> list of numbers."""
+    rows = [l.split() for l in c.text(f"traffic/{name}.client.out").splitlines()
+            if re.match(r"\s*\d+\s+\d+\s+(?:[\d.]+|inf|-?nan)\s", l)]
+    return [float(x) for x in rows[-1]] if rows else None
+
+
+def counters(c, phase):
+    out = {}
+    for (dev, name), val in kv_file(c, f"phases/{phase}/hw_counters.txt").items():
+        out[(dev, name)] = int(val)
+    return out
+
+
+def check_traffic(c):
+    if not c.exists("traffic/ib_write_bw.client.rc"):
+        c.skip("traffic", "perftest did not run")
+        return
+    results = {}
+    for name in ("ib_write_bw", "ib_read_lat", "ib_write_lat", "ib_read_bw"):
+        if not c.exists(f"traffic/{name}.client.rc"):
+            continue
+        ok = c.rc(f"traffic/{name}.client") == 0 and c.rc(f"traffic/{name}.server") == 0
+        c.ok(ok, f"traffic: {name} rxe1 -> rxe0 completed",
+             f"client rc={c.rc(f'traffic/{name}.client')} server rc={c.rc(f'traffic/{name}.server')} "
+             f"{c.text(f'traffic/{name}.client.err')[-300:]}")
+        r = perftest_result(c, name) if ok else None
+        if r:
+            results[name] = r
+    before, after = kv_file(c, "phases/mtu9000/netdevs.txt"), kv_file(c, "phases/after-traffic/netdevs.txt")
+    moved = int(after[("veth1", "statistics/tx_bytes")]) - int(before[("veth1", "statistics/tx_bytes")])
+    if "ib_write_bw" in results:
+        written = int(results["ib_write_bw"][0] * results["ib_write_bw"][1])
+        c.ok(moved >= written, "traffic: the RDMA writes crossed the veth pair (veth1 tx_bytes grew by at least "
+             "the bytes written)", f"veth1 tx grew {moved}, written {written}")
+    hb, ha = counters(c, "mtu9000"), counters(c, "after-traffic")
+    for dev in RXE:
+        c.ok(ha.get((dev, "sent_pkts"), 0) > hb.get((dev, "sent_pkts"), 0) and
+             ha.get((dev, "rcvd_pkts"), 0) > hb.get((dev, "rcvd_pkts"), 0),
+             f"traffic: {dev} hw_counters sent_pkts/rcvd_pkts moved",
+             f"before {hb.get((dev, 'sent_pkts'))}/{hb.get((dev, 'rcvd_pkts'))}, "
+             f"after {ha.get((dev, 'sent_pkts'))}/{ha.get((dev, 'rcvd_pkts'))}")
+    if c.exists("phases/after-traffic/probe.rc"):
+        for dev in RXE:
+            _, pb = probe_port(c, "mtu9000", dev)
+            _, pa = probe_port(c, "after-traffic", dev)
+            if pb is None or pa is None:
+                continue
+            hwb, hwa = pb.get("hw_counters", {}), pa.get("hw_counters", {})
+            c.ok(hwa.get("sent_pkts", 0) > hwb.get("sent_pkts", 0) and hwa.get("rcvd_pkts", 0) > hwb.get("rcvd_pkts", 0),
+                 f"traffic: fabscope probe sees {dev}'s sent_pkts/rcvd_pkts move",
+                 f"before {hwb.get('sent_pkts')}/{hwb.get('rcvd_pkts')}, after {hwa.get('sent_pkts')}/{hwa.get('rcvd_pkts')}")
+            c.ok(hwa.get("sent_pkts") == ha.get((dev, "sent_pkts")),
+                 f"traffic: probe's {dev} sent_pkts equals sysfs read beside it",
+                 f"probe {hwa.get('sent_pkts')}, sysfs {ha.get((dev, 'sent_pkts'))}")
+    else:
+        c.skip("counters through fabscope probe", "fabscope probe not in this build")
+    c.perf = results
+
+
+def check_capture(c):
+    if not c.exists("capture"):
+        return
+    for dev in RXE:
+        c.ok(c.exists(f"capture/sys/class/infiniband/{dev}/ports/1/gids/0"),
+             f"capture: sys/class/infiniband/{dev} with its port attributes", "missing")
+
+
+ZERO_GID = "0000:0000:0000:0000:0000:0000:0000:0000"
+
+
+def capture(results, dest):
+    """Copies results/capture to dest, leaving out what cannot go into git usefully: empty files
+    (attributes the kernel refused to read) and all-zero GID slots (an rxe port lists 1024;
+    the probe skips all-zero entries, so dropping them changes nothing it reports)."""
+    src = os.path.join(results, "capture")
+    if not os.path.isdir(src):
+        print(f"assert.py: {src}: the VM captured no tree", file=sys.stderr)
+        return 1
+    dropped_empty = dropped_zero = kept = 0
+    for dirpath, dirs, files in os.walk(src):
+        rel = os.path.relpath(dirpath, src)
+        out = os.path.join(dest, rel)
+        os.makedirs(out, exist_ok=True)
+        os.chmod(out, 0o755)
+        for name in sorted(dirs + files):
+            p = os.path.join(dirpath, name)
+            q = os.path.join(out, name)
+            if os.path.islink(p):
+                if not os.path.lexists(q):
+                    os.symlink(os.readlink(p), q)
+                continue
+            if not os.path.isfile(p):
+                continue
+            data = open(p, "rb").read()
+            if not data:
+                dropped_empty += 1
+                continue
+            if os.path.basename(dirpath) == "gids" and data.decode(errors="replace").strip() == ZERO_GID:
+                dropped_zero += 1
+                continue
+            with open(q, "wb") as f:
+                f.write(data)
+            os.chmod(q, 0o644)
+            kept += 1
+    print(f"assert.py: fixture {dest}: {kept} files; left out {dropped_empty} unreadable (empty) "
+          f"attributes and {dropped_zero} all-zero GID slots")
+    return 0
+
+
+def report_numbers(c):
+    if c.exists("timings.txt"):
+        t = {k: float(v) for k, v in (l.split() for l in c.text("timings.txt").splitlines())}
+        print("  times (VM uptime, s): " + ", ".join(f"{k} {v:.1f}" for k, v in t.items()))
+    for name, r in c.perf.items():
+        if name.endswith("_bw"):
+            print(f"  {name}: {int(r[0])} B x {int(r[1])} iterations, average {r[3]:.2f} MB/s")
+        else:
+            note = " (perftest's CPU clock calibration failed under emulation)" if r[4] != r[4] or r[4] == float("inf") else ""
+            print(f"  {name}: {int(r[0])} B x {int(r[1])} iterations, t_typical {r[4]:.2f} us, t_avg {r[5]:.2f} us{note}")
+
+
+def main():
+    if len(sys.argv) >= 4 and sys.argv[1] == "unpack":
+        return unpack(sys.argv[2], sys.argv[3])
+    if len(sys.argv) >= 4 and sys.argv[1] == "capture":
+        return capture(sys.argv[2], sys.argv[3])
+    if len(sys.argv) >= 3 and sys.argv[1] == "check":
+        c = Checker(sys.argv[2])
+        if c.exists("scenario.log"):
+            tail = c.text("scenario.log").strip().splitlines()[-1:]
+            c.ok(tail == ["scenario_rc=0"], "scenario ran to the end", f"last line {tail}")
+        c.perf = {}
+        for step in (check_basics, check_probe, check_check, check_env, check_traffic, check_capture):
+            try:
+                step(c)
+            except (OSError, KeyError, ValueError, TypeError) as e:
+                c.fail(f"{step.__name__}: could not judge: {type(e).__name__}: {e}")
+        if c.exists("skipped.txt"):
+            for line in c.text("skipped.txt").splitlines():
+                c.skipped.append(line)
+        for p in c.passed:
+            print(f"  PASS {p}")
+        for s in c.skipped:
+            print(f"  SKIP {s}")
+        for f in c.failed:
+            print(f"  FAIL {f}")
+        report_numbers(c)
+        print(f"assert.py: {len(c.passed)} passed, {len(c.failed)} failed, {len(c.skipped)} skipped")
+        return 1 if c.failed else 0
+    print(__doc__, file=sys.stderr)
+    return 3
+
+
+if __name__ == "__main__":
+    sys.exit(main())

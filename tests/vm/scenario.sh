@@ -1,0 +1,180 @@
+#!/bin/sh
+# The soft-RoCE scenario, run inside the test VM by /init (busybox sh). It only records: every
+# command's stdout, stderr and exit status go under $OUT, and assert.py on the host judges them.
+# Steps for fabscope commands this binary lacks are recorded as skipped, with the reason.
+#
+# Network: veth0 (10.9.0.1) <-> veth1 (10.9.0.2) in the init namespace, rxe0 on veth0 and rxe1
+# on veth1. Linux 6.1's rdma_rxe opens its RoCE v2 UDP socket (port 4791) and routes only in
+# init_net (drivers/infiniband/sw/rxe/rxe_net.c: rxe_net_ipv4_init, rxe_find_route4), so the
+# two ends cannot live in separate namespaces. With both addresses local, the kernel would send
+# 10.9.0.1 -> 10.9.0.2 through lo, where no rxe device listens (packets dropped). Policy rules
+# send locally generated packets for the peer address out of the veth instead, and accept_local
+# lets the other end accept a packet whose source is one of its own addresses.
+OUT=${1:-/out}
+QUICK=${QUICK:-0}
+CAPTURE=${CAPTURE:-0}
+mkdir -p "$OUT"
+cd "$OUT" || exit 1
+
+log() { echo "[$(cut -d' ' -f1 /proc/uptime)] $*"; echo "[$(cut -d' ' -f1 /proc/uptime)] $*" >/dev/console; }
+mark() { echo "$1 $(cut -d' ' -f1 /proc/uptime)" >>"$OUT/timings.txt"; }
+# run DIR NAME CMD...: stdout to DIR/NAME.out, stderr to DIR/NAME.err, exit status to DIR/NAME.rc
+run() {
+  d=$1 n=$2; shift 2
+  mkdir -p "$d"
+  "$@" >"$d/$n.out" 2>"$d/$n.err"
+  rc=$?
+  echo "$rc" >"$d/$n.rc"
+  echo "$d/$n rc=$rc: $*" >>"$OUT/commands.log"
+  return $rc
+}
+skip() { echo "$1: $2" >>"$OUT/skipped.txt"; log "skip $1: $2"; }
+has_cmd() { grep -q "^  $1 " "$OUT/fabscope-help.txt"; }
+
+mark start
+uname -r >kernel-release.txt
+cp /etc/packages packages.txt
+run . fabscope-version fabscope --version
+fabscope --help >fabscope-help.txt 2>&1
+for c in probe check doctor env exporter; do
+  if has_cmd $c; then echo "$c" >>commands.txt; else skip "$c" "not in this build's 'fabscope --help'"; fi
+done
+
+# --- network and rxe devices
+log "network"
+ip2 link set lo up
+ip2 link add veth0 type veth peer name veth1
+ip2 addr add 10.9.0.1/24 dev veth0
+ip2 addr add 10.9.0.2/24 dev veth1
+ip2 link set veth0 up
+ip2 link set veth1 up
+for k in all default veth0 veth1; do
+  echo 1 >/proc/sys/net/ipv4/conf/$k/accept_local
+  echo 0 >/proc/sys/net/ipv4/conf/$k/rp_filter
+done
+ip2 rule add pref 100 lookup local
+ip2 rule del pref 0
+ip2 rule add pref 10 iif lo to 10.9.0.2 lookup 100
+ip2 rule add pref 11 iif lo to 10.9.0.1 lookup 101
+ip2 route add 10.9.0.2 dev veth0 src 10.9.0.1 table 100
+ip2 route add 10.9.0.1 dev veth1 src 10.9.0.2 table 101
+ip2 neigh replace 10.9.0.2 lladdr "$(cat /sys/class/net/veth1/address)" dev veth0 nud permanent
+ip2 neigh replace 10.9.0.1 lladdr "$(cat /sys/class/net/veth0/address)" dev veth1 nud permanent
+run net rdma-link-add-rxe0 rdma link add rxe0 type rxe netdev veth0
+run net rdma-link-add-rxe1 rdma link add rxe1 type rxe netdev veth1
+ip2 rule show >net/rules.txt 2>&1
+ip2 route show table all >net/routes.txt 2>&1
+
+# wait_gid DEV: the GID table fills from netdev events on a workqueue, after the link exists
+wait_gid() {
+  i=0
+  while [ $i -lt 50 ]; do
+    grep -qs ffff:0a09 /sys/class/infiniband/$1/ports/1/gids/* && return 0
+    sleep 0.1; i=$((i + 1))
+  done
+  log "no IPv4 GID on $1 after 5 s"; return 1
+}
+wait_gid rxe0; wait_gid rxe1
+mark rxe-ready
+
+# roce_v2_ipv4_gid DEV: index of the RoCE v2 GID holding an IPv4-mapped address
+roce_v2_ipv4_gid() {
+  for g in /sys/class/infiniband/$1/ports/1/gids/*; do
+    i=${g##*/}
+    case "$(cat "$g")" in 0000:0000:0000:0000:0000:ffff:*)
+      [ "$(cat /sys/class/infiniband/$1/ports/1/gid_attrs/types/$i 2>/dev/null)" = "RoCE v2" ] && { echo "$i"; return; } ;;
+    esac
+  done
+}
+
+# snapshot PHASE: what fabscope says beside what the kernel and rdma-core say
+snapshot() {
+  p=phases/$1
+  log "snapshot $1"
+  mkdir -p "$p"
+  run "$p" rdma-link-json rdma -j link show
+  run "$p" rdma-link rdma link show
+  run "$p" ibv_devinfo ibv_devinfo -v
+  for dev in rxe0 rxe1; do
+    for f in state phys_state rate link_layer; do
+      echo "$dev $f $(cat /sys/class/infiniband/$dev/ports/1/$f 2>&1)"
+    done
+  done >"$p/sysfs-ports.txt"
+  for n in veth0 veth1; do
+    for f in mtu operstate carrier statistics/rx_bytes statistics/tx_bytes statistics/rx_packets statistics/tx_packets; do
+      echo "$n $f $(cat /sys/class/net/$n/$f 2>&1)"
+    done
+  done >"$p/netdevs.txt"
+  for dev in rxe0 rxe1; do
+    for c in /sys/class/infiniband/$dev/ports/1/hw_counters/*; do echo "$dev ${c##*/} $(cat "$c")"; done
+  done >"$p/hw_counters.txt"
+  has_cmd probe && run "$p" probe fabscope probe --json
+  has_cmd check && run "$p" check fabscope check --json
+  has_cmd env && run "$p" env fabscope env
+  has_cmd env && run "$p" env-json fabscope env --json
+  has_cmd doctor && run "$p" doctor fabscope doctor
+  mark "snapshot-$1"
+}
+
+snapshot mtu1500
+
+# --- MTU raised: rxe follows its netdev (NETDEV_CHANGEMTU), 9000 -> active_mtu 4096
+log "mtu 9000"
+ip2 link set veth0 mtu 9000
+ip2 link set veth1 mtu 9000
+sleep 0.2
+snapshot mtu9000
+
+# --- traffic: perftest between rxe1 (client) and rxe0 (server). The out-of-band TCP exchange
+# goes over 127.0.0.1; the RDMA traffic uses the RoCE v2 IPv4 GIDs, so it crosses the veth.
+gid0=$(roce_v2_ipv4_gid rxe0); gid1=$(roce_v2_ipv4_gid rxe1)
+echo "rxe0 $gid0" >gid-index.txt; echo "rxe1 $gid1" >>gid-index.txt
+# wait_listen PORT: until a TCP socket listens on PORT (state 0A in /proc/net/tcp)
+wait_listen() {
+  hex=$(printf '%04X' "$1"); i=0
+  while [ $i -lt 100 ]; do
+    grep -q ":$hex 00000000:0000 0A" /proc/net/tcp && return 0
+    sleep 0.1; i=$((i + 1))
+  done
+  return 1
+}
+# perf NAME PORT ARGS...: server on rxe0 in the background, client on rxe1
+perf() {
+  name=$1 port=$2; shift 2
+  log "perftest $name $*"
+  "$name" -d rxe0 -x "$gid0" -p "$port" -F "$@" >traffic/$name.server.out 2>&1 &
+  spid=$!
+  if wait_listen "$port"; then
+    run traffic "$name.client" "$name" -d rxe1 -x "$gid1" -p "$port" -F "$@" 127.0.0.1
+  else
+    echo "server did not listen on $port" >traffic/$name.client.err; echo 99 >traffic/$name.client.rc
+    kill $spid 2>/dev/null
+  fi
+  wait $spid; echo $? >traffic/$name.server.rc
+}
+mkdir -p traffic
+if [ -n "$gid0" ] && [ -n "$gid1" ]; then
+  if [ "$QUICK" = 1 ]; then bw_s=1; lat_n=200; else bw_s=3; lat_n=1000; fi
+  perf ib_write_bw 18515 -D "$bw_s" -s 65536
+  perf ib_read_lat 18516 -n "$lat_n" -s 8
+  if [ "$QUICK" != 1 ]; then perf ib_write_lat 18517 -n "$lat_n" -s 8; perf ib_read_bw 18518 -D "$bw_s" -s 65536; fi
+else
+  skip traffic "no RoCE v2 IPv4 GID on rxe0 ('$gid0') or rxe1 ('$gid1')"
+fi
+mark traffic-done
+snapshot after-traffic
+
+# --- fixture capture of the healthy, post-traffic state
+if [ "$CAPTURE" = 1 ]; then
+  log "capture"
+  sh /usr/bin/capture.sh "$OUT/capture" >capture.log 2>&1 || skip capture "capture.sh failed (see capture.log)"
+  mark capture-done
+fi
+
+# --- a link goes down: veth1 down takes rxe1's port down (and veth0 loses carrier)
+log "link down"
+ip2 link set veth1 down
+sleep 0.3
+snapshot link-down
+mark end
+log "scenario done"
