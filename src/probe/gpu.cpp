@@ -1,0 +1,138 @@
+#include "probe/gpu.hpp"
+
+#include <dlfcn.h>
+
+#include "probe/read_util.hpp"
+#include "probe/versions.hpp"
+
+namespace fabscope::probe {
+
+bool is_nvidia_gpu(const PciDevice& d) {
+  if (d.vendor != "0x10de" || !d.class_code) return false;
+  auto base_sub = *d.class_code >> 8;
+  return base_sub == 0x0300 || base_sub == 0x0302;
+}
+
+DriverGpuInfo parse_driver_gpu_information(std::string_view text) {
+  DriverGpuInfo out;
+  for (const auto& line : core::split(text, '\n')) {
+    auto colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    auto key = core::trim(std::string_view(line).substr(0, colon));
+    auto value = std::string(core::trim(std::string_view(line).substr(colon + 1)));
+    if (value.size() > 128) continue;
+    if (key == "Model") out.name = value;
+    else if (key == "GPU UUID") out.uuid = value;
+  }
+  return out;
+}
+
+std::vector<Gpu> collect_gpus(const core::Root& root, const std::vector<PciDevice>& pci,
+                              std::vector<std::string>& notes) {
+  std::vector<Gpu> out;
+  (void)notes;
+  for (const auto& d : pci) {  // collect_pci lists in address order
+    if (!is_nvidia_gpu(d)) continue;
+    Gpu g;
+    g.index = static_cast<int>(out.size());
+    g.pci_address = d.address;
+    g.numa_node = d.numa_node;
+    g.source = "pci";
+    if (auto info = root.read("proc/driver/nvidia/gpus/" + d.address + "/information", 8192)) {
+      auto parsed = parse_driver_gpu_information(*info);
+      if (!parsed.name.empty() || !parsed.uuid.empty()) {
+        g.name = std::move(parsed.name);
+        g.uuid = std::move(parsed.uuid);
+        g.source = "driver";
+      }
+    }
+    out.push_back(std::move(g));
+  }
+  return out;
+}
+
+namespace {
+// The few NVML entry points we use, declared from the documented C API (nvml.h): every call
+// returns nvmlReturn_t, 0 = NVML_SUCCESS.
+using nvmlDevice_t = void*;
+using InitFn = int (*)();
+using ShutdownFn = int (*)();
+using HandleByBusIdFn = int (*)(const char*, nvmlDevice_t*);
+using StringFn = int (*)(nvmlDevice_t, char*, unsigned int);
+using NvLinkStateFn = int (*)(nvmlDevice_t, unsigned int, int*);
+using CudaVersionFn = int (*)(int*);
+constexpr unsigned kNvmlMaxLinks = 18;   // NVML_NVLINK_MAX_LINKS (H100/H200: 18)
+constexpr unsigned kNvmlStringSize = 96;  // NVML_DEVICE_UUID_V2_BUFFER_SIZE, NAME_V2 likewise
+constexpr int kNvmlErrorNotSupported = 3;
+constexpr int kNvmlErrorInvalidArgument = 2;
+
+template <typename Fn>
+Fn sym(void* h, const char* name) {
+  return reinterpret_cast<Fn>(dlsym(h, name));
+}
+}  // namespace
+
+void enrich_from_nvml(std::vector<Gpu>& gpus, Versions& versions, std::vector<std::string>& notes) {
+  void* h = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!h) return;
+  auto init = sym<InitFn>(h, "nvmlInit_v2");
+  auto shutdown = sym<ShutdownFn>(h, "nvmlShutdown");
+  auto by_bus = sym<HandleByBusIdFn>(h, "nvmlDeviceGetHandleByPciBusId_v2");
+  auto get_name = sym<StringFn>(h, "nvmlDeviceGetName");
+  auto get_uuid = sym<StringFn>(h, "nvmlDeviceGetUUID");
+  auto link_state = sym<NvLinkStateFn>(h, "nvmlDeviceGetNvLinkState");
+  auto cuda_version = sym<CudaVersionFn>(h, "nvmlSystemGetCudaDriverVersion_v2");
+  if (!cuda_version) cuda_version = sym<CudaVersionFn>(h, "nvmlSystemGetCudaDriverVersion");
+  if (!init || !shutdown || !by_bus) {
+    notes.push_back("libnvidia-ml.so.1: loaded but lacks nvmlInit_v2/nvmlDeviceGetHandleByPciBusId_v2");
+    dlclose(h);
+    return;
+  }
+  if (int rc = init(); rc != 0) {
+    notes.push_back("NVML: nvmlInit_v2 failed (nvmlReturn_t " + std::to_string(rc) + "), GPU names from PCI only");
+    dlclose(h);
+    return;
+  }
+  if (cuda_version && versions.cuda_driver.empty()) {
+    int code = 0;
+    if (cuda_version(&code) == 0) versions.cuda_driver = cuda_version_string(code);
+  }
+  for (auto& g : gpus) {
+    nvmlDevice_t dev = nullptr;
+    if (by_bus(g.pci_address.c_str(), &dev) != 0 || !dev) {
+      notes.push_back("NVML: no handle for GPU " + g.pci_address);
+      continue;
+    }
+    char buf[kNvmlStringSize] = {};
+    if (get_name && get_name(dev, buf, sizeof buf) == 0) g.name = buf;
+    buf[0] = '\0';
+    if (get_uuid && get_uuid(dev, buf, sizeof buf) == 0) g.uuid = buf;
+    g.source = "nvml";
+    if (link_state) {
+      int total = 0, active = 0;
+      bool failed = false;
+      for (unsigned link = 0; link < kNvmlMaxLinks; ++link) {
+        int is_active = 0;
+        int rc = link_state(dev, link, &is_active);
+        if (rc == 0) {
+          ++total;
+          if (is_active == 1) ++active;  // NVML_FEATURE_ENABLED
+        } else if (rc != kNvmlErrorNotSupported && rc != kNvmlErrorInvalidArgument) {
+          failed = true;  // e.g. GPU lost: leave the counts unknown
+          break;
+        }
+      }
+      // Links NVML answers "not supported" for are absent (PCIe cards have none): total 0.
+      if (!failed) {
+        g.nvlink_total = total;
+        g.nvlink_active = active;
+      } else {
+        notes.push_back("NVML: NVLink state unreadable for GPU " + g.pci_address);
+      }
+    }
+  }
+  shutdown();
+  dlclose(h);
+}
+
+}  // namespace fabscope::probe

@@ -1,0 +1,34 @@
+#include "probe/probe.hpp"
+
+#include "probe/affinity.hpp"
+#include "probe/gpu.hpp"
+#include "probe/kernel.hpp"
+#include "probe/net.hpp"
+#include "probe/pci.hpp"
+#include "probe/rdma.hpp"
+#include "probe/versions.hpp"
+
+namespace fabscope::probe {
+
+NodeInfo collect(const core::Root& root, const Options& opts) {
+  NodeInfo info;
+  auto& notes = info.probe_notes;
+  info.root = root.dir().string();
+  info.hostname = root.read_line("proc/sys/kernel/hostname").value_or("");
+  if (info.hostname.empty()) notes.push_back("proc/sys/kernel/hostname: unreadable, hostname unknown");
+  info.rdma_devices = collect_rdma(root, notes);
+  info.netdevs = collect_netdevs(root, notes);
+  link_rdma_ports(info.rdma_devices, info.netdevs);
+  info.pci_devices = collect_pci(root, notes);
+  info.gpus = collect_gpus(root, info.pci_devices, notes);
+  std::vector<std::string> rdma_netdevs;
+  for (const auto& n : info.netdevs)
+    if (!n.rdma_ports.empty()) rdma_netdevs.push_back(n.name);
+  info.kernel = collect_kernel(root, notes, rdma_netdevs);
+  info.versions = collect_versions(root, opts.live, notes);
+  if (opts.live) enrich_from_nvml(info.gpus, info.versions, notes);
+  info.gpu_nic_affinity = compute_affinity(info.gpus, info.rdma_devices, info.netdevs, info.pci_devices);
+  return info;
+}
+
+}  // namespace fabscope::probe

@@ -1,0 +1,45 @@
+#pragma once
+// RDMA devices and ports from sys/class/infiniband (one directory per device, ports/<n>/...).
+// The exporter calls collect_rdma() on every scrape: it reads each file once and skips the
+// GID table walk when the caller does not need it.
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/node_info.hpp"
+#include "core/root.hpp"
+
+namespace fabscope::probe {
+
+struct RdmaOptions {
+  bool gids = true;      // walk ports/<n>/gids (up to 256 entries per port)
+  bool counters = true;  // counters/* and hw_counters/*
+};
+
+std::vector<RdmaDevice> collect_rdma(const core::Root& root, std::vector<std::string>& notes,
+                                     const RdmaOptions& opts = {});
+
+// "4: ACTIVE" -> {4, "ACTIVE"}; "LinkUp" (no code) -> {nullopt, "LinkUp"}. nullopt on garbage.
+struct CodedState {
+  std::optional<int> code;
+  std::string name;
+};
+std::optional<CodedState> parse_coded_state(std::string_view text);
+
+// "100 Gb/sec (4X EDR)" -> 100.0; "2.5 Gb/sec (1X SDR)" -> 2.5. nullopt when not of that form.
+std::optional<double> parse_rate_gbps(std::string_view text);
+
+// True for ::ffff:a.b.c.d written as sysfs does ("0000:0000:0000:0000:0000:ffff:0a00:0001").
+bool is_ipv4_mapped_gid(std::string_view gid);
+// True for an all-zero GID (an unused table slot).
+bool is_zero_gid(std::string_view gid);
+
+// RoCE active MTU the kernel derives from a netdev MTU (bytes), or nullopt below 256.
+std::optional<int> roce_mtu_for_netdev_mtu(int netdev_mtu);
+
+// The GID index NCCL picks by default on RoCE: the first RoCE v2 entry with an IPv4-mapped
+// address, else the first RoCE v2 entry. nullopt when the port has none.
+std::optional<int> preferred_roce_v2_gid(const RdmaPort& port);
+
+}  // namespace fabscope::probe

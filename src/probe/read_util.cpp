@@ -1,0 +1,68 @@
+#include "probe/read_util.hpp"
+
+namespace fabscope::probe {
+
+void NotedReader::unknown(const std::string& rel, bool required) {
+  if (root_.exists(rel)) {
+    auto raw = root_.read(rel, 64);
+    notes_.push_back(rel + ": unreadable or not a text value" +
+                     (raw && !raw->empty() ? " (" + quote(*raw) + ")" : std::string()));
+  } else if (required) {
+    notes_.push_back(rel + ": missing");
+  }
+}
+
+std::optional<std::string> NotedReader::text(const std::string& rel, bool required) {
+  auto v = root_.read_line(rel);
+  if (!v) unknown(rel, required);
+  return v;
+}
+
+std::optional<std::int64_t> NotedReader::integer(const std::string& rel, bool required) {
+  auto line = root_.read_line(rel);
+  if (!line) {
+    unknown(rel, required);
+    return std::nullopt;
+  }
+  auto v = core::parse_int(*line);
+  if (!v) notes_.push_back(rel + ": not a number: " + quote(*line));
+  return v;
+}
+
+bool is_pci_address(std::string_view s) {
+  // dddd:bb:dd.f
+  if (s.size() != 12 || s[4] != ':' || s[7] != ':' || s[10] != '.') return false;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (i == 4 || i == 7 || i == 10) continue;
+    char c = s[i];
+    bool hex = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+    if (!hex) return false;
+  }
+  return true;
+}
+
+std::string last_pci_component(std::string_view path) {
+  std::string_view found;
+  std::size_t start = 0;
+  while (start <= path.size()) {
+    auto end = path.find('/', start);
+    if (end == std::string_view::npos) end = path.size();
+    auto part = path.substr(start, end - start);
+    if (is_pci_address(part)) found = part;
+    start = end + 1;
+  }
+  return std::string(found);
+}
+
+std::string quote(std::string_view v) {
+  std::string out = "'";
+  for (char c : v.substr(0, 40)) {
+    if (c == '\n') out += "\\n";
+    else if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) out += '?';
+    else out += c;
+  }
+  if (v.size() > 40) out += "...";
+  return out + "'";
+}
+
+}  // namespace fabscope::probe

@@ -1,0 +1,40 @@
+#pragma once
+// Small helpers shared by the collectors: a rooted read that records why a value is unknown.
+// A missing optional attribute is silently unknown (drivers differ in what they expose); a file
+// that exists but holds garbage, or a missing attribute every driver has, gets a probe note.
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/root.hpp"
+
+namespace fabscope::probe {
+
+class NotedReader {
+ public:
+  NotedReader(const core::Root& root, std::vector<std::string>& notes) : root_(root), notes_(notes) {}
+
+  const core::Root& root() const { return root_; }
+  void note(std::string text) { notes_.push_back(std::move(text)); }
+
+  // First line of rel; nullopt (with a note when present-but-unreadable, or required-but-missing).
+  std::optional<std::string> text(const std::string& rel, bool required = false);
+  // Integer (decimal or 0x hex); a present file that is not a number gets a note quoting it.
+  std::optional<std::int64_t> integer(const std::string& rel, bool required = false);
+
+ private:
+  void unknown(const std::string& rel, bool required);
+  const core::Root& root_;
+  std::vector<std::string>& notes_;
+};
+
+// "0000:17:00.0": domain:bus:device.function, lowercase hex.
+bool is_pci_address(std::string_view s);
+// Last path component that is a PCI address ("../../devices/pci0000:00/0000:00:03.0/virtio2" ->
+// "0000:00:03.0"); "" when none.
+std::string last_pci_component(std::string_view path);
+// Text for notes: a value quoted and cut to 40 characters.
+std::string quote(std::string_view v);
+
+}  // namespace fabscope::probe

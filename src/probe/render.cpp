@@ -1,0 +1,167 @@
+#include "probe/render.hpp"
+
+#include <algorithm>
+#include <sstream>
+
+#include "core/table.hpp"
+#include "probe/rdma.hpp"
+
+namespace fabscope::probe {
+
+namespace {
+
+std::string or_dash(const std::string& s) { return s.empty() ? "-" : s; }
+template <typename T>
+std::string or_dash(const std::optional<T>& v) {
+  return v ? std::to_string(*v) : "-";
+}
+
+std::string rate_text(const RdmaPort& p) {
+  if (!p.rate_gbps) return "-";
+  return core::format_double(*p.rate_gbps, *p.rate_gbps == static_cast<long long>(*p.rate_gbps) ? 0 : 1) +
+         " Gb/s";
+}
+
+std::string limit_text(const std::optional<std::uint64_t>& v) {
+  if (!v) return "unknown";
+  if (*v == kUnlimited) return "unlimited";
+  return core::format_bytes(static_cast<double>(*v));
+}
+
+std::string pcie_text(const PciDevice* d) {
+  if (!d || !d->current_link_speed_gts || !d->current_link_width) return "-";
+  std::string s = core::format_double(*d->current_link_speed_gts, 1) + " GT/s x" +
+                  std::to_string(*d->current_link_width);
+  bool degraded = (d->max_link_speed_gts && *d->max_link_speed_gts > *d->current_link_speed_gts) ||
+                  (d->max_link_width && *d->max_link_width > *d->current_link_width);
+  if (degraded) {
+    s += " (max " + (d->max_link_speed_gts ? core::format_double(*d->max_link_speed_gts, 1) : std::string("?")) +
+         " x" + (d->max_link_width ? std::to_string(*d->max_link_width) : std::string("?")) + ")";
+  }
+  return s;
+}
+
+void rdma_section(const NodeInfo& info, std::size_t width, std::ostream& os) {
+  os << "RDMA ports\n";
+  if (info.rdma_devices.empty()) {
+    os << "  no RDMA devices found (sys/class/infiniband is empty or absent)\n";
+    return;
+  }
+  core::Table t({"DEVICE", "PORT", "STATE", "PHYS STATE", "RATE", "LINK", "NETDEV", "MTU", "GID v2", "FW"});
+  t.align_right(1).align_right(4).align_right(7).align_right(8);
+  for (const auto& d : info.rdma_devices) {
+    if (d.ports.empty()) t.add({d.name, "-", "-", "-", "-", "-", "-", "-", "-", or_dash(d.fw_ver)});
+    for (const auto& p : d.ports) {
+      auto gid = preferred_roce_v2_gid(p);
+      t.add({d.name, std::to_string(p.port), or_dash(p.state), or_dash(p.phys_state), rate_text(p),
+             or_dash(p.link_layer), or_dash(p.netdev), or_dash(p.active_mtu), or_dash(gid), or_dash(d.fw_ver)});
+    }
+  }
+  os << t.render(width);
+}
+
+void netdev_section(const NodeInfo& info, std::size_t width, std::ostream& os) {
+  os << "Network interfaces\n";
+  if (info.netdevs.empty()) {
+    os << "  none found (sys/class/net is empty or absent)\n";
+    return;
+  }
+  core::Table t({"NAME", "STATE", "MTU", "SPEED", "TYPE", "PCI", "RDMA PORTS"});
+  t.align_right(2).align_right(3).align_right(4);
+  for (const auto& n : info.netdevs) {
+    std::string speed = n.speed_mbps ? (*n.speed_mbps % 1000 == 0 ? std::to_string(*n.speed_mbps / 1000) + " Gb/s"
+                                                                  : std::to_string(*n.speed_mbps) + " Mb/s")
+                                     : "-";
+    std::string ports;
+    for (const auto& p : n.rdma_ports) ports += (ports.empty() ? "" : " ") + p;
+    t.add({n.name, or_dash(n.operstate), or_dash(n.mtu), speed, or_dash(n.type),
+           n.is_virtual ? "virtual" : or_dash(n.pci_address), or_dash(ports)});
+  }
+  os << t.render(width);
+}
+
+void gpu_section(const NodeInfo& info, std::size_t width, std::ostream& os) {
+  os << "GPUs\n";
+  if (info.gpus.empty()) {
+    os << "  no NVIDIA GPUs found on PCI\n";
+    return;
+  }
+  core::Table t({"GPU", "PCI", "NAME", "NUMA", "PCIE", "NVLINK UP"});
+  t.align_right(0).align_right(3);
+  for (const auto& g : info.gpus) {
+    std::string nvlink = g.nvlink_total ? std::to_string(g.nvlink_active.value_or(0)) + "/" +
+                                              std::to_string(*g.nvlink_total)
+                                        : "-";
+    t.add({std::to_string(g.index), g.pci_address, or_dash(g.name), or_dash(g.numa_node),
+           pcie_text(info.find_pci(g.pci_address)), nvlink});
+  }
+  os << t.render(width);
+}
+
+void affinity_section(const NodeInfo& info, std::size_t width, std::ostream& os) {
+  if (info.gpus.empty() || info.gpu_nic_affinity.empty()) return;
+  std::vector<std::string> nics;
+  for (const auto& a : info.gpu_nic_affinity)
+    if (std::find(nics.begin(), nics.end(), a.nic) == nics.end()) nics.push_back(a.nic);
+  os << "GPU x NIC affinity (as nvidia-smi topo -m)\n";
+  // Columns of ~9 characters: split wide matrices so each part fits the width.
+  std::size_t per_part = std::max<std::size_t>(1, (width > 20 ? width - 20 : 1) / 9);
+  for (std::size_t first = 0; first < nics.size(); first += per_part) {
+    std::size_t last = std::min(nics.size(), first + per_part);
+    std::vector<std::string> headers = {"GPU", "PCI"};
+    for (std::size_t i = first; i < last; ++i) headers.push_back(nics[i]);
+    core::Table t(headers);
+    for (const auto& g : info.gpus) {
+      std::vector<std::string> row = {std::to_string(g.index), g.pci_address};
+      for (std::size_t i = first; i < last; ++i) {
+        std::string level = "?";
+        for (const auto& a : info.gpu_nic_affinity)
+          if (a.gpu == g.pci_address && a.nic == nics[i]) level = a.level.empty() ? "?" : a.level;
+        row.push_back(level);
+      }
+      t.add(row);
+    }
+    os << t.render(width);
+  }
+  os << core::wrap(
+      "PIX one PCIe switch, PXB several bridges, PHB through a host bridge, NODE across host "
+      "bridges in a NUMA node, SYS across NUMA nodes, ? unknown",
+      width, "  ");
+}
+
+}  // namespace
+
+std::string render_text(const NodeInfo& info, std::size_t width) {
+  std::ostringstream os;
+  os << core::wrap("node " + or_dash(info.hostname) + "  kernel " + or_dash(info.kernel.release) +
+                       "  nvidia " + or_dash(info.versions.nvidia_driver) + "  nccl " +
+                       or_dash(info.versions.nccl) + "  cuda " + or_dash(info.versions.cuda_driver),
+                   width, "");
+  os << "memlock " << limit_text(info.kernel.memlock_soft_bytes) << " (hard "
+     << limit_text(info.kernel.memlock_hard_bytes) << ")  modules";
+  int shown = 0;
+  for (const char* m : {"mlx5_ib", "mlx4_ib", "ib_uverbs", "rdma_ucm", "ib_ipoib", "nvidia_peermem",
+                        "nv_peer_mem", "nvidia", "gdrdrv"}) {
+    if (info.has_module(m)) {
+      os << " " << m;
+      ++shown;
+    }
+  }
+  os << (shown ? "\n\n" : " (none of the RDMA/GPU modules)\n\n");
+  rdma_section(info, width, os);
+  os << "\n";
+  netdev_section(info, width, os);
+  os << "\n";
+  gpu_section(info, width, os);
+  if (!info.gpu_nic_affinity.empty()) {
+    os << "\n";
+    affinity_section(info, width, os);
+  }
+  if (!info.probe_notes.empty()) {
+    os << "\nnotes (values left unknown)\n";
+    for (const auto& n : info.probe_notes) os << core::wrap(n, width, "  ");
+  }
+  return os.str();
+}
+
+}  // namespace fabscope::probe

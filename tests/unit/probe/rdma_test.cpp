@@ -1,0 +1,318 @@
+// RDMA collector: sys/class/infiniband on the prometheus/procfs capture (hfi1_0, mlx4_0,
+// mlx5_0) and on bad input.
+#include "probe/rdma.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "support/fixtures.hpp"
+
+using namespace fabscope;
+using fabscope::testing::TempDir;
+using fabscope::testing::write_file;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct ProcfsTree {
+  TempDir dir;
+  ProcfsTree() {
+    fabscope::testing::unpack_ttar(fabscope::testing::fixture("procfs-infiniband/sys-class-infiniband-and-net.ttar"),
+                                   dir.path());
+  }
+  core::Root root() const { return core::Root(dir.path()); }
+};
+
+const RdmaDevice& device(const std::vector<RdmaDevice>& devs, const std::string& name) {
+  for (const auto& d : devs)
+    if (d.name == name) return d;
+  throw std::runtime_error("no device " + name);
+}
+
+bool has_note_containing(const std::vector<std::string>& notes, const std::string& text) {
+  for (const auto& n : notes)
+    if (n.find(text) != std::string::npos) return true;
+  return false;
+}
+
+}  // namespace
+
+TEST(ParseCodedState, SplitsKernelCodeAndName) {
+  auto s = probe::parse_coded_state("4: ACTIVE");
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->code, 4);
+  EXPECT_EQ(s->name, "ACTIVE");
+  auto p = probe::parse_coded_state("5: LinkUp");
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->code, 5);
+  EXPECT_EQ(p->name, "LinkUp");
+}
+
+TEST(ParseCodedState, AcceptsNameWithoutCode) {
+  auto s = probe::parse_coded_state("Disabled");
+  ASSERT_TRUE(s);
+  EXPECT_FALSE(s->code);
+  EXPECT_EQ(s->name, "Disabled");
+}
+
+TEST(ParseCodedState, RejectsGarbage) {
+  EXPECT_FALSE(probe::parse_coded_state(""));
+  EXPECT_FALSE(probe::parse_coded_state("x: ACTIVE"));
+  EXPECT_FALSE(probe::parse_coded_state("4:"));
+  EXPECT_FALSE(probe::parse_coded_state("4: ACT\x01VE"));
+  EXPECT_FALSE(probe::parse_coded_state("999: ACTIVE"));
+}
+
+TEST(ParseRate, ReadsGbpsFromKernelText) {
+  EXPECT_EQ(probe::parse_rate_gbps("100 Gb/sec (4X EDR)"), 100.0);
+  EXPECT_EQ(probe::parse_rate_gbps("2.5 Gb/sec (1X SDR)"), 2.5);
+  EXPECT_EQ(probe::parse_rate_gbps("400 Gb/sec (4X NDR)"), 400.0);
+}
+
+TEST(ParseRate, RejectsTextWithoutGbSec) {
+  EXPECT_FALSE(probe::parse_rate_gbps("fast"));
+  EXPECT_FALSE(probe::parse_rate_gbps("N/A"));
+  EXPECT_FALSE(probe::parse_rate_gbps("x Gb/sec (4X EDR)"));
+}
+
+TEST(Gid, ZeroAndIpv4MappedAreRecognised) {
+  EXPECT_TRUE(probe::is_zero_gid("0000:0000:0000:0000:0000:0000:0000:0000"));
+  EXPECT_FALSE(probe::is_zero_gid("fe80:0000:0000:0000:0202:c9ff:fe00:0001"));
+  EXPECT_TRUE(probe::is_ipv4_mapped_gid("0000:0000:0000:0000:0000:ffff:0a00:0001"));
+  EXPECT_FALSE(probe::is_ipv4_mapped_gid("fe80:0000:0000:0000:0202:c9ff:fe00:0001"));
+}
+
+TEST(RoceMtu, DerivedFromNetdevMtuLessRoceHeaders) {
+  EXPECT_EQ(probe::roce_mtu_for_netdev_mtu(9000), 4096);
+  EXPECT_EQ(probe::roce_mtu_for_netdev_mtu(4200), 4096);
+  EXPECT_EQ(probe::roce_mtu_for_netdev_mtu(4096), 2048);  // 4096 - 96 headers < 4096
+  EXPECT_EQ(probe::roce_mtu_for_netdev_mtu(1500), 1024);
+  EXPECT_FALSE(probe::roce_mtu_for_netdev_mtu(300));
+}
+
+TEST(PreferredGid, PicksFirstRoceV2Ipv4Entry) {
+  RdmaPort p;
+  p.gids = {{0, "fe80:0000:0000:0000:0202:c9ff:fe00:0001", "IB/RoCE v1", "eth2", false},
+            {1, "fe80:0000:0000:0000:0202:c9ff:fe00:0001", "RoCE v2", "eth2", false},
+            {2, "0000:0000:0000:0000:0000:ffff:0a00:0001", "IB/RoCE v1", "eth2", true},
+            {3, "0000:0000:0000:0000:0000:ffff:0a00:0001", "RoCE v2", "eth2", true}};
+  EXPECT_EQ(probe::preferred_roce_v2_gid(p), 3);
+  p.gids.pop_back();
+  EXPECT_EQ(probe::preferred_roce_v2_gid(p), 1);
+  p.gids.clear();
+  EXPECT_FALSE(probe::preferred_roce_v2_gid(p));
+}
+
+TEST(CollectRdma, FindsEveryDeviceAndPortOfTheProcfsCapture) {
+  ProcfsTree t;
+  std::vector<std::string> notes;
+  auto devs = probe::collect_rdma(t.root(), notes);
+  ASSERT_EQ(devs.size(), 3u);
+  EXPECT_EQ(devs[0].name, "hfi1_0");
+  EXPECT_EQ(devs[1].name, "mlx4_0");
+  EXPECT_EQ(devs[2].name, "mlx5_0");
+  EXPECT_EQ(devs[1].ports.size(), 2u);
+  EXPECT_EQ(devs[1].ports[1].port, 2);
+}
+
+TEST(CollectRdma, ReadsDeviceAttributes) {
+  ProcfsTree t;
+  std::vector<std::string> notes;
+  auto devs = probe::collect_rdma(t.root(), notes);
+  const auto& mlx5 = device(devs, "mlx5_0");
+  EXPECT_EQ(mlx5.hca_type, "MT4118");
+  EXPECT_EQ(mlx5.fw_ver, "14.28.2006");
+  EXPECT_EQ(mlx5.board_id, "SM_2001000001034");
+  EXPECT_EQ(mlx5.node_guid, "0a7f:bc12:45ef:d23b");
+  // The capture has no device link: no PCI address, no NUMA node, and no invented value.
+  EXPECT_EQ(mlx5.pci_address, "");
+  EXPECT_FALSE(mlx5.numa_node);
+}
+
+TEST(CollectRdma, ParsesPortStateRateAndLinkLayer) {
+  ProcfsTree t;
+  std::vector<std::string> notes;
+  auto devs = probe::collect_rdma(t.root(), notes);
+  const auto& p = device(devs, "hfi1_0").ports.at(0);
+  EXPECT_EQ(p.state, "ACTIVE");
+  EXPECT_EQ(p.state_code, 4);
+  EXPECT_EQ(p.phys_state, "LinkUp");
+  EXPECT_EQ(p.phys_state_code, 5);
+  EXPECT_EQ(p.rate, "100 Gb/sec (4X EDR)");
+  EXPECT_EQ(p.rate_gbps, 100.0);
+  EXPECT_EQ(p.link_layer, "InfiniBand");
+}
+
+TEST(CollectRdma, PortDataCountersAreBytesNotWords) {
+  ProcfsTree t;
+  std::vector<std::string> notes;
+  auto devs = probe::collect_rdma(t.root(), notes);
+  const auto& c = device(devs, "mlx4_0").ports.at(0).counters;
+  // The files hold 4-byte words: port_xmit_data 26509113295, port_rcv_data 2221223609.
+  EXPECT_EQ(c.at("port_xmit_data"), 26509113295ull * 4);
+  EXPECT_EQ(c.at("port_rcv_data"), 2221223609ull * 4);
+  // Other counters are taken as they are.
+  auto raw = t.root().read_u64("sys/class/infiniband/mlx4_0/ports/1/counters/port_xmit_packets");
+  ASSERT_TRUE(raw);
+  EXPECT_EQ(c.at("port_xmit_packets"), *raw);
+}
+
+TEST(CollectRdma, ReadsHwCounters) {
+  ProcfsTree t;
+  std::vector<std::string> notes;
+  auto devs = probe::collect_rdma(t.root(), notes);
+  const auto& hw = device(devs, "mlx5_0").ports.at(0).hw_counters;
+  EXPECT_EQ(hw.size(), 25u);
+  EXPECT_TRUE(hw.count("out_of_sequence"));
+  EXPECT_TRUE(device(devs, "mlx4_0").ports.at(0).hw_counters.empty());
+}
+
+TEST(CollectRdma, CountersCanBeSkipped) {
+  ProcfsTree t;
+  std::vector<std::string> notes;
+  auto devs = probe::collect_rdma(t.root(), notes, {.gids = false, .counters = false});
+  EXPECT_TRUE(device(devs, "mlx5_0").ports.at(0).counters.empty());
+  EXPECT_EQ(device(devs, "mlx5_0").ports.at(0).state, "ACTIVE");
+}
+
+TEST(CollectRdma, NoInfinibandClassMeansNoDevicesAndNoNotes) {
+  TempDir t;
+  std::vector<std::string> notes;
+  EXPECT_TRUE(probe::collect_rdma(core::Root(t.path()), notes).empty());
+  EXPECT_TRUE(notes.empty());
+}
+
+TEST(CollectRdma, NaCounterIsLeftOutWithANote) {
+  ProcfsTree t;
+  write_file(t.dir.path(), "sys/class/infiniband/mlx4_0/ports/1/counters/VL15_dropped", "N/A (no PMA)\n");
+  std::vector<std::string> notes;
+  auto devs = probe::collect_rdma(t.root(), notes);
+  const auto& c = device(devs, "mlx4_0").ports.at(0).counters;
+  EXPECT_FALSE(c.count("VL15_dropped"));
+  EXPECT_TRUE(c.count("symbol_error"));
+  EXPECT_TRUE(has_note_containing(notes, "VL15_dropped"));
+}
+
+TEST(CollectRdma, GarbageStateIsUnknownWithANote) {
+  ProcfsTree t;
+  write_file(t.dir.path(), "sys/class/infiniband/mlx5_0/ports/1/state", "\x7f\x45LF garbage\n");
+  std::vector<std::string> notes;
+  auto devs = probe::collect_rdma(t.root(), notes);
+  const auto& p = device(devs, "mlx5_0").ports.at(0);
+  EXPECT_EQ(p.state, "");
+  EXPECT_FALSE(p.state_code);
+  EXPECT_EQ(p.phys_state_code, 4);  // the rest of the port is still read
+  EXPECT_TRUE(has_note_containing(notes, "mlx5_0/ports/1/state"));
+}
+
+TEST(CollectRdma, BinaryRateIsUnknownWithANote) {
+  ProcfsTree t;
+  write_file(t.dir.path(), "sys/class/infiniband/mlx5_0/ports/1/rate", std::string("25\0Gb", 5));
+  std::vector<std::string> notes;
+  auto devs = probe::collect_rdma(t.root(), notes);
+  EXPECT_FALSE(device(devs, "mlx5_0").ports.at(0).rate_gbps);
+  EXPECT_EQ(device(devs, "mlx5_0").ports.at(0).rate, "");
+  EXPECT_TRUE(has_note_containing(notes, "mlx5_0/ports/1/rate"));
+}
+
+TEST(CollectRdma, MissingRequiredPortFileIsNoted) {
+  ProcfsTree t;
+  fs::remove(t.dir.path() / "sys/class/infiniband/hfi1_0/ports/1/link_layer");
+  std::vector<std::string> notes;
+  auto devs = probe::collect_rdma(t.root(), notes);
+  EXPECT_EQ(device(devs, "hfi1_0").ports.at(0).link_layer, "");
+  EXPECT_TRUE(has_note_containing(notes, "hfi1_0/ports/1/link_layer: missing"));
+}
+
+TEST(CollectRdma, TruncatedEmptyFileIsUnknown) {
+  ProcfsTree t;
+  write_file(t.dir.path(), "sys/class/infiniband/mlx4_0/fw_ver", "");
+  std::vector<std::string> notes;
+  auto devs = probe::collect_rdma(t.root(), notes);
+  EXPECT_EQ(device(devs, "mlx4_0").fw_ver, "");
+  EXPECT_TRUE(has_note_containing(notes, "mlx4_0/fw_ver"));
+}
+
+TEST(CollectRdma, DeviceThatVanishedAfterListingIsSkippedWithANote) {
+  ProcfsTree t;
+  // A class entry whose target is gone: what a hot-unplug between readdir and open leaves.
+  fs::create_directory_symlink("../../devices/virtual/infiniband/mlx5_9",
+                               t.dir.path() / "sys/class/infiniband/mlx5_9");
+  std::vector<std::string> notes;
+  auto devs = probe::collect_rdma(t.root(), notes);
+  EXPECT_EQ(devs.size(), 3u);
+  EXPECT_TRUE(has_note_containing(notes, "mlx5_9"));
+}
+
+TEST(CollectRdma, OverflowingWordCounterIsLeftOut) {
+  ProcfsTree t;
+  write_file(t.dir.path(), "sys/class/infiniband/mlx5_0/ports/1/counters/port_xmit_data", "18446744073709551615\n");
+  std::vector<std::string> notes;
+  auto devs = probe::collect_rdma(t.root(), notes);
+  EXPECT_FALSE(device(devs, "mlx5_0").ports.at(0).counters.count("port_xmit_data"));
+  EXPECT_TRUE(has_note_containing(notes, "port_xmit_data=overflow"));
+}
+
+// The GID walk, on a port laid out as the kernel writes it (gids/N, gid_attrs/types/N,
+// gid_attrs/ndevs/N). No public capture of a RoCE GID table was found; the entries follow the
+// kernel format: 8 groups of 4 hex digits, types "IB/RoCE v1" / "RoCE v2".
+class GidTable : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    fabscope::testing::unpack_ttar(
+        fabscope::testing::fixture("procfs-infiniband/sys-class-infiniband-and-net.ttar"), t.path());
+    std::string port = "sys/class/infiniband/mlx5_0/ports/1/";
+    write_file(t.path(), port + "link_layer", "Ethernet\n");
+    entry(port, 0, "fe80:0000:0000:0000:0a7f:bcff:fe12:45ef", "IB/RoCE v1", "eth0");
+    entry(port, 1, "fe80:0000:0000:0000:0a7f:bcff:fe12:45ef", "RoCE v2", "eth0");
+    entry(port, 2, "0000:0000:0000:0000:0000:ffff:c0a8:0102", "IB/RoCE v1", "eth0");
+    entry(port, 3, "0000:0000:0000:0000:0000:ffff:c0a8:0102", "RoCE v2", "eth0");
+    write_file(t.path(), port + "gids/4", "0000:0000:0000:0000:0000:0000:0000:0000\n");
+  }
+  void entry(const std::string& port, int i, const std::string& gid, const std::string& type,
+             const std::string& ndev) {
+    write_file(t.path(), port + "gids/" + std::to_string(i), gid + "\n");
+    write_file(t.path(), port + "gid_attrs/types/" + std::to_string(i), type + "\n");
+    write_file(t.path(), port + "gid_attrs/ndevs/" + std::to_string(i), ndev + "\n");
+  }
+  const RdmaPort& port() {
+    devs = probe::collect_rdma(core::Root(t.path()), notes);
+    return device(devs, "mlx5_0").ports.at(0);
+  }
+  TempDir t;
+  std::vector<std::string> notes;
+  std::vector<RdmaDevice> devs;
+};
+
+TEST_F(GidTable, ListsNonZeroEntriesWithTypeAndNetdev) {
+  const auto& p = port();
+  ASSERT_EQ(p.gids.size(), 4u);
+  EXPECT_EQ(p.gids[3].index, 3);
+  EXPECT_EQ(p.gids[3].type, "RoCE v2");
+  EXPECT_EQ(p.gids[3].netdev, "eth0");
+  EXPECT_TRUE(p.gids[3].ipv4_mapped);
+  EXPECT_FALSE(p.gids[1].ipv4_mapped);
+}
+
+TEST_F(GidTable, PortNetdevComesFromGidNdevs) {
+  EXPECT_EQ(port().netdev, "eth0");
+}
+
+TEST_F(GidTable, ActiveMtuOfRocePortDerivesFromNetdevMtu) {
+  // sys/class/net/eth0/mtu in the capture is 1500.
+  EXPECT_EQ(port().active_mtu, 1024);
+}
+
+TEST_F(GidTable, GidsCanBeSkipped) {
+  auto d = probe::collect_rdma(core::Root(t.path()), notes, {.gids = false, .counters = true});
+  EXPECT_TRUE(device(d, "mlx5_0").ports.at(0).gids.empty());
+}
+
+TEST_F(GidTable, IndicesSortNumerically) {
+  std::string p = "sys/class/infiniband/mlx5_0/ports/1/";
+  entry(p, 10, "fe80:0000:0000:0000:0a7f:bcff:fe12:45f0", "RoCE v2", "eth0");
+  const auto& gids = port().gids;
+  ASSERT_EQ(gids.size(), 5u);
+  EXPECT_EQ(gids.back().index, 10);
+}
