@@ -6,6 +6,7 @@ namespace {
 // Add a line here when a subcommand lands (one line per command keeps merges trivial).
 const Command kCommands[] = {
     {"version", "print fabscope's version", cmd_version},
+    {"log", "analyze NCCL_DEBUG logs: transports, RDMA/GPUDirect use, known errors", cmd_log},
     {"probe", "describe RDMA ports, netdevs, PCIe, GPUs, kernel and versions", cmd_probe},
 };
 }  // namespace

@@ -1,0 +1,57 @@
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+
+#include "cli/commands.hpp"
+#include "core/args.hpp"
+#include "core/error.hpp"
+#include "nccllog/accumulate.hpp"
+#include "nccllog/diagnose.hpp"
+#include "nccllog/report.hpp"
+
+namespace fabscope::cli {
+
+int cmd_log(int argc, char** argv) {
+  core::ArgParser args("log", "Analyze NCCL_DEBUG=INFO logs: transports, RDMA and GPUDirect use, init "
+                              "status,\nknown WARN/error lines with cause and remedy.");
+  args.flag("--json", "machine-readable output (schema fabscope.nccllog)")
+      .flag("--hosts", "also per-rank tables, peer-pair transports, env overrides")
+      .option("--max-line", "BYTES", "cut longer lines at BYTES (memory stays bounded)", "4096")
+      .positional("FILE", "logs: one per rank or one interleaved; '-' is stdin", true, true)
+      .example("fabscope log job.log", "verdict and findings for one interleaved log")
+      .example("fabscope log --hosts /shared/nccl.*.log", "per-rank files of one job, with details")
+      .example("srun ... 2>&1 | fabscope log --json -", "from stdin, as JSON")
+      .footer(std::string(core::kExitCodesHelp) + "\nA FILE that cannot be read exits 3; the message names it.");
+  if (!args.parse(argc, argv, std::cout)) return 0;
+  const auto max_line = static_cast<std::size_t>(args.get_int("max-line", 256, 1 << 24));
+
+  nccllog::Accumulator acc;
+  for (const auto& name : args.positionals()) {
+    if (name == "-") {
+      nccllog::accumulate_stream(acc, stdin, "<stdin>", max_line);
+      continue;
+    }
+    std::FILE* f = std::fopen(name.c_str(), "rb");
+    if (!f) throw Error(name + ": cannot open: " + std::strerror(errno));
+    try {
+      nccllog::accumulate_stream(acc, f, name, max_line);
+    } catch (...) {
+      std::fclose(f);
+      throw;
+    }
+    std::fclose(f);
+  }
+  const nccllog::LogSummary summary = acc.finish();
+  const nccllog::Diagnosis diag = nccllog::diagnose(summary);
+  if (args.has("json")) {
+    std::cout << nccllog::report_json(summary, diag).dump(2) << "\n";
+  } else {
+    nccllog::ReportOptions opt;
+    opt.hosts = args.has("hosts");
+    std::cout << nccllog::render_text(summary, diag, opt);
+  }
+  return exit_code_for(diag.findings);
+}
+
+}  // namespace fabscope::cli

@@ -1,0 +1,439 @@
+#include "nccllog/accumulate.hpp"
+
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+
+#include "nccllog/signatures.hpp"
+
+namespace fabscope::nccllog {
+
+namespace {
+
+using sv = std::string_view;
+
+struct RankState {
+  RankInfo info;
+  std::size_t proc = 0;
+  std::uint64_t ptr = 0;
+  std::string comm_id;
+  bool nvls = false;
+  std::vector<std::pair<std::string, long>> transports;  // few per rank: linear search
+  std::map<std::tuple<int, int, int>, long> pairs;       // (from, to, transport index)
+  long pairs_dropped = 0;
+};
+
+std::vector<Nic> parse_nics(sv list, bool with_link_layer) {
+  // " [0]mlx5_0:1/IB [1]mlx5_1:1/RoCE [RO]" or " [0]eth0:10.0.0.1<0> [1]ib0:..."
+  std::vector<Nic> out;
+  while (!list.empty() && out.size() < 64) {
+    std::size_t open = list.find('[');
+    if (open == sv::npos) break;
+    std::size_t close = list.find(']', open);
+    if (close == sv::npos) break;
+    sv idx = list.substr(open + 1, close - open - 1);
+    list.remove_prefix(close + 1);
+    if (idx.empty() || !std::all_of(idx.begin(), idx.end(), [](char c) { return c >= '0' && c <= '9'; }))
+      continue;  // "[RO]" (relaxed ordering) is a flag, not a device
+    sv tok = list.substr(0, list.find(' '));
+    Nic n;
+    std::size_t slash = with_link_layer ? tok.rfind('/') : sv::npos;
+    n.name = std::string(tok.substr(0, slash));
+    if (slash != sv::npos) n.link_layer = std::string(tok.substr(slash + 1));
+    out.push_back(std::move(n));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string normalize_transport(std::string_view via) {
+  via = via.substr(0, 128);
+  if (via.substr(0, 4) == "NET/") {
+    sv rest = via.substr(4);
+    std::string out = "NET/" + std::string(rest.substr(0, rest.find('/')));
+    if (rest.find("/GDRDMA") != sv::npos) out += "/GDRDMA";
+    return out;
+  }
+  if (via.substr(0, 13) == "P2P/indirect/") {
+    std::string out = "P2P/indirect";
+    if (via.size() >= 5 && via.substr(via.size() - 5) == "/read") out += "/read";
+    return out;
+  }
+  return std::string(via);
+}
+
+struct Accumulator::State {
+  LogSummary sum;
+  InputInfo input;
+  std::uint64_t line_no = 0;
+  std::unordered_map<std::string, std::size_t> proc_index;
+  std::string last_host;
+  long last_pid = -2;
+  std::size_t last_proc = 0;
+  std::vector<RankState> ranks;
+  std::map<std::pair<std::size_t, std::uint64_t>, std::size_t> rank_by_ptr;
+  std::map<std::pair<std::size_t, int>, std::size_t> current_rank;  // (proc, cudaDev) -> rank
+  std::map<std::size_t, std::size_t> unattributed;                   // proc -> pseudo rank
+  std::vector<SignatureHit> hits;  // indexed like signatures()
+  std::vector<std::string> transport_names;
+  std::unordered_map<std::string, int> transport_index;
+
+  State() { hits.resize(signatures().size()); }
+
+  // The process of a line, or SIZE_MAX when the line has no prefix or the cap is reached.
+  std::size_t process(const Line& l) {
+    if (l.host.empty()) return SIZE_MAX;
+    if (l.pid == last_pid && l.host == last_host) return last_proc;
+    std::string key(l.host);
+    key += ':';
+    key += std::to_string(l.pid);
+    auto it = proc_index.find(key);
+    std::size_t idx;
+    if (it != proc_index.end()) {
+      idx = it->second;
+    } else {
+      if (sum.processes.size() >= kMaxProcesses) {
+        ++sum.dropped_entities;
+        return SIZE_MAX;
+      }
+      idx = sum.processes.size();
+      ProcessInfo p;
+      p.host = std::string(l.host);
+      p.pid = l.pid;
+      sum.processes.push_back(std::move(p));
+      proc_index.emplace(std::move(key), idx);
+    }
+    last_host.assign(l.host);
+    last_pid = l.pid;
+    last_proc = idx;
+    return idx;
+  }
+
+  std::size_t rank_for_ptr(std::size_t proc, std::uint64_t ptr, const Line& l) {
+    auto key = std::make_pair(proc, ptr);
+    auto it = rank_by_ptr.find(key);
+    if (it != rank_by_ptr.end()) return it->second;
+    if (ranks.size() >= kMaxRanks) {
+      ++sum.dropped_entities;
+      return SIZE_MAX;
+    }
+    RankState r;
+    r.proc = proc;
+    r.ptr = ptr;
+    r.info.host = sum.processes[proc].host;
+    r.info.pid = sum.processes[proc].pid;
+    r.info.cuda_dev = l.cuda_dev;
+    ranks.push_back(std::move(r));
+    rank_by_ptr.emplace(key, ranks.size() - 1);
+    return ranks.size() - 1;
+  }
+
+  std::size_t rank_for_channel(std::size_t proc, int dev) {
+    auto it = current_rank.find({proc, dev});
+    if (it != current_rank.end()) return it->second;
+    auto u = unattributed.find(proc);
+    if (u != unattributed.end()) return u->second;
+    if (ranks.size() >= kMaxRanks) {
+      ++sum.dropped_entities;
+      return SIZE_MAX;
+    }
+    RankState r;
+    r.proc = proc;
+    r.info.host = sum.processes[proc].host;
+    r.info.pid = sum.processes[proc].pid;
+    r.info.cuda_dev = dev;
+    ranks.push_back(std::move(r));
+    unattributed.emplace(proc, ranks.size() - 1);
+    return ranks.size() - 1;
+  }
+
+  int transport_id(sv via) {
+    std::string name = normalize_transport(via);
+    auto it = transport_index.find(name);
+    if (it != transport_index.end()) return it->second;
+    if (transport_names.size() >= 256) return -1;
+    int id = static_cast<int>(transport_names.size());
+    transport_names.push_back(name);
+    transport_index.emplace(std::move(name), id);
+    return id;
+  }
+
+  void add_version(sv v) {
+    if (v.empty()) return;
+    for (const auto& x : sum.versions)
+      if (x == v) return;
+    if (sum.versions.size() < 64) sum.versions.emplace_back(v);
+  }
+
+  void hit(const Event& e, const Line& l) {
+    std::size_t i = static_cast<std::size_t>(e.signature - signatures().data());
+    if (i >= hits.size()) return;
+    SignatureHit& h = hits[i];
+    if (h.count++ == 0) {
+      h.id = e.signature->id;
+      h.severity = e.signature->severity;
+      h.first_line = std::string(l.raw.substr(0, 300));
+      h.first_input = input.name + ":" + std::to_string(line_no);
+      if (e.signature->wc_status >= 0 || std::string_view(e.signature->id) == "ib_completion_error")
+        h.wc_status = completion_status(l.message);
+    }
+    if (!l.host.empty() && h.hosts.size() < 16 &&
+        std::find(h.hosts.begin(), h.hosts.end(), l.host) == h.hosts.end())
+      h.hosts.emplace_back(l.host);
+  }
+
+  void apply(const Line& l, const Event& e) {
+    std::size_t proc = SIZE_MAX;
+    switch (e.kind) {
+      case EventKind::None:
+        return;
+      case EventKind::Version:
+        add_version(e.name);
+        if ((proc = process(l)) != SIZE_MAX && !sum.processes[proc].nccl_version)
+          sum.processes[proc].nccl_version = std::string(e.name);
+        return;
+      case EventKind::SignatureHit:
+        hit(e, l);
+        if (l.level == Level::Warn && (proc = process(l)) != SIZE_MAX) ++sum.processes[proc].warnings;
+        return;
+      case EventKind::UnknownWarn: {
+        ++sum.unknown_warnings;
+        std::string msg(e.name.substr(0, 200));
+        if (sum.unknown_samples.size() < 10 &&
+            std::find(sum.unknown_samples.begin(), sum.unknown_samples.end(), msg) == sum.unknown_samples.end())
+          sum.unknown_samples.push_back(std::move(msg));
+        if ((proc = process(l)) != SIZE_MAX) ++sum.processes[proc].warnings;
+        return;
+      }
+      default:
+        break;
+    }
+    proc = process(l);
+    if (proc == SIZE_MAX) return;
+    ProcessInfo& p = sum.processes[proc];
+    switch (e.kind) {
+      case EventKind::CudaDriver:
+        if (!p.cuda_driver) p.cuda_driver = e.number;
+        break;
+      case EventKind::Bootstrap:
+        if (!p.bootstrap_if) p.bootstrap_if = std::string(e.name.substr(0, 128));
+        break;
+      case EventKind::NetIbUsing:
+        if (p.ib_nics.empty()) p.ib_nics = parse_nics(e.name, true);
+        break;
+      case EventKind::NetSocketUsing:
+        if (p.socket_ifs.empty()) p.socket_ifs = parse_nics(e.name, false);
+        break;
+      case EventKind::IbNoDevice:
+        p.ib_no_device = true;
+        break;
+      case EventKind::NetPluginFailed: {
+        std::string n(e.name.substr(0, 64));
+        if (std::find(p.failed_plugins.begin(), p.failed_plugins.end(), n) == p.failed_plugins.end() &&
+            p.failed_plugins.size() < 8)
+          p.failed_plugins.push_back(std::move(n));
+        break;
+      }
+      case EventKind::UsingNetwork:
+        p.network = std::string(e.name.substr(0, 64));
+        break;
+      case EventKind::EnvOverride:
+        if (p.env.size() < 256) p.env[std::string(e.name.substr(0, 64))] = std::string(e.value.substr(0, 256));
+        break;
+      case EventKind::ErrorTrace:
+        if (!p.first_error_code && e.number != 0) p.first_error_code = e.number;
+        break;
+      case EventKind::CommInfo:
+      case EventKind::InitStart:
+      case EventKind::InitComplete: {
+        std::size_t r = rank_for_ptr(proc, e.comm_ptr, l);
+        if (r == SIZE_MAX) break;
+        RankState& rs = ranks[r];
+        if (e.rank >= 0) rs.info.rank = e.rank;
+        if (e.nranks > 0) rs.info.nranks = e.nranks;
+        if (!e.comm_id.empty()) rs.comm_id = std::string(e.comm_id.substr(0, 40));
+        if (l.cuda_dev >= 0 && rs.info.cuda_dev < 0) rs.info.cuda_dev = l.cuda_dev;
+        if (e.kind == EventKind::CommInfo) {
+          if (e.nnodes >= 0) rs.info.nnodes = e.nnodes;
+          if (e.local_ranks >= 0) rs.info.local_ranks = e.local_ranks;
+          if (e.local_rank >= 0) rs.info.local_rank = e.local_rank;
+          // Channel lines that follow carry no comm pointer: NCCL prints them from the thread
+          // that set this comm up, so they belong to the last comm of this (process, device).
+          current_rank[{proc, l.cuda_dev}] = r;
+        } else if (e.kind == EventKind::InitStart) {
+          rs.info.init_started = true;
+          current_rank[{proc, l.cuda_dev}] = r;
+        } else {
+          rs.info.init_complete = true;
+        }
+        break;
+      }
+      case EventKind::InitTimings: {
+        auto it = current_rank.find({proc, l.cuda_dev});
+        std::size_t r = it != current_rank.end() ? it->second : SIZE_MAX;
+        if (r == SIZE_MAX || (ranks[r].info.rank >= 0 && ranks[r].info.rank != e.rank)) {
+          for (std::size_t k = 0; k < ranks.size() && r == SIZE_MAX; ++k)
+            if (ranks[k].proc == proc && ranks[k].info.rank == e.rank && ranks[k].ptr != 0) r = k;
+        }
+        if (r != SIZE_MAX) ranks[r].info.init_total_s = e.seconds;
+        break;
+      }
+      case EventKind::Channel: {
+        ++sum.channel_lines;
+        std::size_t r = rank_for_channel(proc, l.cuda_dev);
+        if (r == SIZE_MAX) break;
+        int t = transport_id(e.name);
+        if (t < 0) break;
+        RankState& rs = ranks[r];
+        const std::string& name = transport_names[static_cast<std::size_t>(t)];
+        auto tc = std::find_if(rs.transports.begin(), rs.transports.end(),
+                               [&](const auto& x) { return x.first == name; });
+        if (tc == rs.transports.end()) {
+          rs.transports.emplace_back(name, 1);
+        } else {
+          ++tc->second;
+        }
+        auto key = std::make_tuple(e.from, e.to, t);
+        auto pit = rs.pairs.find(key);
+        if (pit != rs.pairs.end()) {
+          ++pit->second;
+        } else if (rs.pairs.size() < kMaxPairsPerRank) {
+          rs.pairs.emplace(key, 1);
+        } else {
+          ++rs.pairs_dropped;
+        }
+        break;
+      }
+      case EventKind::Nvls: {
+        auto it = current_rank.find({proc, l.cuda_dev});
+        if (it != current_rank.end()) ranks[it->second].nvls = true;
+        break;
+      }
+      default:
+        break;
+    }
+  }
+};
+
+Accumulator::Accumulator() : s_(std::make_unique<State>()) {}
+Accumulator::~Accumulator() = default;
+
+void Accumulator::begin_input(const std::string& name) {
+  s_->input = InputInfo{};
+  s_->input.name = name;
+  s_->line_no = 0;
+  // A new file is a new stream: process/comm identities carry over (per-rank files of one
+  // job), but the "last process" cache must not.
+  s_->last_pid = -2;
+}
+
+void Accumulator::add_line(std::string_view raw) {
+  ++s_->line_no;
+  Line l;
+  if (!parse_line(raw, l)) return;
+  ++s_->input.nccl_lines;
+  s_->apply(l, classify(l));
+}
+
+void Accumulator::end_input(const LineReader& reader) {
+  s_->input.bytes = reader.bytes();
+  s_->input.lines = reader.lines();
+  s_->input.cut_lines = reader.cut_lines();
+  s_->sum.inputs.push_back(s_->input);
+}
+
+LogSummary Accumulator::finish() {
+  LogSummary out = std::move(s_->sum);
+  for (auto& h : s_->hits)
+    if (h.count > 0) out.hits.push_back(std::move(h));
+
+  std::map<std::string, std::size_t> comm_index;
+  for (const RankState& r : s_->ranks) {
+    std::string key = !r.comm_id.empty() ? r.comm_id
+                      : r.info.nranks > 0 ? "nranks=" + std::to_string(r.info.nranks)
+                                          : "unknown";
+    auto it = comm_index.find(key);
+    if (it == comm_index.end()) {
+      it = comm_index.emplace(key, out.comms.size()).first;
+      CommSummary c;
+      c.key = key;
+      out.comms.push_back(std::move(c));
+    }
+    CommSummary& c = out.comms[it->second];
+    if (r.info.nranks > 0) c.nranks = r.info.nranks;
+    if (r.info.nnodes) c.nnodes = std::max(c.nnodes.value_or(0), *r.info.nnodes);
+    c.nvls = c.nvls || r.nvls;
+    if (r.ptr != 0) c.ranks.push_back(r.info);
+    for (const auto& [name, count] : r.transports) {
+      auto tc = std::find_if(c.transports.begin(), c.transports.end(),
+                             [&](const TransportCount& t) { return t.transport == name; });
+      if (tc == c.transports.end()) {
+        TransportCount t;
+        t.transport = name;
+        t.network = name.rfind("NET/", 0) == 0;
+        t.gdrdma = name.find("/GDRDMA") != std::string::npos;
+        c.transports.push_back(t);
+        tc = c.transports.end() - 1;
+      }
+      tc->connections += count;
+      if (tc->network) {
+        c.net_connections += count;
+        bool socket = name.rfind("NET/Socket", 0) == 0;
+        if (socket) c.net_socket_connections += count;
+        else c.net_rdma_connections += count;
+        if (tc->gdrdma) c.net_gdr_connections += count;
+      } else {
+        c.local_connections += count;
+      }
+    }
+    for (const auto& [key3, count] : r.pairs) {
+      const auto& [from, to, t] = key3;
+      const std::string& name = s_->transport_names[static_cast<std::size_t>(t)];
+      auto pp = std::find_if(c.pairs.begin(), c.pairs.end(), [&](const PeerPair& p) {
+        return p.from == from && p.to == to && p.transport == name;
+      });
+      if (pp != c.pairs.end()) {
+        pp->channels += count;
+      } else if (c.pairs.size() < kMaxPairsPerRank * 4) {
+        c.pairs.push_back(PeerPair{from, to, name, count});
+      } else {
+        ++c.pairs_dropped;
+      }
+    }
+    c.pairs_dropped += r.pairs_dropped;
+  }
+  for (auto& c : out.comms) {
+    std::sort(c.ranks.begin(), c.ranks.end(), [](const RankInfo& a, const RankInfo& b) {
+      return std::tie(a.rank, a.host, a.pid) < std::tie(b.rank, b.host, b.pid);
+    });
+    std::sort(c.pairs.begin(), c.pairs.end(), [](const PeerPair& a, const PeerPair& b) {
+      return std::tie(a.from, a.to, a.transport) < std::tie(b.from, b.to, b.transport);
+    });
+    std::sort(c.transports.begin(), c.transports.end(), [](const TransportCount& a, const TransportCount& b) {
+      return a.connections != b.connections ? a.connections > b.connections : a.transport < b.transport;
+    });
+  }
+  s_ = std::make_unique<State>();
+  return out;
+}
+
+void accumulate_stream(Accumulator& acc, std::FILE* f, const std::string& name, std::size_t max_line_bytes) {
+  LineReader reader(max_line_bytes);
+  acc.begin_input(name);
+  reader.read(f, name, [&](std::string_view line) { acc.add_line(line); });
+  acc.end_input(reader);
+}
+
+LogSummary summarize_text(std::string_view text, const std::string& name) {
+  Accumulator acc;
+  LineReader reader;
+  acc.begin_input(name);
+  auto cb = [&](std::string_view line) { acc.add_line(line); };
+  reader.feed(text.data(), text.size(), cb);
+  reader.finish(cb);
+  acc.end_input(reader);
+  return acc.finish();
+}
+
+}  // namespace fabscope::nccllog

@@ -1,0 +1,450 @@
+#include "nccllog/parser.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+#include "core/error.hpp"
+#include "nccllog/signatures.hpp"
+
+namespace fabscope::nccllog {
+
+namespace {
+
+using sv = std::string_view;
+
+bool starts(sv s, sv p) { return s.size() >= p.size() && std::memcmp(s.data(), p.data(), p.size()) == 0; }
+
+std::size_t find(sv s, sv needle, std::size_t from = 0) {
+  if (from > s.size() || needle.size() > s.size() - from) return sv::npos;
+  const void* p = memmem(s.data() + from, s.size() - from, needle.data(), needle.size());
+  return p ? static_cast<std::size_t>(static_cast<const char*>(p) - s.data()) : sv::npos;
+}
+
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+// Reads a non-negative decimal at s[i], advancing i. Bounded to 18 digits so it cannot
+// overflow; false when there is no digit.
+bool read_uint(sv s, std::size_t& i, long& out) {
+  std::size_t start = i;
+  long v = 0;
+  while (i < s.size() && is_digit(s[i]) && i - start < 18) v = v * 10 + (s[i++] - '0');
+  if (i == start) return false;
+  out = v;
+  return true;
+}
+
+bool read_int(sv s, std::size_t& i, int& out) {
+  long v = 0;
+  bool neg = i < s.size() && s[i] == '-';
+  if (neg) ++i;
+  if (!read_uint(s, i, v) || v > 1'000'000'000) return false;
+  out = static_cast<int>(neg ? -v : v);
+  return true;
+}
+
+bool expect(sv s, std::size_t& i, sv lit) {
+  if (!starts(s.substr(std::min(i, s.size())), lit)) return false;
+  i += lit.size();
+  return true;
+}
+
+sv trim(sv s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  return s;
+}
+
+// The int after `key` (" rank ", " nRanks "), or -1.
+int field_int(sv s, sv key) {
+  std::size_t p = find(s, key);
+  if (p == sv::npos) return -1;
+  std::size_t i = p + key.size();
+  int v = -1;
+  return read_int(s, i, v) ? v : -1;
+}
+
+// The word after `key`, up to a space.
+sv field_word(sv s, sv key) {
+  std::size_t p = find(s, key);
+  if (p == sv::npos) return {};
+  sv rest = s.substr(p + key.size());
+  return rest.substr(0, rest.find(' '));
+}
+
+std::uint64_t parse_hex(sv s) {
+  if (starts(s, "0x")) s.remove_prefix(2);
+  std::uint64_t v = 0;
+  for (std::size_t i = 0; i < s.size() && i < 16; ++i) {
+    char c = s[i];
+    int d = is_digit(c) ? c - '0' : (c >= 'a' && c <= 'f') ? c - 'a' + 10 : (c >= 'A' && c <= 'F') ? c - 'A' + 10 : -1;
+    if (d < 0) break;
+    v = v * 16 + static_cast<std::uint64_t>(d);
+  }
+  return v;
+}
+
+// "host:pid:tid" -> parts; false when the token is not of that shape.
+bool split_host_token(sv tok, Line& out) {
+  std::size_t c2 = tok.rfind(':');
+  if (c2 == sv::npos || c2 == 0) return false;
+  std::size_t c1 = tok.rfind(':', c2 - 1);
+  if (c1 == sv::npos || c1 == 0) return false;
+  std::size_t i = c1 + 1;
+  long pid = 0, tid = 0;
+  if (!read_uint(tok, i, pid) || i != c2) return false;
+  i = c2 + 1;
+  if (!read_uint(tok, i, tid) || i != tok.size()) return false;
+  out.host = tok.substr(0, c1);
+  out.pid = pid;
+  out.tid = tid;
+  return true;
+}
+
+bool is_dev_token(sv tok, int& dev) {
+  if (tok.size() < 3 || tok.front() != '[' || tok.back() != ']') return false;
+  std::size_t i = 1;
+  long v = 0;
+  if (!read_uint(tok, i, v) || i != tok.size() - 1 || v > 1'000'000) return false;
+  dev = static_cast<int>(v);
+  return true;
+}
+
+// Parses the text before "NCCL INFO"/"NCCL WARN": "[junk] host:pid:tid [dev] [file:line [(func)]]".
+// Walks at most 6 space-separated tokens from the right; anything further left (a timestamp,
+// an mpirun "[56]" tag, a terminal colour remnant) is ignored.
+void parse_prefix(sv pre, Line& out) {
+  sv tokens[6];
+  int n = 0;
+  pre = trim(pre);
+  while (!pre.empty() && n < 6) {
+    std::size_t sp = pre.rfind(' ');
+    sv tok = sp == sv::npos ? pre : pre.substr(sp + 1);
+    tokens[n++] = tok;
+    pre = sp == sv::npos ? sv{} : trim(pre.substr(0, sp));
+  }
+  for (int k = 0; k < n; ++k) {
+    int dev = -1;
+    if (!is_dev_token(tokens[k], dev)) continue;
+    out.cuda_dev = dev;
+    if (k + 1 < n) split_host_token(tokens[k + 1], out);
+    if (k > 0) {  // WARN: "file:line" and maybe "(func)" after the device
+      const char* b = tokens[k - 1].data();
+      const char* e = tokens[0].data() + tokens[0].size();
+      out.source = sv(b, static_cast<std::size_t>(e - b));
+    }
+    return;
+  }
+  // No "[dev]": a WARN quoted without its prefix ("misc/ibvwrap.cc:187 NCCL WARN ...").
+  if (n > 0 && tokens[0].find(':') != sv::npos) out.source = tokens[0];
+}
+
+Event channel_event(sv m) {
+  // "Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM", "Channel 01 : 2[c7000] -> 0[87000] [receive]
+  // via NET/IB/5/GDRDMA" (before 2.12), "Ring 00 : 51[3d000] -> 56[1a000] via P2P/IPC" (2.6).
+  Event e;
+  std::size_t i = starts(m, "Channel ") ? 8 : 5;
+  long ch = 0;
+  if (!read_uint(m, i, ch)) return e;
+  if (i < m.size() && m[i] == '/') {
+    ++i;
+    long conn = 0;
+    if (!read_uint(m, i, conn)) return e;
+  }
+  if (!expect(m, i, " : ")) return e;
+  int from = -1, to = -1;
+  if (!read_int(m, i, from)) return e;
+  if (i < m.size() && m[i] == '[') {
+    std::size_t close = m.find(']', i);
+    if (close == sv::npos) return e;
+    i = close + 1;
+  }
+  if (!expect(m, i, " -> ")) return e;  // "Channel 00/24 : 0 1" lists a ring: not a connection
+  if (!read_int(m, i, to)) return e;
+  std::size_t via = find(m, " via ", i);
+  if (via == sv::npos) return e;
+  e.kind = EventKind::Channel;
+  e.channel = static_cast<int>(ch);
+  e.from = from;
+  e.to = to;
+  e.name = trim(m.substr(via + 5));
+  return e;
+}
+
+Event comm_event(sv m) {
+  // "comm 0x8f2d1c0 rank 0 nRanks 2 nNodes 1 localRanks 2 localRank 0 MNNVL 0" and the
+  // Init START/COMPLETE lines, with or without the API name in front (it appeared in 2.19).
+  Event e;
+  std::size_t p = find(m, "comm 0x");
+  if (p == sv::npos) return e;
+  sv rest = m.substr(p + 5);
+  e.comm_ptr = parse_hex(rest.substr(0, rest.find(' ')));
+  e.rank = field_int(m, " rank ");
+  if (m.size() >= 13 && m.substr(m.size() - 13) == "Init COMPLETE") {
+    e.kind = EventKind::InitComplete;
+  } else if (m.size() >= 10 && m.substr(m.size() - 10) == "Init START") {
+    e.kind = EventKind::InitStart;
+  } else if (find(m, " nNodes ") != sv::npos) {
+    e.kind = EventKind::CommInfo;
+    e.nranks = field_int(m, " nRanks ");
+    e.nnodes = field_int(m, " nNodes ");
+    e.local_ranks = field_int(m, " localRanks ");
+    e.local_rank = field_int(m, " localRank ");
+    return e;
+  } else {
+    return e;
+  }
+  e.nranks = field_int(m, " nranks ");
+  e.comm_id = field_word(m, " commId ");
+  return e;
+}
+
+Event timings_event(sv m) {
+  // "Init timings - ncclCommInitRankConfig: rank 1 nranks 2 total 0.52 (...)" (2.27+) or
+  // "Init timings: rank 2 nranks 16 total 1.08 (...)" (2.2x).
+  Event e;
+  e.rank = field_int(m, " rank ");
+  e.nranks = field_int(m, " nranks ");
+  sv total = field_word(m, " total ");
+  if (e.rank < 0 || total.empty()) return e;
+  std::string buf(total.substr(0, 32));
+  char* end = nullptr;
+  double v = std::strtod(buf.c_str(), &end);
+  if (end == buf.c_str() || v < 0 || v > 1e9) return e;
+  e.kind = EventKind::InitTimings;
+  e.seconds = v;
+  return e;
+}
+
+Event error_trace_event(sv m) {
+  // "init.cc:126 -> 5", "proxy.cc:878 -> 6 [Progress Thread]": the ncclResult_t that a
+  // failing call returned, printed on the way up the stack.
+  Event e;
+  std::size_t sp = m.find(' ');
+  if (sp == sv::npos || sp == 0 || m.substr(0, sp).find(':') == sv::npos) return e;
+  std::size_t i = sp;
+  if (!expect(m, i, " -> ")) return e;
+  long code = 0;
+  if (!read_uint(m, i, code)) return e;
+  e.kind = EventKind::ErrorTrace;
+  e.number = code;
+  return e;
+}
+
+Event info_event(sv m) {
+  Event e;
+  if (m.empty()) return e;
+  switch (m[0]) {
+    case 'C':
+      if (starts(m, "Channel ")) return channel_event(m);
+      if (starts(m, "Connected NVLS")) { e.kind = EventKind::Nvls; return e; }
+      break;
+    case 'R':
+      if (starts(m, "Ring ")) return channel_event(m);
+      break;
+    case 'c':
+      if (starts(m, "comm 0x")) return comm_event(m);
+      if (starts(m, "cudaDriverVersion ")) {
+        std::size_t i = 18;
+        if (read_uint(m, i, e.number)) e.kind = EventKind::CudaDriver;
+        return e;
+      }
+      break;
+    case 'n':
+      if (starts(m, "nccl") && find(m, " comm 0x") != sv::npos) return comm_event(m);
+      break;
+    case 'N':
+      if (starts(m, "NCCL version ")) {
+        e.kind = EventKind::Version;
+        e.name = trim(field_word(m, "NCCL version "));
+        return e;
+      }
+      if (starts(m, "NET/IB : Using") || starts(m, "NET/IB: Using")) {
+        sv rest = m.substr(m.find("Using") + 5);
+        e.kind = EventKind::NetIbUsing;
+        e.name = rest.substr(0, rest.find(';'));
+        return e;
+      }
+      if (starts(m, "NET/IB : No device found") || starts(m, "NET/IB: No device found")) {
+        e.kind = EventKind::IbNoDevice;
+        return e;
+      }
+      if (starts(m, "NET/Socket : Using") || starts(m, "NET/Socket: Using")) {
+        e.kind = EventKind::NetSocketUsing;
+        e.name = m.substr(m.find("Using") + 5);
+        return e;
+      }
+      if (starts(m, "NCCL_")) {
+        // "NCCL_IB_HCA set by environment to mlx5" (param.cc appends a '.'), and
+        // "NCCL_IB_HCA set to mlx5_4" (net_ib's own echo of string variables).
+        std::size_t p = find(m, " set by environment to ");
+        std::size_t len = 23;
+        if (p == sv::npos) { p = find(m, " set to "); len = 8; }
+        if (p != sv::npos && m.substr(0, p).find(' ') == sv::npos) {
+          e.kind = EventKind::EnvOverride;
+          e.name = m.substr(0, p);
+          sv v = trim(m.substr(p + len));
+          if (!v.empty() && v.back() == '.') v.remove_suffix(1);
+          e.value = v;
+          return e;
+        }
+      }
+      break;
+    case 'B':
+      if (starts(m, "Bootstrap: Using") || starts(m, "Bootstrap : Using")) {
+        sv rest = trim(m.substr(m.find("Using") + 5));
+        if (starts(rest, "[")) {  // "[0]eth0:10.0.0.1<0> [1]..." (before 2.19)
+          std::size_t close = rest.find(']');
+          if (close != sv::npos) rest.remove_prefix(close + 1);
+        }
+        e.kind = EventKind::Bootstrap;
+        e.name = rest.substr(0, rest.find(' '));
+        return e;
+      }
+      break;
+    case 'U':
+      if (starts(m, "Using network ")) {
+        e.kind = EventKind::UsingNetwork;
+        e.name = trim(m.substr(14));
+        return e;
+      }
+      break;
+    case 'F':
+      if (starts(m, "Failed to initialize NET plugin ")) {
+        e.kind = EventKind::NetPluginFailed;
+        e.name = trim(m.substr(32));
+        return e;
+      }
+      break;
+    case 'I':
+      if (starts(m, "Init timings")) return timings_event(m);
+      break;
+    default:
+      break;
+  }
+  if (m[0] >= 'a' && m[0] <= 'z') {
+    e = error_trace_event(m);
+    if (e.kind != EventKind::None) return e;
+  }
+  if (const Signature* s = match_signature(MatchOn::Info, m)) {
+    e.kind = EventKind::SignatureHit;
+    e.signature = s;
+  }
+  return e;
+}
+
+}  // namespace
+
+bool parse_line(std::string_view raw, Line& out) {
+  out = Line{};
+  out.raw = raw;
+  std::size_t from = 0;
+  while (true) {
+    std::size_t p = find(raw, "NCCL ", from);
+    if (p == sv::npos) return false;
+    sv after = raw.substr(p + 5);
+    if (starts(after, "INFO ") || starts(after, "WARN ") || after == "INFO" || after == "WARN") {
+      out.level = after[0] == 'I' ? Level::Info : Level::Warn;
+      out.message = after.size() > 5 ? after.substr(5) : sv{};
+      parse_prefix(raw.substr(0, p), out);
+      return true;
+    }
+    if (starts(after, "version ") && p <= 8) {
+      // Before 2.2x the version line is printed with no "host:pid:tid" prefix.
+      out.level = Level::Bare;
+      out.message = trim(raw.substr(p));
+      return true;
+    }
+    if (starts(after, "error") || starts(after, "failure") || starts(after, "communicator") ||
+        starts(after, "timeout") || starts(after, "Error")) {
+      out.level = Level::Framework;
+      out.message = raw;
+      return true;
+    }
+    from = p + 5;
+  }
+}
+
+Event classify(const Line& line) {
+  Event e;
+  switch (line.level) {
+    case Level::Info:
+      return info_event(line.message);
+    case Level::Bare:
+      if (starts(line.message, "NCCL version ")) {
+        e.kind = EventKind::Version;
+        e.name = field_word(line.message, "NCCL version ");
+      }
+      return e;
+    case Level::Warn:
+      e.signature = match_signature(MatchOn::Warn, line.message);
+      e.kind = e.signature ? EventKind::SignatureHit : EventKind::UnknownWarn;
+      if (!e.signature) e.name = line.message;
+      return e;
+    case Level::Framework:
+      e.signature = match_signature(MatchOn::Framework, line.message);
+      if (e.signature) e.kind = EventKind::SignatureHit;
+      return e;
+  }
+  return e;
+}
+
+LineReader::LineReader(std::size_t max_line_bytes) : max_(max_line_bytes < 16 ? 16 : max_line_bytes) {
+  carry_.reserve(max_);
+}
+
+void LineReader::emit(std::string_view line, const Callback& on_line) {
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  ++lines_;
+  on_line(line);
+}
+
+void LineReader::feed(const char* data, std::size_t n, const Callback& on_line) {
+  bytes_ += n;
+  std::size_t i = 0;
+  while (i < n) {
+    const char* nl = static_cast<const char*>(std::memchr(data + i, '\n', n - i));
+    std::size_t end = nl ? static_cast<std::size_t>(nl - data) : n;
+    std::size_t len = end - i;
+    if (skipping_) {
+      // The tail of an over-long line: dropped up to its newline.
+      if (nl) skipping_ = false;
+    } else if (carry_.empty() && nl && len <= max_) {
+      emit(std::string_view(data + i, len), on_line);  // the common path: no copy
+    } else {
+      std::size_t room = max_ - carry_.size();
+      carry_.append(data + i, std::min(len, room));
+      if (len > room) {
+        ++cut_;
+        emit(carry_, on_line);
+        carry_.clear();
+        skipping_ = nl == nullptr;
+      } else if (nl) {
+        emit(carry_, on_line);
+        carry_.clear();
+      }
+    }
+    i = nl ? end + 1 : n;
+  }
+}
+
+void LineReader::finish(const Callback& on_line) {
+  if (!carry_.empty()) emit(carry_, on_line);
+  carry_.clear();
+  skipping_ = false;
+}
+
+void LineReader::read(std::FILE* f, const std::string& name, const Callback& on_line) {
+  std::vector<char> buf(1 << 20);
+  while (true) {
+    std::size_t n = std::fread(buf.data(), 1, buf.size(), f);
+    if (n > 0) feed(buf.data(), n, on_line);
+    if (n < buf.size()) {
+      if (std::ferror(f)) throw Error(name + ": read failed: " + std::strerror(errno));
+      break;
+    }
+  }
+  finish(on_line);
+}
+
+}  // namespace fabscope::nccllog

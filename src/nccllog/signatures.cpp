@@ -1,0 +1,350 @@
+#include "nccllog/signatures.hpp"
+
+#include <cstring>
+
+namespace fabscope::nccllog {
+
+namespace {
+
+using S = Severity;
+using M = MatchOn;
+
+// Order matters: the first entry that matches wins, so specific entries come before the
+// generic ones they overlap with (an ibv_modify_qp "Network is unreachable" is a RoCE routing
+// problem, not a socket one). Line formats are those of NCCL's sources (net_ib, socket.cc,
+// bootstrap.cc, shmutils.cc, init.cc) from 2.5 to 2.28, and of PyTorch's ProcessGroupNCCL.
+const Signature kSignatures[] = {
+    // --- InfiniBand / RoCE completion errors: "NET/IB : Got completion from peer ... status=N"
+    {"ib_wc_retry_exceeded", S::Fail, M::Warn, "", "Got completion", "", 12,
+     "IB completion status 12 (IBV_WC_RETRY_EXC_ERR): transport retry counter exceeded",
+     "The peer HCA never acknowledged: a link went down or flapped, the two NICs cannot reach each "
+     "other (wrong GID index or missing route on RoCE, different subnets, a switch port down), or "
+     "heavy loss/congestion (RoCE without PFC/ECN) outlasted NCCL_IB_TIMEOUT x NCCL_IB_RETRY_CNT.",
+     "Check both ports (ibstat, `fabscope check`), link-down counters and switch logs; on RoCE verify "
+     "NCCL_IB_GID_INDEX selects the RoCE v2 GID of the right IP and that PFC/ECN are configured; "
+     "raise NCCL_IB_TIMEOUT (e.g. 22) only once connectivity is proven."},
+    {"ib_wc_rnr_retry_exceeded", S::Fail, M::Warn, "", "Got completion", "", 13,
+     "IB completion status 13 (IBV_WC_RNR_RETRY_EXC_ERR): receiver not ready, retries exhausted",
+     "The remote QP had no receive posted for too long: the peer process stalled, crashed or is "
+     "far behind (a hung rank, a GPU fault on the other side).",
+     "Look at the peer's own log for the first error; check that every rank is alive and that no "
+     "GPU reported Xid errors."},
+    {"ib_wc_local_protection", S::Fail, M::Warn, "", "Got completion", "", 4,
+     "IB completion status 4 (IBV_WC_LOC_PROT_ERR): local protection error",
+     "The HCA could not access the registered buffer: with GPUDirect RDMA this is usually PCIe ACS "
+     "redirecting peer-to-peer traffic through the root complex, or IOMMU/VT-d translation, or a "
+     "broken nvidia-peermem / dma-buf setup.",
+     "Disable ACS on the PCIe switches between GPU and NIC (or run `fabscope check` for ACS), "
+     "set iommu=pt, check nvidia_peermem is loaded; NCCL_NET_GDR_LEVEL=LOC confirms by turning "
+     "GPUDirect RDMA off."},
+    {"ib_wc_flush", S::Warn, M::Warn, "", "Got completion", "", 5,
+     "IB completion status 5 (IBV_WC_WR_FLUSH_ERR): work request flushed",
+     "The QP had already moved to the error state because of an earlier failure; this is a "
+     "consequence, not the cause. On some systems it also means NICs of one node cannot talk to "
+     "each other.",
+     "Find the first completion error before this one (on this rank or its peer) and fix that."},
+    {"ib_wc_remote_access", S::Fail, M::Warn, "", "Got completion", "", 10,
+     "IB completion status 10 (IBV_WC_REM_ACCESS_ERR): remote access error",
+     "The peer rejected the RDMA write: its memory registration is gone or invalid (peer aborted, "
+     "mismatched NCCL versions or buffers freed under NCCL).",
+     "Check the peer's log for an earlier abort; make sure all ranks run the same NCCL version."},
+    {"ib_wc_remote_op", S::Fail, M::Warn, "", "Got completion", "", 11,
+     "IB completion status 11 (IBV_WC_REM_OP_ERR): remote operation error",
+     "The responder could not complete the operation, typically because its QP failed first.",
+     "Read the peer's log for its first error."},
+    {"ib_completion_error", S::Fail, M::Warn, "", "Got completion", "", -1,
+     "IB completion error (see the ibv_wc_status code in the evidence)",
+     "The HCA reported a failed work request; the status code says which part of the path failed.",
+     "Look up the status in the evidence; check links (ibstat), counters and the peer's log."},
+    // --- Queue-pair setup: "Call to ibv_modify_qp failed with error <strerror>"
+    {"ib_modify_qp_unreachable", S::Fail, M::Warn, "", "ibv_modify_qp", "Network is unreachable", -1,
+     "ibv_modify_qp failed: Network is unreachable",
+     "RoCE: no route from the selected GID's IP to the peer's (the GID index picks an address on "
+     "another subnet or a link-local/IPv6 entry, or the peer subnet has no route on this NIC).",
+     "Set NCCL_IB_GID_INDEX to the RoCE v2 entry holding the NIC's routable IPv4 address "
+     "(show_gids), or check routes/ARP between the two NIC IPs (ping -I <nic-ip>)."},
+    {"ib_modify_qp_timeout", S::Fail, M::Warn, "", "ibv_modify_qp", "timed out", -1,
+     "ibv_modify_qp failed: Connection timed out",
+     "RoCE: the kernel could not resolve the peer's MAC (ARP/neighbour discovery failed), so the "
+     "address handle could not be built: wrong GID/IP, different VLANs, or a firewall dropping ARP.",
+     "Verify the NIC IPs can ping each other from the RDMA interfaces; check NCCL_IB_GID_INDEX and "
+     "VLAN/subnet configuration of both ports."},
+    {"ib_modify_qp_invalid", S::Fail, M::Warn, "", "ibv_modify_qp", "Invalid argument", -1,
+     "ibv_modify_qp failed: Invalid argument",
+     "A QP attribute the HCA rejects: usually a GID index that does not exist or is empty on this "
+     "port, an MTU above the port's, or mixing IB and RoCE ports in one job.",
+     "List the GID table (show_gids / ibv_devinfo -v), set NCCL_IB_GID_INDEX to a valid RoCE v2 "
+     "entry and select HCAs of one link layer with NCCL_IB_HCA."},
+    {"ib_modify_qp_no_data", S::Fail, M::Warn, "", "ibv_modify_qp", "No data available", -1,
+     "ibv_modify_qp failed: No data available",
+     "The GID entry NCCL selected is empty (no IP configured on the RoCE netdev, or the address was "
+     "removed).",
+     "Configure an IP on the RoCE interface or point NCCL_IB_GID_INDEX at a populated entry."},
+    {"ib_modify_qp_failed", S::Fail, M::Warn, "", "ibv_modify_qp", "", -1,
+     "ibv_modify_qp failed",
+     "Moving the QP to INIT/RTR/RTS failed; the error text names the reason (device gone, GID, "
+     "route, MTU).",
+     "Check the port state and GID table; see the error text in the evidence."},
+    {"ib_reg_mr_failed", S::Fail, M::Warn, "", "ibv_reg_mr", "", -1,
+     "ibv_reg_mr failed: memory registration refused",
+     "Locked-memory limit too low (ulimit -l, container memlock), or GPU memory registration not "
+     "possible (nvidia-peermem not loaded and no dma-buf support).",
+     "Set memlock to unlimited (limits.conf, docker --ulimit memlock=-1, Slurm PropagateResourceLimits); "
+     "load nvidia_peermem or use a dma-buf capable driver and kernel."},
+    {"ib_create_qp_failed", S::Fail, M::Warn, "", "ibv_create_qp", "", -1,
+     "ibv_create_qp failed",
+     "The HCA or the locked-memory limit ran out of resources for queue pairs.",
+     "Raise the memlock limit; reduce NCCL_IB_QPS_PER_CONNECTION or the number of communicators."},
+    {"ib_async_fatal", S::Fail, M::Warn, "NET/IB", "async fatal event", "", -1,
+     "HCA reported a fatal asynchronous event",
+     "The adapter or a QP entered a fatal state (firmware error, PCIe error, device reset).",
+     "Check dmesg for mlx5 health/syndrome messages; reset or replace the adapter."},
+    {"ib_async_event", S::Warn, M::Warn, "NET/IB", "async event", "", -1,
+     "HCA reported an asynchronous event (port error, link change)",
+     "A port went down or changed state during the job: a link flap, a cable or transceiver problem.",
+     "Check the port's link_downed and symbol error counters and the switch port; replace the cable "
+     "if they grow."},
+    {"ib_gid_table_changed", S::Warn, M::Warn, "NET/IB", "GID table changed", "", -1,
+     "GID table changed during the job",
+     "An IP address was added or removed on a RoCE interface while NCCL was running, so GID indices "
+     "may now point at different addresses.",
+     "Keep RoCE interface addresses static during jobs (NetworkManager, DHCP renewals, cloud agents)."},
+    {"ib_incompatible_devices", S::Fail, M::Warn, "", "incompatible devices", "", -1,
+     "NCCL tried to connect NICs of different link layers",
+     "One side uses an InfiniBand port and the other a RoCE (Ethernet) port.",
+     "Select NICs of one link layer on every node with NCCL_IB_HCA."},
+    {"ib_no_ip_interface", S::Fail, M::Warn, "NET/IB", "No IP interface found", "", -1,
+     "NET/IB found no IP interface for its out-of-band connection",
+     "NCCL_SOCKET_IFNAME / NCCL_IB_OOB_IFNAME matches no interface that is up with an address.",
+     "Point NCCL_SOCKET_IFNAME at an interface that exists on every node (ip -br addr)."},
+    {"ib_verbs_missing", S::Warn, M::Warn, "", "Failed to open libibverbs", "", -1,
+     "libibverbs could not be loaded: InfiniBand/RoCE disabled",
+     "rdma-core (libibverbs.so.1) is not installed in this environment, typically a container image "
+     "without it, so NCCL falls back to TCP sockets.",
+     "Install rdma-core / libibverbs1 (and the provider, e.g. libmlx5-1) in the image and expose "
+     "/dev/infiniband to the container."},
+    // --- Sockets (bootstrap and NET/Socket)
+    {"socket_no_interface", S::Fail, M::Warn, "", "no socket interface found", "", -1,
+     "No usable network interface for NCCL's sockets",
+     "NCCL_SOCKET_IFNAME matches no interface that is up with an address (a typo, an interface that "
+     "exists on some nodes only, or a container network namespace without it).",
+     "Set NCCL_SOCKET_IFNAME to an interface present on every node (ip -br addr), or unset it."},
+    {"socket_no_interface_net", S::Fail, M::Warn, "NET/Socket", "no interface found", "", -1,
+     "NET/Socket found no interface",
+     "As for the bootstrap: the interface filter matches nothing usable.",
+     "Set NCCL_SOCKET_IFNAME to an interface present on every node, or unset it."},
+    {"socket_connection_refused", S::Fail, M::Warn, "", "Connection refused", "", -1,
+     "Socket connection refused",
+     "Nothing listens at the peer address: the peer rank exited or was not started yet, a firewall "
+     "REJECTs the port range, or NCCL picked an interface/IP the peer is not reachable on (docker0, "
+     "a veth, a NAT address).",
+     "Check that all ranks started and are alive; pin NCCL_SOCKET_IFNAME to the cluster interface; "
+     "open the ephemeral port range between nodes in the firewall."},
+    {"socket_connection_timeout", S::Fail, M::Warn, "", "Connection timed out", "", -1,
+     "Socket connection timed out",
+     "Packets to the peer are dropped: a firewall DROP rule, a route through the wrong interface, or "
+     "an address that is not reachable from this node.",
+     "Pin NCCL_SOCKET_IFNAME to the interface the nodes share; test with nc/ping between the IPs "
+     "in the log; open the firewall between nodes."},
+    {"socket_network_unreachable", S::Fail, M::Warn, "", "Network is unreachable", "", -1,
+     "Socket connect failed: Network is unreachable",
+     "No route to the peer's address from the chosen interface (an IPv6 link-local or a container-only "
+     "address was advertised).",
+     "Pin NCCL_SOCKET_IFNAME (and NCCL_SOCKET_FAMILY=AF_INET if IPv6 is not routed)."},
+    {"socket_connection_aborted", S::Fail, M::Warn, "", "Software caused connection abort", "", -1,
+     "Socket connection aborted",
+     "The local stack aborted the connection, usually after the peer refused it repeatedly (NCCL "
+     "before 2.24 reported refused connections this way after its retries).",
+     "As for refused connections: check the peer is alive and reachable on the chosen interface."},
+    {"socket_closed_by_peer", S::Fail, M::Warn, "", "Connection closed by remote peer", "", -1,
+     "The peer closed the connection",
+     "The remote rank exited or crashed (often after its own error), or something else connected to "
+     "NCCL's port (a security scanner) and hung up.",
+     "Read the peer's log for the first error; this message is usually a consequence."},
+    {"socket_connection_reset", S::Fail, M::Warn, "", "Connection reset by peer", "", -1,
+     "Connection reset by the peer",
+     "The remote process died or its host rebooted / dropped the connection.",
+     "Read the peer's log and the node's kernel log (OOM killer, Xid)."},
+    {"socket_connect_retry", S::Info, M::Info, "Call to connect returned", "", "", -1,
+     "Socket connect failed and is being retried",
+     "The peer was not listening yet or the connection was refused/timed out; NCCL retries a few "
+     "times before giving up.",
+     "Nothing if the job went on; otherwise see the refused/timed-out finding."},
+    // --- Memory
+    {"cuda_oom", S::Fail, M::Warn, "", "out of memory", "", -1,
+     "CUDA out of memory inside NCCL",
+     "The GPU has no room for NCCL's buffers (channels x buffer size x peers), typically because the "
+     "application already took it all, or many communicators each allocate their own.",
+     "Leave headroom (PyTorch: reserve less; fewer communicators), or reduce NCCL_BUFFSIZE / "
+     "NCCL_MAX_NCHANNELS / NCCL_NCHANNELS_PER_NET_PEER."},
+    {"cuda_failure", S::Fail, M::Warn, "", "Cuda failure", "", -1,
+     "A CUDA call inside NCCL failed",
+     "The CUDA runtime returned an error (illegal address, launch failure, driver/runtime mismatch); "
+     "the error string says which.",
+     "Check dmesg for Xid errors, the driver vs CUDA runtime versions, and the application's own "
+     "kernels (compute-sanitizer)."},
+    {"shm_exhausted", S::Fail, M::Warn, "", "shared memory segment", "", -1,
+     "Could not create a shared-memory segment in /dev/shm",
+     "/dev/shm is too small, typically a container's 64 MB default, so the SHM transport cannot "
+     "allocate its buffers.",
+     "Run the container with --ipc=host or --shm-size=1g (Kubernetes: an emptyDir medium Memory at "
+     "/dev/shm)."},
+    {"shm_extend_failed", S::Fail, M::Warn, "", "failed to extend /dev/shm", "", -1,
+     "Could not grow a /dev/shm segment",
+     "/dev/shm is full or too small (container default 64 MB).",
+     "Run the container with --ipc=host or a larger --shm-size."},
+    // --- Versions, plugins, setup
+    {"version_mismatch", S::Fail, M::Warn, "", "Mismatched NCCL version", "", -1,
+     "Ranks run different NCCL versions",
+     "Nodes or containers load different libnccl builds (different images, a system NCCL shadowing "
+     "the framework's, LD_LIBRARY_PATH differences).",
+     "Use one NCCL build on every node; check which libnccl each rank loads (NCCL_DEBUG=VERSION)."},
+    {"net_plugin_none", S::Fail, M::Warn, "", "Failed to initialize any NET plugin", "", -1,
+     "No network plugin could be initialised",
+     "Neither an external plugin nor the internal IB and Socket transports started: no usable NIC "
+     "or interface.",
+     "Check NCCL_NET / NCCL_NET_PLUGIN, NCCL_SOCKET_IFNAME and the NICs visible in this "
+     "environment."},
+    {"net_plugin_load_failed", S::Warn, M::Info, "NET/Plugin", "undefined symbol", "", -1,
+     "An external network plugin failed to load (undefined symbol)",
+     "The libnccl-net plugin was built against other libraries than those present (a HPC-X, AWS OFI "
+     "or SHARP plugin from another release), so NCCL falls back to its internal transports.",
+     "Install the plugin release that matches the libraries on this node, or unset "
+     "NCCL_NET_PLUGIN to use NCCL's own IB transport."},
+    {"net_plugin_unsupported", S::Warn, M::Info, "External network plugin", "unsupported", "", -1,
+     "The external network plugin's API version is not supported by this NCCL",
+     "The plugin is older or newer than the plugin interface versions this NCCL accepts.",
+     "Install a plugin release built for this NCCL version."},
+    {"net_device_count_mismatch", S::Warn, M::Warn, "", "mixed local Net device counts", "", -1,
+     "Ranks see different numbers of network devices",
+     "Nodes are configured differently (a NIC down, NCCL_IB_HCA differing per node), which breaks "
+     "rail-aligned rings.",
+     "Make every node expose the same NICs (fabscope check); NCCL_IGNORE_NET_MISMATCH=1 only hides it."},
+    {"gpu_shared_by_ranks", S::Fail, M::Warn, "", "Multiple Ranks are using the same GPU", "", -1,
+     "Several ranks use the same GPU",
+     "The launcher did not set one device per rank (LOCAL_RANK not used, CUDA_VISIBLE_DEVICES wrong).",
+     "Call cuda.set_device(LOCAL_RANK) (or equivalent) before creating the communicator."},
+    {"message_truncated", S::Fail, M::Warn, "", "Message truncated", "", -1,
+     "A rank received a different amount of data than it expected",
+     "Ranks called collectives in a different order or with different sizes/dtypes (an application "
+     "bug), or a rank from another job connected.",
+     "Check that every rank issues the same collectives with the same counts (NCCL_DEBUG_SUBSYS=COLL)."},
+    // --- Framework messages quoting an NCCL error (PyTorch ProcessGroupNCCL, nccl-tests)
+    {"nccl_system_error", S::Fail, M::Framework, "", "unhandled system error", "", -1,
+     "NCCL returned ncclSystemError (unhandled system error)",
+     "A system call failed: most often a socket/network problem, /dev/shm exhaustion or a memlock "
+     "limit; the NCCL WARN before it names the call.",
+     "Rerun with NCCL_DEBUG=INFO and read the first WARN of the failing rank (this report lists it)."},
+    {"nccl_remote_error", S::Fail, M::Framework, "", "remote process exited or there was a network error", "", -1,
+     "NCCL returned ncclRemoteError",
+     "A peer died or the network between the ranks failed (IB completion errors, closed sockets).",
+     "Find the first failing rank's log; check the fabric for errors around that time."},
+    {"nccl_invalid_usage", S::Fail, M::Framework, "", "invalid usage", "", -1,
+     "NCCL returned ncclInvalidUsage",
+     "A configuration or API error: a bad environment variable value (e.g. an interface filter that "
+     "matches nothing), duplicate GPU use, mismatched ranks.",
+     "Read the NCCL WARN just before it; it names the setting."},
+    {"nccl_internal_error", S::Fail, M::Framework, "", "internal error", "", -1,
+     "NCCL returned ncclInternalError",
+     "NCCL hit an unexpected state, often as a consequence of a network or proxy failure on a peer.",
+     "Read the first WARN of every rank; upgrade NCCL if no external cause is found."},
+    {"nccl_unhandled_cuda_error", S::Fail, M::Framework, "", "unhandled cuda error", "", -1,
+     "NCCL returned ncclUnhandledCudaError",
+     "A CUDA call failed inside NCCL (out of memory, illegal address, driver problem).",
+     "Read the 'Cuda failure' WARN before it; check dmesg for Xid errors."},
+    {"collective_timeout", S::Fail, M::Framework, "", "Watchdog caught collective operation timeout", "", -1,
+     "A collective did not finish before the framework's timeout",
+     "A rank hung or lagged (stuck data loader, a crashed peer, a network stall), so the others "
+     "waited until PyTorch's watchdog fired.",
+     "Find the rank that did not reach the collective (its log stops earlier); check the fabric for "
+     "errors; TORCH_NCCL_ASYNC_ERROR_HANDLING and a shorter timeout make it fail faster."},
+};
+
+bool starts(std::string_view s, const char* p) {
+  std::size_t n = std::strlen(p);
+  return s.size() >= n && std::memcmp(s.data(), p, n) == 0;
+}
+
+bool has(std::string_view s, const char* needle) {
+  std::size_t n = std::strlen(needle);
+  if (n == 0) return true;
+  return n <= s.size() && memmem(s.data(), s.size(), needle, n) != nullptr;
+}
+
+}  // namespace
+
+std::span<const Signature> signatures() { return kSignatures; }
+
+std::optional<int> completion_status(std::string_view m) {
+  std::size_t p = m.find("Got completion");
+  if (p == std::string_view::npos) return std::nullopt;
+  std::string_view rest = m.substr(p);
+  std::size_t k = rest.find("status=");
+  std::size_t i;
+  if (k != std::string_view::npos) {
+    i = k + 7;
+    if (i < rest.size() && !(rest[i] >= '0' && rest[i] <= '9')) {
+      // 2.23+: "status=transport retry counter exceeded(12)"
+      std::size_t open = rest.find('(', i);
+      if (open == std::string_view::npos) return std::nullopt;
+      i = open + 1;
+    }
+  } else {
+    k = rest.find("with error ");  // before 2.19: "Got completion with error 12, opcode 1"
+    if (k == std::string_view::npos) return std::nullopt;
+    i = k + 11;
+  }
+  int v = 0, digits = 0;
+  while (i < rest.size() && rest[i] >= '0' && rest[i] <= '9' && digits < 4) {
+    v = v * 10 + (rest[i++] - '0');
+    ++digits;
+  }
+  if (digits == 0) return std::nullopt;
+  return v;
+}
+
+const Signature* match_signature(MatchOn on, std::string_view message) {
+  std::optional<int> status;
+  bool status_read = false;
+  for (const Signature& s : kSignatures) {
+    if (s.on != on) continue;
+    if (s.prefix[0] != '\0' && !starts(message, s.prefix)) continue;
+    if (!has(message, s.contains) || !has(message, s.contains2)) continue;
+    if (s.wc_status >= 0) {
+      if (!status_read) {
+        status = completion_status(message);
+        status_read = true;
+      }
+      if (!status || *status != s.wc_status) continue;
+    }
+    return &s;
+  }
+  return nullptr;
+}
+
+const char* wc_status_name(int code) {
+  // enum ibv_wc_status, libibverbs <infiniband/verbs.h>.
+  static const char* const kNames[] = {
+      "IBV_WC_SUCCESS",          "IBV_WC_LOC_LEN_ERR",       "IBV_WC_LOC_QP_OP_ERR",
+      "IBV_WC_LOC_EEC_OP_ERR",   "IBV_WC_LOC_PROT_ERR",      "IBV_WC_WR_FLUSH_ERR",
+      "IBV_WC_MW_BIND_ERR",      "IBV_WC_BAD_RESP_ERR",      "IBV_WC_LOC_ACCESS_ERR",
+      "IBV_WC_REM_INV_REQ_ERR",  "IBV_WC_REM_ACCESS_ERR",    "IBV_WC_REM_OP_ERR",
+      "IBV_WC_RETRY_EXC_ERR",    "IBV_WC_RNR_RETRY_EXC_ERR", "IBV_WC_LOC_RDD_VIOL_ERR",
+      "IBV_WC_REM_INV_RD_REQ_ERR", "IBV_WC_REM_ABORT_ERR",   "IBV_WC_INV_EECN_ERR",
+      "IBV_WC_INV_EEC_STATE_ERR", "IBV_WC_FATAL_ERR",        "IBV_WC_RESP_TIMEOUT_ERR",
+      "IBV_WC_GENERAL_ERR"};
+  if (code < 0 || code >= static_cast<int>(sizeof kNames / sizeof kNames[0])) return "?";
+  return kNames[code];
+}
+
+const char* nccl_result_name(long code) {
+  // ncclResult_t, nccl.h.
+  static const char* const kNames[] = {"ncclSuccess",       "ncclUnhandledCudaError",
+                                       "ncclSystemError",   "ncclInternalError",
+                                       "ncclInvalidArgument", "ncclInvalidUsage",
+                                       "ncclRemoteError",   "ncclInProgress"};
+  if (code < 0 || code >= static_cast<long>(sizeof kNames / sizeof kNames[0])) return "?";
+  return kNames[code];
+}
+
+}  // namespace fabscope::nccllog

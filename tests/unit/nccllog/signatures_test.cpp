@@ -1,0 +1,88 @@
+#include "nccllog/signatures.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+
+using namespace fabscope::nccllog;
+
+namespace {
+std::string id_of(MatchOn on, std::string_view msg) {
+  const Signature* s = match_signature(on, msg);
+  return s ? s->id : "";
+}
+}  // namespace
+
+TEST(Signatures, IdsAreUnique) {
+  std::set<std::string> ids;
+  for (const auto& s : signatures()) EXPECT_TRUE(ids.insert(s.id).second) << s.id;
+}
+
+TEST(Signatures, EveryEntryHasTitleCauseAndRemedy) {
+  for (const auto& s : signatures()) {
+    EXPECT_GT(std::string(s.title).size(), 10u) << s.id;
+    EXPECT_GT(std::string(s.cause).size(), 20u) << s.id;
+    EXPECT_GT(std::string(s.remedy).size(), 20u) << s.id;
+  }
+}
+
+TEST(Signatures, InfoEntriesHaveAPrefixSoInfoLinesStayCheap) {
+  for (const auto& s : signatures())
+    if (s.on == MatchOn::Info) EXPECT_NE(std::string(s.prefix), "") << s.id;
+}
+
+TEST(Signatures, EveryIdIsDocumentedInNccllogMd) {
+  std::ifstream f(std::string(FABSCOPE_SOURCE_DIR) + "/docs/nccllog.md");
+  ASSERT_TRUE(f) << "docs/nccllog.md missing";
+  std::stringstream ss;
+  ss << f.rdbuf();
+  const std::string doc = ss.str();
+  for (const auto& s : signatures())
+    EXPECT_NE(doc.find("### nccllog." + std::string(s.id) + "\n"), std::string::npos)
+        << "docs/nccllog.md has no heading for nccllog." << s.id;
+}
+
+TEST(CompletionStatus, ReadsEveryFormatNcclUsed) {
+  EXPECT_EQ(completion_status("NET/IB : Got completion with error 12, opcode 1, len 0, vendor err 129"), 12);
+  EXPECT_EQ(completion_status("NET/IB : Got completion from peer 10.0.0.1<5> with status=12 opcode=0 len=0"), 12);
+  EXPECT_EQ(completion_status("NET/IB: Got completion from peer 1.2.3.4<5> with status=local protection error(4) "
+                              "opcode=RDMA_WRITE(0)"),
+            4);
+  EXPECT_FALSE(completion_status("NET/IB : Got completion from peer with status=").has_value());
+  EXPECT_FALSE(completion_status("no completion here").has_value());
+}
+
+TEST(MatchSignature, CompletionStatusPicksTheCodeSpecificEntry) {
+  EXPECT_EQ(id_of(MatchOn::Warn, "NET/IB : Got completion from peer x with status=12 opcode=1"), "ib_wc_retry_exceeded");
+  EXPECT_EQ(id_of(MatchOn::Warn, "NET/IB : Got completion with error 4, opcode 0"), "ib_wc_local_protection");
+  EXPECT_EQ(id_of(MatchOn::Warn, "NET/IB : Got completion with error 9, opcode 0"), "ib_completion_error");
+}
+
+TEST(MatchSignature, ModifyQpUnreachableIsRoceRoutingNotSocket) {
+  EXPECT_EQ(id_of(MatchOn::Warn, "Call to ibv_modify_qp failed with error Network is unreachable"),
+            "ib_modify_qp_unreachable");
+  EXPECT_EQ(id_of(MatchOn::Warn, "Connect to 10.0.0.2<1> failed : Network is unreachable"),
+            "socket_network_unreachable");
+}
+
+TEST(MatchSignature, LevelsDoNotCrossMatch) {
+  EXPECT_EQ(id_of(MatchOn::Info, "Call to connect returned Connection refused, retrying"), "socket_connect_retry");
+  EXPECT_EQ(id_of(MatchOn::Warn, "Connect to 10.38.10.112<21724> failed : Connection refused"),
+            "socket_connection_refused");
+  EXPECT_EQ(id_of(MatchOn::Info, "something with Connection refused in it"), "");
+}
+
+TEST(MatchSignature, VersionMismatchWarnIsCataloged) {
+  EXPECT_EQ(id_of(MatchOn::Warn, "Mismatched NCCL version detected : rank 0 version 22809 rank 1 version 22703"),
+            "version_mismatch");
+}
+
+TEST(Names, WcStatusAndResultCodes) {
+  EXPECT_STREQ(wc_status_name(12), "IBV_WC_RETRY_EXC_ERR");
+  EXPECT_STREQ(wc_status_name(99), "?");
+  EXPECT_STREQ(nccl_result_name(2), "ncclSystemError");
+  EXPECT_STREQ(nccl_result_name(-1), "?");
+}
