@@ -7,8 +7,10 @@
 #include <filesystem>
 
 #include "support/fixtures.hpp"
+#include "test_util.hpp"
 
 using namespace fabscope;
+using fabscope::testing::has_note_containing;
 using fabscope::testing::TempDir;
 using fabscope::testing::write_file;
 namespace fs = std::filesystem;
@@ -28,12 +30,6 @@ const RdmaDevice& device(const std::vector<RdmaDevice>& devs, const std::string&
   for (const auto& d : devs)
     if (d.name == name) return d;
   throw std::runtime_error("no device " + name);
-}
-
-bool has_note_containing(const std::vector<std::string>& notes, const std::string& text) {
-  for (const auto& n : notes)
-    if (n.find(text) != std::string::npos) return true;
-  return false;
 }
 
 }  // namespace

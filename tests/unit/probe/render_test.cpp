@@ -1,0 +1,75 @@
+// Human output of `fabscope probe`.
+#include "probe/render.hpp"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "probe/probe.hpp"
+#include "support/fixtures.hpp"
+
+using namespace fabscope;
+using fabscope::testing::fixture;
+
+namespace {
+std::size_t widest_line(const std::string& text) {
+  std::istringstream in(text);
+  std::string line;
+  std::size_t w = 0;
+  while (std::getline(in, line)) w = std::max(w, line.size());
+  return w;
+}
+NodeInfo procfs_node() {
+  fabscope::testing::TempDir t;
+  fabscope::testing::unpack_ttar(fixture("procfs-infiniband/sys-class-infiniband-and-net.ttar"), t.path());
+  return probe::collect(core::Root(t.path()), probe::Options{false});
+}
+}  // namespace
+
+TEST(Render, SaysPlainlyWhenThereAreNoRdmaDevices) {
+  auto text = probe::render_text(probe::collect(core::Root(fixture("h200x2-node")), probe::Options{false}));
+  EXPECT_NE(text.find("no RDMA devices found"), std::string::npos);
+}
+
+TEST(Render, H200NodeFitsIn100Columns) {
+  auto text = probe::render_text(probe::collect(core::Root(fixture("h200x2-node")), probe::Options{false}));
+  EXPECT_LE(widest_line(text), 100u) << text;
+}
+
+TEST(Render, PortTableHasOneRowPerPort) {
+  auto text = probe::render_text(procfs_node());
+  std::istringstream in(text);
+  std::string line;
+  int mlx4_rows = 0;
+  while (std::getline(in, line)) mlx4_rows += line.rfind("mlx4_0 ", 0) == 0;
+  EXPECT_EQ(mlx4_rows, 2) << text;
+  EXPECT_NE(text.find("100 Gb/s"), std::string::npos) << text;
+  EXPECT_LE(widest_line(text), 100u) << text;
+}
+
+TEST(Render, AffinityMatrixShowsTheLevel) {
+  auto text = probe::render_text(probe::collect(core::Root(fixture("h200x2-node")), probe::Options{false}));
+  EXPECT_NE(text.find("GPU x NIC affinity"), std::string::npos);
+  EXPECT_NE(text.find("0000:00:06.0  PHB"), std::string::npos) << text;
+}
+
+TEST(Render, WideMatrixIsSplitToFit) {
+  NodeInfo info;
+  info.gpus.resize(8);
+  for (int g = 0; g < 8; ++g) {
+    info.gpus[g].index = g;
+    info.gpus[g].pci_address = "0000:" + std::to_string(10 + g) + ":00.0";
+    for (int n = 0; n < 16; ++n)
+      info.gpu_nic_affinity.push_back({info.gpus[g].pci_address, "mlx5_" + std::to_string(n), n == g ? "PIX" : "SYS"});
+  }
+  auto text = probe::render_text(info);
+  EXPECT_LE(widest_line(text), 100u) << text;
+  EXPECT_NE(text.find("mlx5_15"), std::string::npos) << text;
+}
+
+TEST(Render, NotesAreListed) {
+  NodeInfo info;
+  info.probe_notes.push_back("sys/class/infiniband/mlx5_0/ports/1/rate: not a rate: 'x'");
+  auto text = probe::render_text(info);
+  EXPECT_NE(text.find("mlx5_0/ports/1/rate: not a rate"), std::string::npos);
+}
