@@ -71,6 +71,8 @@ void to_json(json& j, const NodeInfo& v) {
            {"kernel_modules", v.kernel.modules},
            {"versions", v.versions},
            {"probe_notes", v.probe_notes}};
+  // Only live probes query verbs; fixture-root output stays as it was without the key.
+  if (v.verbs) j["verbs"] = *v.verbs;
 }
 
 void from_json(const json& j, NodeInfo& v) {
@@ -93,6 +95,7 @@ void from_json(const json& j, NodeInfo& v) {
   v.kernel = j.value("kernel", KernelInfo{});
   v.versions = j.value("versions", Versions{});
   v.probe_notes = j.value("probe_notes", std::vector<std::string>{});
+  v.verbs = j.value("verbs", std::optional<VerbsInfo>{});
 }
 
 const RdmaDevice* NodeInfo::find_rdma(const std::string& name) const {

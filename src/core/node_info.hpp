@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/json.hpp"
+#include "core/verbs_info.hpp"
 
 namespace fabscope {
 
@@ -129,6 +130,7 @@ struct NodeInfo {
   KernelInfo kernel;
   Versions versions;
   std::vector<std::string> probe_notes;  // what could not be read, and why (never fatal)
+  std::optional<VerbsInfo> verbs;  // live only (libibverbs); null when not queried
 
   const RdmaDevice* find_rdma(const std::string& name) const;
   const Netdev* find_netdev(const std::string& name) const;

@@ -6,6 +6,7 @@
 #include "probe/net.hpp"
 #include "probe/pci.hpp"
 #include "probe/rdma.hpp"
+#include "probe/verbs.hpp"
 #include "probe/versions.hpp"
 
 namespace fabscope::probe {
@@ -27,6 +28,7 @@ NodeInfo collect(const core::Root& root, const Options& opts) {
   info.kernel = collect_kernel(root, notes, rdma_netdevs);
   info.versions = collect_versions(root, opts.live, notes);
   if (opts.live) enrich_from_nvml(info.gpus, info.versions, notes);
+  if (opts.live) info.verbs = collect_verbs();
   info.gpu_nic_affinity = compute_affinity(info.gpus, info.rdma_devices, info.netdevs, info.pci_devices);
   return info;
 }

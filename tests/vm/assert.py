@@ -108,7 +108,7 @@ def ibv_devinfo(c, phase):
         if m and dev:
             key, val = m.group(1).strip(), m.group(2).strip()
             devs[dev][port if port is not None else None].setdefault(key, val)
-        m = re.match(r"\s*GID\[\s*(\d+)\]:\s*(\S+)(?:,\s*(.*))?", line)
+        m = re.match(r"\s*GID\[\s*(\d+)\]:\s*([^,\s]+)(?:,\s*(.*))?", line)
         if m and dev and port is not None:
             devs[dev][port].setdefault("gids", {})[int(m.group(1))] = (m.group(2), (m.group(3) or "").strip())
     return devs
@@ -212,13 +212,44 @@ def check_probe(c):
             c.ok(nd.get("mtu") == mtu, f"probe {phase}: {netdev} MTU {mtu}", f"got {nd.get('mtu')!r}")
             d = next(d for d in probe["rdma_devices"] if d.get("name") == dev)
             ibd = ibv.get(dev, {}).get(None, {})
-            c.ok(d.get("node_guid") == ibd.get("node_guid") and d.get("fw_ver") == ibd.get("fw_ver"),
-                 f"probe {phase} {dev}: node_guid and fw_ver as ibv_devinfo says",
-                 f"probe {d.get('node_guid')!r}/{d.get('fw_ver')!r}, ibv {ibd.get('node_guid')!r}/{ibd.get('fw_ver')!r}")
+            # rxe leaves sysfs fw_ver empty; rdma-core prints the zero firmware version as 0.0.0.
+            c.ok(d.get("node_guid") == ibd.get("node_guid"), f"probe {phase} {dev}: node_guid as ibv_devinfo says",
+                 f"probe {d.get('node_guid')!r}, ibv {ibd.get('node_guid')!r}")
+            check_verbs_section(c, probe, phase, dev, port, iport, ibd)
     for dev in RXE:
         _, port = probe_port(c, "link-down", dev)
         if port is not None:
             c.ok(port.get("state") == "DOWN", f"probe link-down {dev}:1: DOWN", f"got {port.get('state')!r}")
+        probe = c.json("phases/link-down/probe.out") or {}
+        vd = next((d for d in (probe.get("verbs") or {}).get("devices", []) if d.get("name") == dev), {})
+        vp = next((p for p in vd.get("ports", []) if p.get("port") == 1), {})
+        c.ok(vp.get("state") == "DOWN" and port is not None and vp.get("phys_state") == port.get("phys_state"),
+             f"probe link-down verbs {dev}:1: DOWN, phys_state as sysfs",
+             f"verbs {vp.get('state')!r}/{vp.get('phys_state')!r}, sysfs {port and port.get('phys_state')!r}")
+
+
+def check_verbs_section(c, probe, phase, dev, port, iport, ibd):
+    """The live verbs collector's view of dev beside ibv_devinfo (same library) and sysfs."""
+    verbs = probe.get("verbs")
+    where = f"probe {phase} verbs {dev}:1"
+    if not c.ok(isinstance(verbs, dict) and verbs.get("available"), f"probe {phase}: verbs collector available",
+                f"verbs={verbs!r:.200}"):
+        return
+    vd = next((d for d in verbs.get("devices", []) if d.get("name") == dev), None)
+    if not c.ok(vd is not None and not vd.get("error"), f"probe {phase}: verbs lists {dev}", f"got {vd!r:.200}"):
+        return
+    c.ok(vd.get("node_guid") == ibd.get("node_guid") and vd.get("fw_ver") == ibd.get("fw_ver"),
+         f"{where}: node_guid and fw_ver as ibv_devinfo says",
+         f"verbs {vd.get('node_guid')!r}/{vd.get('fw_ver')!r}, ibv {ibd.get('node_guid')!r}/{ibd.get('fw_ver')!r}")
+    vp = next((p for p in vd.get("ports", []) if p.get("port") == 1), {})
+    for key in ("state", "phys_state", "link_layer", "active_mtu", "rate_gbps"):
+        c.ok(vp.get(key) == port.get(key) and vp.get(key) is not None,
+             f"{where}: {key} agrees with sysfs", f"verbs {vp.get(key)!r}, sysfs {port.get(key)!r}")
+    c.ok(vp.get("active_mtu") == first_int(iport.get("active_mtu")), f"{where}: active_mtu as ibv_devinfo says",
+         f"verbs {vp.get('active_mtu')!r}, ibv {iport.get('active_mtu')!r}")
+    vg = [(g.get("index"), g.get("gid"), g.get("type"), g.get("netdev")) for g in vp.get("gids", [])]
+    sg = [(g.get("index"), g.get("gid"), g.get("type"), g.get("netdev")) for g in port.get("gids", [])]
+    c.ok(vg == sg and vg, f"{where}: GID table (index, gid, type, netdev) equals sysfs's", f"verbs {vg}, sysfs {sg}")
 
 
 def findings(doc):
