@@ -8,6 +8,7 @@ const Command kCommands[] = {
     {"version", "print fabscope's version", cmd_version},
     {"log", "analyze NCCL_DEBUG logs: transports, RDMA/GPUDirect use, known errors", cmd_log},
     {"probe", "describe RDMA ports, netdevs, PCIe, GPUs, kernel and versions", cmd_probe},
+    {"exporter", "serve RDMA counters and check verdicts to Prometheus (/metrics)", cmd_exporter},
 };
 }  // namespace
 

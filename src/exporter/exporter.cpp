@@ -1,0 +1,189 @@
+#include "exporter/exporter.hpp"
+
+#include <chrono>
+#include <iostream>
+
+#include "probe/probe.hpp"
+#include "probe/rdma.hpp"
+#if FABSCOPE_EXPORTER_WITH_CHECKS
+#include "checks/checks.hpp"
+#endif
+
+namespace fabscope::exporter {
+
+namespace {
+
+double unix_seconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+constexpr std::size_t kMaxLoggedNotes = 256;
+
+const char* const kIndexPage =
+    "<!DOCTYPE html>\n<html><head><title>fabscope exporter</title></head><body>\n"
+    "<h1>fabscope exporter</h1>\n<p>RDMA port counters, RoCE congestion counters and node health "
+    "checks for Prometheus.</p>\n<ul><li><a href=\"/metrics\">/metrics</a> (Prometheus text format "
+    "0.0.4)</li>\n<li><a href=\"/healthz\">/healthz</a></li></ul>\n</body></html>\n";
+
+}  // namespace
+
+Exporter::Exporter(core::Root root, ExporterOptions opts) : root_(std::move(root)), opts_(std::move(opts)) {}
+
+Exporter::~Exporter() { stop_background_checks(); }
+
+void Exporter::count_notes(const std::vector<std::string>& notes) {
+  if (notes.empty()) return;
+  errors_[kErrorRead] += notes.size();
+  for (const auto& n : notes) {
+    if (logged_notes_.size() >= kMaxLoggedNotes || !logged_notes_.insert(n).second) continue;
+    std::cerr << "fabscope exporter: " << n << "\n";
+  }
+}
+
+std::vector<MetricFamily> Exporter::scrape(const ServerStats& http) {
+  auto t0 = std::chrono::steady_clock::now();
+  std::vector<std::string> notes;
+  probe::RdmaOptions ropts;
+  ropts.gids = false;  // the GID table is configuration, judged by the checks, not a metric
+  auto devices = probe::collect_rdma(root_, notes, ropts);
+  count_notes(notes);
+  if (auto back = watch_.observe(devices)) errors_[kErrorCounterBackwards] += back;
+
+  std::map<std::string, int> mtu;
+  for (const auto& d : devices)
+    for (const auto& p : d.ports) {
+      if (p.netdev.empty() || mtu.count(p.netdev)) continue;
+      auto v = root_.read_int("sys/class/net/" + p.netdev + "/mtu");
+      if (v && *v > 0 && *v < (1 << 20)) mtu[p.netdev] = static_cast<int>(*v);
+      else if (root_.exists("sys/class/net/" + p.netdev + "/mtu")) ++errors_[kErrorRead];
+    }
+
+  auto fams = port_families(devices);
+  fams.push_back(netdev_mtu_family(mtu));
+  std::shared_ptr<const CheckResults> checks;
+  {
+    std::lock_guard<std::mutex> lock(facts_mu_);
+    for (auto& f : node_families(facts_)) fams.push_back(std::move(f));
+    checks = checks_;
+    errors_[kErrorChecks] = checks_errors_;
+  }
+  if (checks)
+    for (auto& f : check_families(*checks)) fams.push_back(std::move(f));
+
+  SelfStats self;
+  self.scrape_errors_total = errors_;
+  self.http_requests_total = http.requests_ok;
+  self.http_rejected_total = http.rejected;
+  self.http_connections_evicted_total = http.evicted;
+  self.http_connections_open = http.open;
+  self.version = opts_.version;
+  self.scrape_duration_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  for (auto& f : self_families(self)) fams.push_back(std::move(f));
+  return fams;
+}
+
+std::string Exporter::scrape_text(const ServerStats& http) { return render_text(scrape(http)); }
+
+void Exporter::refresh_checks() {
+  auto t0 = std::chrono::steady_clock::now();
+  try {
+    NodeInfo node = probe::collect(root_);
+    NodeFacts facts;
+    facts.gpus = static_cast<int>(node.gpus.size());
+    if (!node.kernel.modules.empty())
+      facts.peermem_loaded = node.has_module("nvidia_peermem") || node.has_module("nv_peer_mem");
+    auto results = std::make_shared<CheckResults>();
+#if FABSCOPE_EXPORTER_WITH_CHECKS
+    for (const auto& c : checks::registry()) results->ids.push_back(c.id);
+    results->findings = checks::run(node);
+#endif
+    results->duration_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    results->timestamp_seconds = unix_seconds();
+    std::lock_guard<std::mutex> lock(facts_mu_);
+    facts_ = facts;
+#if FABSCOPE_EXPORTER_WITH_CHECKS
+    checks_ = std::move(results);
+#endif
+  } catch (const std::exception& e) {
+    std::cerr << "fabscope exporter: full probe or checks failed: " << e.what() << "\n";
+    std::lock_guard<std::mutex> lock(facts_mu_);
+    ++checks_errors_;
+  }
+}
+
+void Exporter::start_background_checks() {
+  if (opts_.checks_interval_seconds <= 0 || bg_.joinable()) return;
+  bg_ = std::thread([this] {
+    auto interval = std::chrono::duration<double>(opts_.checks_interval_seconds);
+    std::unique_lock<std::mutex> lock(bg_mu_);
+    while (!bg_cv_.wait_for(lock, interval, [this] { return bg_stop_; })) {
+      lock.unlock();
+      refresh_checks();
+      lock.lock();
+    }
+  });
+}
+
+void Exporter::stop_background_checks() {
+  {
+    std::lock_guard<std::mutex> lock(bg_mu_);
+    bg_stop_ = true;
+  }
+  bg_cv_.notify_all();
+  if (bg_.joinable()) bg_.join();
+}
+
+std::uint64_t Exporter::errors(const std::string& reason) const {
+  auto it = errors_.find(reason);
+  return it == errors_.end() ? 0 : it->second;
+}
+
+HttpResponse Exporter::handle(const HttpRequest& req, std::uint64_t batch, const ServerStats& http) {
+  HttpResponse r;
+  bool known = req.path == "/metrics" || req.path == "/healthz" || req.path == "/";
+  if (!known) {
+    r.status = 404;
+    r.body = std::make_shared<const std::string>("404 Not Found: try /metrics\n");
+    return r;
+  }
+  if (req.method != "GET" && req.method != "HEAD") {
+    r.status = 405;
+    r.headers.emplace_back("Allow", "GET, HEAD");
+    r.body = std::make_shared<const std::string>("405 Method Not Allowed: only GET and HEAD\n");
+    return r;
+  }
+  if (req.path == "/healthz") {
+    r.body = std::make_shared<const std::string>("ok\n");
+  } else if (req.path == "/") {
+    r.content_type = "text/html; charset=utf-8";
+    r.body = std::make_shared<const std::string>(kIndexPage);
+  } else {
+    // Requests answered in the same event-loop iteration arrived together: one collection
+    // serves them all, so a burst of clients costs one sysfs walk, not one each.
+    if (!cached_body_ || cached_batch_ != batch) {
+      cached_body_ = std::make_shared<const std::string>(scrape_text(http));
+      cached_batch_ = batch;
+    }
+    r.content_type = kTextContentType;
+    r.body = cached_body_;
+  }
+  return r;
+}
+
+json families_to_json(const std::vector<MetricFamily>& families) {
+  json fams = json::array();
+  for (const auto& f : families) {
+    if (f.samples.empty()) continue;
+    json samples = json::array();
+    for (const auto& s : f.samples) {
+      json labels = json::object();
+      for (const auto& [k, v] : s.labels) labels[k] = v;
+      json value = s.is_integer ? json(s.integer) : json(s.value);
+      samples.push_back({{"labels", labels}, {"value", value}});
+    }
+    fams.push_back({{"name", f.name}, {"type", to_string(f.type)}, {"help", f.help}, {"samples", samples}});
+  }
+  return {{"schema", "fabscope.metrics"}, {"schema_version", 1}, {"families", fams}};
+}
+
+}  // namespace fabscope::exporter

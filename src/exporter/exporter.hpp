@@ -1,0 +1,77 @@
+#pragma once
+// The exporter: reads the RDMA counters afresh on every scrape and renders them with the node
+// facts and check verdicts of the last full probe, which runs on its own slower interval (the
+// configuration it judges changes rarely, and a full probe walks the PCI tree).
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/json.hpp"
+#include "core/root.hpp"
+#include "exporter/counter_watch.hpp"
+#include "exporter/families.hpp"
+#include "exporter/http.hpp"
+
+namespace fabscope::exporter {
+
+struct ExporterOptions {
+  double checks_interval_seconds = 60;  // 0: never run the full probe and checks
+  std::string version = "unknown";
+};
+
+class Exporter {
+ public:
+  Exporter(core::Root root, ExporterOptions opts);
+  ~Exporter();
+  Exporter(const Exporter&) = delete;
+  Exporter& operator=(const Exporter&) = delete;
+
+  // Every family of one scrape: reads sys/class/infiniband and the netdev MTUs now. Never throws
+  // for what it reads: problems are counted in fabscope_scrape_errors_total.
+  std::vector<MetricFamily> scrape(const ServerStats& http);
+  std::string scrape_text(const ServerStats& http);
+
+  // Full probe and checks, now, on the calling thread.
+  void refresh_checks();
+  // Runs refresh_checks() every checks_interval_seconds on a background thread.
+  void start_background_checks();
+  void stop_background_checks();
+
+  // HTTP routes: /metrics, /healthz, /. Requests of one batch share one scrape.
+  HttpResponse handle(const HttpRequest& req, std::uint64_t batch, const ServerStats& http);
+
+  std::uint64_t errors(const std::string& reason) const;
+
+ private:
+  void count_notes(const std::vector<std::string>& notes);
+
+  core::Root root_;
+  ExporterOptions opts_;
+  CounterWatch watch_;
+  std::map<std::string, std::uint64_t> errors_;
+  std::set<std::string> logged_notes_;  // each distinct note goes to stderr once
+
+  mutable std::mutex facts_mu_;  // guards facts_, checks_, checks_errors_
+  NodeFacts facts_;
+  std::shared_ptr<const CheckResults> checks_;
+  std::uint64_t checks_errors_ = 0;
+
+  std::mutex bg_mu_;
+  std::condition_variable bg_cv_;
+  bool bg_stop_ = false;
+  std::thread bg_;
+
+  std::uint64_t cached_batch_ = 0;
+  std::shared_ptr<const std::string> cached_body_;
+};
+
+// Families as JSON (schema "fabscope.metrics", version 1), for `fabscope exporter --once --json`.
+json families_to_json(const std::vector<MetricFamily>& families);
+
+}  // namespace fabscope::exporter

@@ -1,0 +1,76 @@
+#pragma once
+// A small single-threaded HTTP/1.1 server (epoll) for the exporter. It holds every connection in
+// one event loop, so slow clients cost a few kilobytes each instead of a thread, and its memory
+// is bounded: at most max_connections, each with a request buffer of at most
+// limits.max_request_bytes and a response shared between the requests of one loop iteration.
+// When the limit is reached, a new connection evicts the oldest one still waiting for a request,
+// so a flood of idle or slow (slowloris) clients cannot lock out Prometheus.
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "exporter/http_request.hpp"
+
+namespace fabscope::exporter {
+
+struct ListenAddress {
+  std::string host;  // "" = every IPv4 interface; "::" every IPv6 (and IPv4 where dual-stack)
+  std::uint16_t port = 0;
+};
+// "HOST:PORT", ":PORT", "[V6]:PORT". Throws fabscope::UsageError naming the value.
+ListenAddress parse_listen_address(const std::string& text);
+
+struct ServerOptions {
+  ListenAddress listen;
+  HttpLimits limits;
+  std::size_t max_connections = 256;
+  int request_timeout_ms = 10000;  // a complete request within this, from connect or last response
+  int write_timeout_ms = 10000;    // a response fully sent within this
+};
+
+struct HttpResponse {
+  int status = 200;
+  std::string content_type = "text/plain; charset=utf-8";
+  std::shared_ptr<const std::string> body;
+  std::vector<std::pair<std::string, std::string>> headers;  // extra, e.g. Allow
+};
+
+struct ServerStats {
+  std::uint64_t requests_ok = 0;   // 2xx
+  std::uint64_t rejected = 0;      // 4xx/5xx answers and timeouts
+  std::uint64_t evicted = 0;
+  std::uint64_t open = 0;
+};
+
+// Serialises the status line and headers (Content-Length of body even for HEAD).
+std::string response_head(const HttpResponse& r, bool keep_alive);
+const char* reason_phrase(int status);
+
+class HttpServer {
+ public:
+  // The handler answers a parsed request; batch is the same for requests handled in one loop
+  // iteration, so that concurrent scrapes can share one collection.
+  using Handler = std::function<HttpResponse(const HttpRequest&, std::uint64_t batch)>;
+
+  HttpServer(ServerOptions opts, Handler handler);
+  ~HttpServer();
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  // Binds and listens. Throws fabscope::Error naming the address and the system error.
+  void bind();
+  std::uint16_t port() const;  // the bound port (useful with port 0)
+  // Serves until stop becomes true (checked at least every 200 ms).
+  void run(const std::atomic<bool>& stop);
+  ServerStats stats() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace fabscope::exporter

@@ -1,0 +1,160 @@
+#include "exporter/exporter.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "support/fixtures.hpp"
+
+namespace fabscope::exporter {
+namespace {
+
+namespace fs = std::filesystem;
+using fabscope::testing::TempDir;
+
+// The real procfs capture: hfi1_0 (1 port), mlx4_0 (2 ports), mlx5_0 (1 port, with hw_counters).
+class ExporterOnCapture : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    fabscope::testing::unpack_ttar(fabscope::testing::fixture("procfs-infiniband/sys-class-infiniband-and-net.ttar"),
+                                   dir.path());
+  }
+  Exporter make() { return Exporter(core::Root(dir.path()), ExporterOptions{0, "test"}); }
+  fs::path port_dir(const std::string& dev, int port) {
+    return dir.path() / "sys/class/infiniband" / dev / "ports" / std::to_string(port);
+  }
+  static bool has_line(const std::string& text, const std::string& line) {
+    return text.find("\n" + line + "\n") != std::string::npos;
+  }
+  TempDir dir;
+};
+
+TEST_F(ExporterOnCapture, Scrape_ExportsDataWordsAsBytes) {
+  auto ex = make();
+  auto text = ex.scrape_text({});
+  // counters/port_xmit_data of mlx5_0 port 1 is 2880761508848 four-byte words.
+  EXPECT_TRUE(has_line(text, "fabscope_port_data_transmitted_bytes_total{device=\"mlx5_0\",port=\"1\"} 11523046035392"))
+      << text;
+}
+
+TEST_F(ExporterOnCapture, Scrape_ExportsEveryPortOfEveryDevice) {
+  auto ex = make();
+  auto text = ex.scrape_text({});
+  for (const char* p : {"device=\"hfi1_0\",port=\"1\"", "device=\"mlx4_0\",port=\"1\"", "device=\"mlx4_0\",port=\"2\"",
+                        "device=\"mlx5_0\",port=\"1\""})
+    EXPECT_NE(text.find(std::string("fabscope_port_state{") + p + "} 4"), std::string::npos) << p;
+}
+
+TEST_F(ExporterOnCapture, Scrape_ExportsHwCountersWithTheirFileName) {
+  auto ex = make();
+  EXPECT_TRUE(has_line(ex.scrape_text({}),
+                       "fabscope_port_hw_events_total{device=\"mlx5_0\",port=\"1\",counter=\"out_of_sequence\"} 1"));
+}
+
+TEST_F(ExporterOnCapture, Scrape_ExportsRateInBytesPerSecond) {
+  auto ex = make();
+  EXPECT_TRUE(has_line(ex.scrape_text({}), "fabscope_port_rate_bytes_per_second{device=\"mlx4_0\",port=\"2\"} 5000000000"));
+}
+
+TEST_F(ExporterOnCapture, CleanCapture_CountsNoErrors) {
+  auto ex = make();
+  ex.scrape_text({});
+  auto text = ex.scrape_text({});
+  EXPECT_TRUE(has_line(text, "fabscope_scrape_errors_total{reason=\"read\"} 0")) << text;
+  EXPECT_TRUE(has_line(text, "fabscope_scrape_errors_total{reason=\"counter_backwards\"} 0"));
+}
+
+TEST_F(ExporterOnCapture, GarbageCounterFile_IsCountedAndTheScrapeStillSucceeds) {
+  fabscope::testing::write_file(port_dir("mlx5_0", 1), "counters/symbol_error", "\x01garbage\n");
+  auto ex = make();
+  auto text = ex.scrape_text({});
+  EXPECT_TRUE(has_line(text, "fabscope_scrape_errors_total{reason=\"read\"} 1")) << text;
+  EXPECT_EQ(text.find("fabscope_port_symbol_errors_total{device=\"mlx5_0\""), std::string::npos);
+  EXPECT_NE(text.find("fabscope_port_data_transmitted_bytes_total{device=\"mlx5_0\""), std::string::npos);
+}
+
+TEST_F(ExporterOnCapture, CounterGoingBackwards_IsCounted) {
+  auto ex = make();
+  ex.scrape_text({});
+  fabscope::testing::write_file(port_dir("mlx5_0", 1), "counters/port_xmit_data", "5\n");
+  auto text = ex.scrape_text({});
+  EXPECT_TRUE(has_line(text, "fabscope_scrape_errors_total{reason=\"counter_backwards\"} 1")) << text;
+  EXPECT_TRUE(has_line(text, "fabscope_port_data_transmitted_bytes_total{device=\"mlx5_0\",port=\"1\"} 20"));
+}
+
+TEST_F(ExporterOnCapture, DeviceListedButGone_IsCountedAndOthersAreExported) {
+  // What a scrape sees when a device vanishes between listing the class and reading it.
+  fs::create_symlink("../../devices/pci0000:00/gone/infiniband/mlx5_9", dir.path() / "sys/class/infiniband/mlx5_9");
+  auto ex = make();
+  auto text = ex.scrape_text({});
+  EXPECT_TRUE(has_line(text, "fabscope_scrape_errors_total{reason=\"read\"} 1")) << text;
+  EXPECT_NE(text.find("device=\"mlx5_0\""), std::string::npos);
+  EXPECT_EQ(text.find("device=\"mlx5_9\""), std::string::npos);
+}
+
+TEST_F(ExporterOnCapture, DeviceRemovedBetweenScrapes_LeavesItsSeriesOut) {
+  auto ex = make();
+  ex.scrape_text({});
+  fs::remove_all(dir.path() / "sys/class/infiniband/mlx4_0");
+  auto text = ex.scrape_text({});
+  EXPECT_EQ(text.find("device=\"mlx4_0\""), std::string::npos);
+  EXPECT_TRUE(has_line(text, "fabscope_scrape_errors_total{reason=\"counter_backwards\"} 0"));
+}
+
+TEST_F(ExporterOnCapture, Handle_ServesMetricsWithTheTextFormatContentType) {
+  auto ex = make();
+  HttpRequest req;
+  req.method = "GET";
+  req.path = "/metrics";
+  auto r = ex.handle(req, 1, {});
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.content_type, kTextContentType);
+  ASSERT_TRUE(r.body);
+  EXPECT_NE(r.body->find("# TYPE fabscope_port_state gauge"), std::string::npos);
+}
+
+TEST_F(ExporterOnCapture, Handle_RequestsOfOneBatchShareOneScrape) {
+  auto ex = make();
+  HttpRequest req;
+  req.method = "GET";
+  req.path = "/metrics";
+  auto a = ex.handle(req, 7, {});
+  auto b = ex.handle(req, 7, {});
+  auto c = ex.handle(req, 8, {});
+  EXPECT_EQ(a.body.get(), b.body.get());
+  EXPECT_NE(a.body.get(), c.body.get());
+}
+
+TEST_F(ExporterOnCapture, Handle_RefusesOtherMethodsWith405AndAllow) {
+  auto ex = make();
+  HttpRequest req;
+  req.method = "POST";
+  req.path = "/metrics";
+  auto r = ex.handle(req, 1, {});
+  EXPECT_EQ(r.status, 405);
+  ASSERT_EQ(r.headers.size(), 1u);
+  EXPECT_EQ(r.headers[0].second, "GET, HEAD");
+}
+
+TEST_F(ExporterOnCapture, Handle_UnknownPathIs404) {
+  auto ex = make();
+  HttpRequest req;
+  req.method = "GET";
+  req.path = "/metrics/../etc/passwd";
+  EXPECT_EQ(ex.handle(req, 1, {}).status, 404);
+}
+
+TEST_F(ExporterOnCapture, Json_HasSchemaAndEveryFamily) {
+  auto ex = make();
+  auto fams = ex.scrape({});
+  auto j = families_to_json(fams);
+  EXPECT_EQ(j["schema"], "fabscope.metrics");
+  EXPECT_EQ(j["schema_version"], 1);
+  bool found = false;
+  for (const auto& f : j["families"])
+    if (f["name"] == "fabscope_port_data_received_bytes_total") found = true;
+  EXPECT_TRUE(found);
+}
+
+}  // namespace
+}  // namespace fabscope::exporter
