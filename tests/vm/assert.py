@@ -382,6 +382,53 @@ def check_traffic(c):
     c.perf = results
 
 
+def metrics(c, phase):
+    """Prometheus text exposition -> {(name, frozenset(labels)): value}"""
+    out = {}
+    for line in c.text(f"phases/{phase}/metrics.out").splitlines():
+        m = re.match(r'([a-zA-Z_:][\w:]*)(?:\{(.*)\})?\s+(\S+)$', line)
+        if not m or line.startswith("#"):
+            continue
+        labels = frozenset(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', m.group(2) or ""))
+        try:
+            out[(m.group(1), labels)] = float(m.group(3))
+        except ValueError:
+            pass
+    return out
+
+
+def metric(ms, name, **labels):
+    want = set(labels.items())
+    vals = [v for (n, ls), v in ms.items() if n == name and want <= set(ls)]
+    return vals[0] if len(vals) == 1 else None
+
+
+def check_exporter(c):
+    if not c.exists("phases/mtu1500/metrics.rc"):
+        c.skip("exporter scrape", "fabscope exporter not in this build (or it did not listen)")
+        return
+    for phase in ("mtu1500", "mtu9000", "after-traffic", "link-down"):
+        c.ok(c.rc(f"phases/{phase}/metrics") == 0, f"exporter {phase}: GET /metrics answered",
+             f"rc={c.rc(f'phases/{phase}/metrics')}")
+    before, after, down = metrics(c, "mtu9000"), metrics(c, "after-traffic"), metrics(c, "link-down")
+    hw = counters(c, "after-traffic")
+    for dev in RXE:
+        for ctr in ("sent_pkts", "rcvd_pkts"):
+            b = metric(before, "fabscope_port_hw_counter_total", device=dev, port="1", counter=ctr)
+            a = metric(after, "fabscope_port_hw_counter_total", device=dev, port="1", counter=ctr)
+            c.ok(a is not None and b is not None and a > b, f"exporter: {dev} {ctr} moved with the traffic",
+                 f"before {b}, after {a}")
+            c.ok(a == hw.get((dev, ctr)), f"exporter: {dev} {ctr} equals the sysfs value read beside it",
+                 f"exporter {a}, sysfs {hw.get((dev, ctr))}")
+        st = metric(before, "fabscope_port_state", device=dev, port="1")
+        c.ok(st == 4, f"exporter mtu9000: {dev} port state 4 (ACTIVE)", f"got {st}")
+    st = metric(down, "fabscope_port_state", device="rxe1", port="1")
+    c.ok(st == 1, "exporter link-down: rxe1 port state 1 (DOWN)", f"got {st}")
+    if c.exists("exporter.rc"):
+        c.ok(c.text("exporter.rc").strip() == "0", "exporter: stops with exit 0 on SIGTERM",
+             f"rc={c.text('exporter.rc').strip()}")
+
+
 def check_capture(c):
     if not c.exists("capture"):
         return
@@ -455,7 +502,8 @@ def main():
             tail = c.text("scenario.log").strip().splitlines()[-1:]
             c.ok(tail == ["scenario_rc=0"], "scenario ran to the end", f"last line {tail}")
         c.perf = {}
-        for step in (check_basics, check_probe, check_check, check_env, check_traffic, check_capture):
+        for step in (check_basics, check_probe, check_check, check_env, check_traffic, check_exporter,
+                     check_capture):
             try:
                 step(c)
             except (OSError, KeyError, ValueError, TypeError) as e:

@@ -87,6 +87,15 @@ roce_v2_ipv4_gid() {
   done
 }
 
+# wait_listen PORT: until a TCP socket listens on PORT (state 0A in /proc/net/tcp)
+wait_listen() {
+  hex=$(printf '%04X' "$1"); i=0
+  while [ $i -lt 100 ]; do
+    grep -q ":$hex 00000000:0000 0A" /proc/net/tcp && return 0
+    sleep 0.1; i=$((i + 1))
+  done
+  return 1
+}
 # snapshot PHASE: what fabscope says beside what the kernel and rdma-core say
 snapshot() {
   p=phases/$1
@@ -113,8 +122,17 @@ snapshot() {
   has_cmd env && run "$p" env fabscope env
   has_cmd env && run "$p" env-json fabscope env --json
   has_cmd doctor && run "$p" doctor fabscope doctor
+  has_cmd exporter && [ -n "$exporter_pid" ] && run "$p" metrics wget -q -O - http://127.0.0.1:9417/metrics
   mark "snapshot-$1"
 }
+
+# The exporter serves over HTTP for the whole scenario; snapshots scrape it like Prometheus would.
+exporter_pid=""
+if has_cmd exporter; then
+  fabscope exporter --listen 127.0.0.1:9417 --checks-interval 0 >exporter.log 2>&1 &
+  exporter_pid=$!
+  wait_listen 9417 || { log "exporter did not listen on 9417"; skip exporter-scrape "exporter did not listen (exporter.log)"; exporter_pid=""; }
+fi
 
 snapshot mtu1500
 
@@ -129,15 +147,6 @@ snapshot mtu9000
 # goes over 127.0.0.1; the RDMA traffic uses the RoCE v2 IPv4 GIDs, so it crosses the veth.
 gid0=$(roce_v2_ipv4_gid rxe0); gid1=$(roce_v2_ipv4_gid rxe1)
 echo "rxe0 $gid0" >gid-index.txt; echo "rxe1 $gid1" >>gid-index.txt
-# wait_listen PORT: until a TCP socket listens on PORT (state 0A in /proc/net/tcp)
-wait_listen() {
-  hex=$(printf '%04X' "$1"); i=0
-  while [ $i -lt 100 ]; do
-    grep -q ":$hex 00000000:0000 0A" /proc/net/tcp && return 0
-    sleep 0.1; i=$((i + 1))
-  done
-  return 1
-}
 # perf NAME PORT ARGS...: server on rxe0 in the background, client on rxe1
 perf() {
   name=$1 port=$2; shift 2
@@ -176,5 +185,6 @@ log "link down"
 ip2 link set veth1 down
 sleep 0.3
 snapshot link-down
+[ -n "$exporter_pid" ] && kill "$exporter_pid" && wait "$exporter_pid"; echo "$?" >exporter.rc
 mark end
 log "scenario done"
