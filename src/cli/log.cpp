@@ -45,7 +45,8 @@ int cmd_log(int argc, char** argv) {
   const nccllog::LogSummary summary = acc.finish();
   const nccllog::Diagnosis diag = nccllog::diagnose(summary);
   if (args.has("json")) {
-    std::cout << nccllog::report_json(summary, diag).dump(2) << "\n";
+    // Logs may hold invalid UTF-8 (binary junk, cut lines): replace it rather than throw.
+    std::cout << nccllog::report_json(summary, diag).dump(2, ' ', false, json::error_handler_t::replace) << "\n";
   } else {
     nccllog::ReportOptions opt;
     opt.hosts = args.has("hosts");

@@ -148,7 +148,19 @@ struct Accumulator::State {
     return ranks.size() - 1;
   }
 
+  std::string last_via;
+  int last_via_id = -1;
+
   int transport_id(sv via) {
+    // Consecutive Channel lines almost always name the same transport: skip normalising.
+    if (last_via_id >= 0 && via == last_via) return last_via_id;
+    int id = transport_id_slow(via);
+    last_via.assign(via.substr(0, 128));
+    last_via_id = via.size() <= 128 ? id : -1;
+    return id;
+  }
+
+  int transport_id_slow(sv via) {
     std::string name = normalize_transport(via);
     auto it = transport_index.find(name);
     if (it != transport_index.end()) return it->second;
@@ -365,7 +377,9 @@ LogSummary Accumulator::finish() {
     if (r.info.nnodes) c.nnodes = std::max(c.nnodes.value_or(0), *r.info.nnodes);
     c.nvls = c.nvls || r.nvls;
     if (r.ptr != 0) c.ranks.push_back(r.info);
-    for (const auto& [name, count] : r.transports) {
+    for (const auto& tr : r.transports) {
+      const std::string& name = tr.first;  // no structured binding: clang 14 cannot capture one
+      const long count = tr.second;
       auto tc = std::find_if(c.transports.begin(), c.transports.end(),
                              [&](const TransportCount& t) { return t.transport == name; });
       if (tc == c.transports.end()) {
@@ -387,8 +401,9 @@ LogSummary Accumulator::finish() {
         c.local_connections += count;
       }
     }
-    for (const auto& [key3, count] : r.pairs) {
-      const auto& [from, to, t] = key3;
+    for (const auto& pr : r.pairs) {
+      const int from = std::get<0>(pr.first), to = std::get<1>(pr.first), t = std::get<2>(pr.first);
+      const long count = pr.second;
       const std::string& name = s_->transport_names[static_cast<std::size_t>(t)];
       auto pp = std::find_if(c.pairs.begin(), c.pairs.end(), [&](const PeerPair& p) {
         return p.from == from && p.to == to && p.transport == name;
