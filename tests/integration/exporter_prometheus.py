@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """Integration test: `fabscope exporter` scraped by a real Prometheus on loopback.
 
-Usage: exporter_prometheus.py FABSCOPE PROMETHEUS FIXTURE_TTAR RULES_YML
+Usage: exporter_prometheus.py FABSCOPE PROMETHEUS FIXTURE_TTAR RULES_YML DASHBOARD_JSON
 
 Unpacks the real procfs capture, starts the exporter on it and a Prometheus (temporary TSDB,
 1 s scrape interval, our rules loaded), waits for a scrape, then asserts series and values through
-the HTTP API. Bounded: every wait has a deadline; both processes are killed at the end.
+the HTTP API; every query of the Grafana dashboard must evaluate. Bounded: every wait has a deadline; both processes are killed at the end.
 """
 import json
 import os
@@ -56,7 +56,7 @@ def wait_for(what, fn, deadline):
 
 
 def main():
-    fabscope, prometheus, archive, rules = sys.argv[1:5]
+    fabscope, prometheus, archive, rules, dashboard = sys.argv[1:6]
     deadline = time.monotonic() + DEADLINE_S
     work = tempfile.mkdtemp(prefix="fabscope-it-")
     procs = []
@@ -116,6 +116,16 @@ scrape_configs:
         groups = json.loads(rules_body)["data"]["groups"]
         bad = [r["name"] for g in groups for r in g["rules"] if r.get("health") not in ("ok", "unknown")]
         check(not bad, f"every rule evaluates without error: {bad}")
+        exprs = [t["expr"] for p in json.load(open(dashboard))["panels"] for t in p.get("targets", [])]
+        empty = []
+        for e in exprs:
+            result = query(prom_port, e.replace("$instance", ".*").replace("$device", ".*"))  # asserts success
+            # Empty is right where the capture has nothing to show: no check or port in trouble,
+            # no traffic on a static tree (loss ratio divides by a zero packet rate).
+            may_be_empty = ("> 0", "!= 4", "hw_events", "packet_loss")
+            if not result and not any(m in e for m in may_be_empty):
+                empty.append(e)
+        check(not empty, f"all {len(exprs)} dashboard queries evaluate; those that must have data do: {empty}")
     finally:
         for p in procs:
             p.kill()
