@@ -22,7 +22,9 @@ mark() { echo "$1 $(cut -d' ' -f1 /proc/uptime)" >>"$OUT/timings.txt"; }
 run() {
   d=$1 n=$2; shift 2
   mkdir -p "$d"
-  "$@" >"$d/$n.out" 2>"$d/$n.err"
+  # A hung command (a perftest peer that never connects) must not hold the VM until the host's
+  # timeout: each gets 120 s, and 124/143 in NAME.rc says it was killed.
+  timeout 120 "$@" >"$d/$n.out" 2>"$d/$n.err"
   rc=$?
   echo "$rc" >"$d/$n.rc"
   echo "$d/$n rc=$rc: $*" >>"$OUT/commands.log"
@@ -151,7 +153,7 @@ echo "rxe0 $gid0" >gid-index.txt; echo "rxe1 $gid1" >>gid-index.txt
 perf() {
   name=$1 port=$2; shift 2
   log "perftest $name $*"
-  "$name" -d rxe0 -x "$gid0" -p "$port" -F "$@" >traffic/$name.server.out 2>&1 &
+  timeout 120 "$name" -d rxe0 -x "$gid0" -p "$port" -F "$@" >traffic/$name.server.out 2>&1 &
   spid=$!
   if wait_listen "$port"; then
     run traffic "$name.client" "$name" -d rxe1 -x "$gid1" -p "$port" -F "$@" 127.0.0.1
