@@ -56,7 +56,6 @@ namespace {
 // returns nvmlReturn_t, 0 = NVML_SUCCESS.
 using nvmlDevice_t = void*;
 using InitFn = int (*)();
-using ShutdownFn = int (*)();
 using HandleByBusIdFn = int (*)(const char*, nvmlDevice_t*);
 using StringFn = int (*)(nvmlDevice_t, char*, unsigned int);
 using NvLinkStateFn = int (*)(nvmlDevice_t, unsigned int, int*);
@@ -72,30 +71,57 @@ Fn sym(void* h, const char* name) {
 }
 }  // namespace
 
+namespace {
+// One NVML session for the process lifetime. nvmlShutdown alone costs ~17 ms on an H200 node
+// (nvmlInit_v2 ~14 ms; bench/RESULTS.md), more than the whole sysfs probe, and the driver
+// releases the session at exit; keeping it also makes repeated collect() calls cheap.
+struct Nvml {
+  bool ready = false;
+  std::string error;  // why not ready, "" when the library is simply absent
+  HandleByBusIdFn by_bus = nullptr;
+  StringFn get_name = nullptr, get_uuid = nullptr;
+  NvLinkStateFn link_state = nullptr;
+  CudaVersionFn cuda_version = nullptr;
+};
+
+const Nvml& nvml() {
+  static const Nvml session = [] {
+    Nvml n;
+    void* h = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!h) return n;
+    auto init = sym<InitFn>(h, "nvmlInit_v2");
+    n.by_bus = sym<HandleByBusIdFn>(h, "nvmlDeviceGetHandleByPciBusId_v2");
+    n.get_name = sym<StringFn>(h, "nvmlDeviceGetName");
+    n.get_uuid = sym<StringFn>(h, "nvmlDeviceGetUUID");
+    n.link_state = sym<NvLinkStateFn>(h, "nvmlDeviceGetNvLinkState");
+    n.cuda_version = sym<CudaVersionFn>(h, "nvmlSystemGetCudaDriverVersion_v2");
+    if (!n.cuda_version) n.cuda_version = sym<CudaVersionFn>(h, "nvmlSystemGetCudaDriverVersion");
+    if (!init || !n.by_bus) {
+      n.error = "libnvidia-ml.so.1: loaded but lacks nvmlInit_v2/nvmlDeviceGetHandleByPciBusId_v2";
+    } else if (int rc = init(); rc != 0) {
+      n.error = "NVML: nvmlInit_v2 failed (nvmlReturn_t " + std::to_string(rc) + "), GPU names from procfs only";
+    } else {
+      n.ready = true;
+    }
+    return n;
+  }();
+  return session;
+}
+}  // namespace
+
 void enrich_from_nvml(std::vector<Gpu>& gpus, Versions& versions, std::vector<std::string>& notes) {
-  void* h = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!h) return;
-  auto init = sym<InitFn>(h, "nvmlInit_v2");
-  auto shutdown = sym<ShutdownFn>(h, "nvmlShutdown");
-  auto by_bus = sym<HandleByBusIdFn>(h, "nvmlDeviceGetHandleByPciBusId_v2");
-  auto get_name = sym<StringFn>(h, "nvmlDeviceGetName");
-  auto get_uuid = sym<StringFn>(h, "nvmlDeviceGetUUID");
-  auto link_state = sym<NvLinkStateFn>(h, "nvmlDeviceGetNvLinkState");
-  auto cuda_version = sym<CudaVersionFn>(h, "nvmlSystemGetCudaDriverVersion_v2");
-  if (!cuda_version) cuda_version = sym<CudaVersionFn>(h, "nvmlSystemGetCudaDriverVersion");
-  if (!init || !shutdown || !by_bus) {
-    notes.push_back("libnvidia-ml.so.1: loaded but lacks nvmlInit_v2/nvmlDeviceGetHandleByPciBusId_v2");
-    dlclose(h);
+  const Nvml& n = nvml();
+  if (!n.ready) {
+    if (!n.error.empty()) notes.push_back(n.error);
     return;
   }
-  if (int rc = init(); rc != 0) {
-    notes.push_back("NVML: nvmlInit_v2 failed (nvmlReturn_t " + std::to_string(rc) + "), GPU names from PCI only");
-    dlclose(h);
-    return;
-  }
-  if (cuda_version && versions.cuda_driver.empty()) {
+  auto by_bus = n.by_bus;
+  auto get_name = n.get_name;
+  auto get_uuid = n.get_uuid;
+  auto link_state = n.link_state;
+  if (n.cuda_version && versions.cuda_driver.empty()) {
     int code = 0;
-    if (cuda_version(&code) == 0) versions.cuda_driver = cuda_version_string(code);
+    if (n.cuda_version(&code) == 0) versions.cuda_driver = cuda_version_string(code);
   }
   for (auto& g : gpus) {
     nvmlDevice_t dev = nullptr;
@@ -131,8 +157,6 @@ void enrich_from_nvml(std::vector<Gpu>& gpus, Versions& versions, std::vector<st
       }
     }
   }
-  shutdown();
-  dlclose(h);
 }
 
 }  // namespace fabscope::probe

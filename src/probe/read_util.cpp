@@ -5,8 +5,8 @@ namespace fabscope::probe {
 void NotedReader::unknown(const std::string& rel, bool required) {
   if (root_.exists(rel)) {
     auto raw = root_.read(rel, 64);
-    notes_.push_back(rel + ": unreadable or not a text value" +
-                     (raw && !raw->empty() ? " (" + quote(*raw) + ")" : std::string()));
+    if (raw && core::trim(*raw).empty()) notes_.push_back(rel + ": empty");
+    else notes_.push_back(rel + ": unreadable or not a text value" + (raw ? " (" + quote(*raw) + ")" : std::string()));
   } else if (required) {
     notes_.push_back(rel + ": missing");
   }

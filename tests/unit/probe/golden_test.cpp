@@ -44,6 +44,8 @@ void compare_with_golden(const std::string& name, const core::Root& root) {
 
 TEST(Golden, H200x2Node) { compare_with_golden("h200x2-node", core::Root(fixture("h200x2-node"))); }
 
+TEST(Golden, RxeVm) { compare_with_golden("rxe-vm", core::Root(fixture("rxe-vm"))); }
+
 TEST(Golden, ProcfsInfiniband) {
   fabscope::testing::TempDir t;
   fabscope::testing::unpack_ttar(fixture("procfs-infiniband/sys-class-infiniband-and-net.ttar"), t.path());

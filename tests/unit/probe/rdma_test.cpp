@@ -250,65 +250,76 @@ TEST(CollectRdma, OverflowingWordCounterIsLeftOut) {
   EXPECT_TRUE(has_note_containing(notes, "port_xmit_data=overflow"));
 }
 
-// The GID walk, on a port laid out as the kernel writes it (gids/N, gid_attrs/types/N,
-// gid_attrs/ndevs/N). No public capture of a RoCE GID table was found; the entries follow the
-// kernel format: 8 groups of 4 hex digits, types "IB/RoCE v1" / "RoCE v2".
-class GidTable : public ::testing::Test {
+// The GID walk on the real Soft-RoCE capture (tests/fixtures/rxe-vm): rxe0 on veth0 (MTU 9000),
+// GID 0 fe80:: link-local and GID 1 ::ffff:10.9.0.1, both RoCE v2, as ibv_devinfo -v shows in
+// the capture's MACHINE.txt.
+class RxeGids : public ::testing::Test {
  protected:
-  void SetUp() override {
-    fabscope::testing::unpack_ttar(
-        fabscope::testing::fixture("procfs-infiniband/sys-class-infiniband-and-net.ttar"), t.path());
-    std::string port = "sys/class/infiniband/mlx5_0/ports/1/";
-    write_file(t.path(), port + "link_layer", "Ethernet\n");
-    entry(port, 0, "fe80:0000:0000:0000:0a7f:bcff:fe12:45ef", "IB/RoCE v1", "eth0");
-    entry(port, 1, "fe80:0000:0000:0000:0a7f:bcff:fe12:45ef", "RoCE v2", "eth0");
-    entry(port, 2, "0000:0000:0000:0000:0000:ffff:c0a8:0102", "IB/RoCE v1", "eth0");
-    entry(port, 3, "0000:0000:0000:0000:0000:ffff:c0a8:0102", "RoCE v2", "eth0");
-    write_file(t.path(), port + "gids/4", "0000:0000:0000:0000:0000:0000:0000:0000\n");
-  }
-  void entry(const std::string& port, int i, const std::string& gid, const std::string& type,
-             const std::string& ndev) {
-    write_file(t.path(), port + "gids/" + std::to_string(i), gid + "\n");
-    write_file(t.path(), port + "gid_attrs/types/" + std::to_string(i), type + "\n");
-    write_file(t.path(), port + "gid_attrs/ndevs/" + std::to_string(i), ndev + "\n");
-  }
+  void SetUp() override { fabscope::testing::copy_tree(fabscope::testing::fixture("rxe-vm"), t.path()); }
   const RdmaPort& port() {
     devs = probe::collect_rdma(core::Root(t.path()), notes);
-    return device(devs, "mlx5_0").ports.at(0);
+    return device(devs, "rxe0").ports.at(0);
   }
+  std::string port_dir() const { return "sys/devices/virtual/infiniband/rxe0/ports/1/"; }
   TempDir t;
   std::vector<std::string> notes;
   std::vector<RdmaDevice> devs;
 };
 
-TEST_F(GidTable, ListsNonZeroEntriesWithTypeAndNetdev) {
+TEST_F(RxeGids, ListsNonZeroEntriesWithTypeAndNetdev) {
   const auto& p = port();
-  ASSERT_EQ(p.gids.size(), 4u);
-  EXPECT_EQ(p.gids[3].index, 3);
-  EXPECT_EQ(p.gids[3].type, "RoCE v2");
-  EXPECT_EQ(p.gids[3].netdev, "eth0");
-  EXPECT_TRUE(p.gids[3].ipv4_mapped);
-  EXPECT_FALSE(p.gids[1].ipv4_mapped);
+  ASSERT_EQ(p.gids.size(), 2u);
+  EXPECT_EQ(p.gids[0].gid, "fe80:0000:0000:0000:78db:90ff:fe26:5f89");
+  EXPECT_FALSE(p.gids[0].ipv4_mapped);
+  EXPECT_EQ(p.gids[1].index, 1);
+  EXPECT_EQ(p.gids[1].gid, "0000:0000:0000:0000:0000:ffff:0a09:0001");
+  EXPECT_EQ(p.gids[1].type, "RoCE v2");
+  EXPECT_EQ(p.gids[1].netdev, "veth0");
+  EXPECT_TRUE(p.gids[1].ipv4_mapped);
 }
 
-TEST_F(GidTable, PortNetdevComesFromGidNdevs) {
-  EXPECT_EQ(port().netdev, "eth0");
+TEST_F(RxeGids, PreferredRoceV2GidIsTheIpv4One) {
+  EXPECT_EQ(probe::preferred_roce_v2_gid(port()), 1);
 }
 
-TEST_F(GidTable, ActiveMtuOfRocePortDerivesFromNetdevMtu) {
-  // sys/class/net/eth0/mtu in the capture is 1500.
+TEST_F(RxeGids, PortNetdevComesFromGidNdevs) {
+  EXPECT_EQ(port().netdev, "veth0");
+}
+
+TEST_F(RxeGids, ActiveMtuMatchesWhatVerbsReported) {
+  // veth0 MTU 9000; ibv_devinfo in MACHINE.txt: active_mtu 4096 (5).
+  EXPECT_EQ(port().active_mtu, 4096);
+}
+
+TEST_F(RxeGids, LowNetdevMtuLowersTheActiveMtu) {
+  // Derived: veth0's MTU set to 1500.
+  write_file(t.path(), "sys/devices/virtual/net/veth0/mtu", "1500\n");
   EXPECT_EQ(port().active_mtu, 1024);
 }
 
-TEST_F(GidTable, GidsCanBeSkipped) {
-  auto d = probe::collect_rdma(core::Root(t.path()), notes, {.gids = false, .counters = true});
-  EXPECT_TRUE(device(d, "mlx5_0").ports.at(0).gids.empty());
+TEST_F(RxeGids, SoftwareDeviceHasNoPciAddress) {
+  port();
+  EXPECT_EQ(device(devs, "rxe0").pci_address, "");
+  EXPECT_FALSE(device(devs, "rxe0").numa_node);
 }
 
-TEST_F(GidTable, IndicesSortNumerically) {
-  std::string p = "sys/class/infiniband/mlx5_0/ports/1/";
-  entry(p, 10, "fe80:0000:0000:0000:0a7f:bcff:fe12:45f0", "RoCE v2", "eth0");
+TEST_F(RxeGids, GidsCanBeSkipped) {
+  auto d = probe::collect_rdma(core::Root(t.path()), notes, {.gids = false, .counters = true});
+  EXPECT_TRUE(device(d, "rxe0").ports.at(0).gids.empty());
+  EXPECT_FALSE(device(d, "rxe0").ports.at(0).hw_counters.empty());
+}
+
+TEST_F(RxeGids, IndicesSortNumerically) {
+  // Derived: GID 1 copied into slot 10, which sorts before 2 as text.
+  write_file(t.path(), port_dir() + "gids/10", "0000:0000:0000:0000:0000:ffff:0a09:0001\n");
   const auto& gids = port().gids;
-  ASSERT_EQ(gids.size(), 5u);
+  ASSERT_EQ(gids.size(), 3u);
   EXPECT_EQ(gids.back().index, 10);
+}
+
+TEST_F(RxeGids, EmptyFirmwareIsUnknownWithANote) {
+  // rxe writes fw_ver as a bare newline.
+  port();
+  EXPECT_EQ(device(devs, "rxe0").fw_ver, "");
+  EXPECT_TRUE(has_note_containing(notes, "rxe0/fw_ver: empty"));
 }
