@@ -216,6 +216,14 @@ def check_probe(c):
             c.ok(d.get("node_guid") == ibd.get("node_guid"), f"probe {phase} {dev}: node_guid as ibv_devinfo says",
                  f"probe {d.get('node_guid')!r}, ibv {ibd.get('node_guid')!r}")
             check_verbs_section(c, probe, phase, dev, port, iport, ibd)
+    probe = c.json("phases/mtu9000/probe.out") or {}
+    mods = probe.get("kernel", {}).get("modules", [])
+    c.ok("rdma_rxe" in mods and "ib_uverbs" in mods, "probe: kernel modules list rdma_rxe and ib_uverbs",
+         f"modules {mods}")
+    if c.exists("phases/mtu9000/probe-text.out"):
+        wide = [l for l in c.text("phases/mtu9000/probe-text.out").splitlines() if len(l) > 100]
+        c.ok(c.rc("phases/mtu9000/probe-text") == 0 and not wide, "probe: human output exits 0 and fits 100 columns",
+             f"rc={c.rc('phases/mtu9000/probe-text')}, wide lines {wide[:2]}")
     for dev in RXE:
         _, port = probe_port(c, "link-down", dev)
         if port is not None:
@@ -398,8 +406,9 @@ def metrics(c, phase):
 
 
 def metric(ms, name, **labels):
+    """The one sample of metric `name` (a regex, matched whole) carrying all the labels given."""
     want = set(labels.items())
-    vals = [v for (n, ls), v in ms.items() if n == name and want <= set(ls)]
+    vals = [v for (n, ls), v in ms.items() if re.fullmatch(name, n) and want <= set(ls)]
     return vals[0] if len(vals) == 1 else None
 
 
@@ -414,8 +423,9 @@ def check_exporter(c):
     hw = counters(c, "after-traffic")
     for dev in RXE:
         for ctr in ("sent_pkts", "rcvd_pkts"):
-            b = metric(before, "fabscope_port_hw_counter_total", device=dev, port="1", counter=ctr)
-            a = metric(after, "fabscope_port_hw_counter_total", device=dev, port="1", counter=ctr)
+            # hw_counters/* files: one family with a counter label (its name is the exporter's to choose)
+            b = metric(before, r"fabscope_port_hw_\w+_total", device=dev, port="1", counter=ctr)
+            a = metric(after, r"fabscope_port_hw_\w+_total", device=dev, port="1", counter=ctr)
             c.ok(a is not None and b is not None and a > b, f"exporter: {dev} {ctr} moved with the traffic",
                  f"before {b}, after {a}")
             c.ok(a == hw.get((dev, ctr)), f"exporter: {dev} {ctr} equals the sysfs value read beside it",

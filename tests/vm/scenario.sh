@@ -120,6 +120,7 @@ snapshot() {
     for c in /sys/class/infiniband/$dev/ports/1/hw_counters/*; do echo "$dev ${c##*/} $(cat "$c")"; done
   done >"$p/hw_counters.txt"
   has_cmd probe && run "$p" probe fabscope probe --json
+  has_cmd probe && run "$p" probe-text fabscope probe
   has_cmd check && run "$p" check fabscope check --json
   has_cmd env && run "$p" env fabscope env
   has_cmd env && run "$p" env-json fabscope env --json
