@@ -27,7 +27,10 @@ const char* const kIndexPage =
 
 }  // namespace
 
-Exporter::Exporter(core::Root root, ExporterOptions opts) : root_(std::move(root)), opts_(std::move(opts)) {}
+Exporter::Exporter(core::Root root, ExporterOptions opts)
+    : root_(std::move(root)),
+      opts_(std::move(opts)),
+      ports_(root_, std::chrono::milliseconds(static_cast<long long>(opts_.layout_max_age_seconds * 1000))) {}
 
 Exporter::~Exporter() { stop_background_checks(); }
 
@@ -43,9 +46,7 @@ void Exporter::count_notes(const std::vector<std::string>& notes) {
 std::vector<MetricFamily> Exporter::scrape(const ServerStats& http) {
   auto t0 = std::chrono::steady_clock::now();
   std::vector<std::string> notes;
-  probe::RdmaOptions ropts;
-  ropts.gids = false;  // the GID table is configuration, judged by the checks, not a metric
-  auto devices = probe::collect_rdma(root_, notes, ropts);
+  const auto& devices = ports_.read(notes);
   count_notes(notes);
   if (auto back = watch_.observe(devices)) errors_[kErrorCounterBackwards] += back;
 

@@ -17,11 +17,15 @@
 #include "exporter/counter_watch.hpp"
 #include "exporter/families.hpp"
 #include "exporter/http.hpp"
+#include "exporter/port_reader.hpp"
 
 namespace fabscope::exporter {
 
 struct ExporterOptions {
   double checks_interval_seconds = 60;  // 0: never run the full probe and checks
+  // How long the port layout (devices, ports, file names, info labels) is reused; values are
+  // read on every scrape regardless. 0: walk sys/class/infiniband on every scrape.
+  double layout_max_age_seconds = 30;
   std::string version = "unknown";
 };
 
@@ -53,6 +57,7 @@ class Exporter {
 
   core::Root root_;
   ExporterOptions opts_;
+  PortReader ports_;
   CounterWatch watch_;
   std::map<std::string, std::uint64_t> errors_;
   std::set<std::string> logged_notes_;  // each distinct note goes to stderr once

@@ -19,7 +19,12 @@ class ExporterOnCapture : public ::testing::Test {
     fabscope::testing::unpack_ttar(fabscope::testing::fixture("procfs-infiniband/sys-class-infiniband-and-net.ttar"),
                                    dir.path());
   }
-  Exporter make() { return Exporter(core::Root(dir.path()), ExporterOptions{0, "test"}); }
+  Exporter make() {
+    ExporterOptions o;
+    o.checks_interval_seconds = 0;
+    o.version = "test";
+    return Exporter(core::Root(dir.path()), o);
+  }
   fs::path port_dir(const std::string& dev, int port) {
     return dir.path() / "sys/class/infiniband" / dev / "ports" / std::to_string(port);
   }

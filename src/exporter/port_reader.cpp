@@ -1,0 +1,141 @@
+#include "exporter/port_reader.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <limits>
+
+#include "probe/rdma.hpp"
+
+namespace fabscope::exporter {
+
+namespace {
+
+enum class Read { Ok, Missing, Failed };
+
+// One sysfs attribute, first line, at most 255 bytes (sysfs attributes are short).
+Read read_attr(int dir_fd, const std::string& name, std::string& out) {
+  int fd = ::openat(dir_fd, name.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return errno == ENOENT || errno == ENODEV || errno == ENOTDIR ? Read::Missing : Read::Failed;
+  char buf[256];
+  ssize_t n;
+  do n = ::read(fd, buf, sizeof buf); while (n < 0 && errno == EINTR);
+  ::close(fd);
+  if (n < 0) return Read::Failed;
+  std::string_view v(buf, static_cast<std::size_t>(n));
+  v = v.substr(0, v.find('\n'));
+  out.assign(v.data(), v.size());
+  return Read::Ok;
+}
+
+int open_dir(const std::filesystem::path& p) { return ::open(p.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); }
+
+std::string quote_value(const std::string& v) { return "\"" + v.substr(0, 40) + "\""; }
+
+}  // namespace
+
+PortReader::PortReader(core::Root root, std::chrono::milliseconds layout_max_age)
+    : root_(std::move(root)), max_age_(layout_max_age) {}
+
+PortReader::~PortReader() { close_all(); }
+
+void PortReader::close_all() {
+  for (auto& p : ports_)
+    for (int fd : {p.dir_fd, p.counters_fd, p.hw_fd})
+      if (fd >= 0) ::close(fd);
+  ports_.clear();
+}
+
+const std::vector<RdmaDevice>& PortReader::walk(std::vector<std::string>& notes) {
+  close_all();
+  probe::RdmaOptions opts;
+  opts.gids = false;  // the GID table is configuration, judged by the checks, not a metric
+  devices_ = probe::collect_rdma(root_, notes, opts);
+  ++walks_;
+  walked_at_ = std::chrono::steady_clock::now();
+  have_layout_ = true;
+  for (std::size_t d = 0; d < devices_.size(); ++d) {
+    for (std::size_t p = 0; p < devices_[d].ports.size(); ++p) {
+      const auto& port = devices_[d].ports[p];
+      PortFiles pf;
+      pf.device = d;
+      pf.port = p;
+      pf.dir = "sys/class/infiniband/" + devices_[d].name + "/ports/" + std::to_string(port.port);
+      pf.dir_fd = open_dir(root_.path(pf.dir));
+      pf.counters_fd = open_dir(root_.path(pf.dir + "/counters"));
+      pf.hw_fd = open_dir(root_.path(pf.dir + "/hw_counters"));
+      // Only the files that held numbers at the walk: a file left out there (garbage, "N/A")
+      // is noted again at the next walk, not on every scrape.
+      for (const auto& [name, v] : port.counters) pf.counters.push_back(name);
+      for (const auto& [name, v] : port.hw_counters) pf.hw_counters.push_back(name);
+      ports_.push_back(std::move(pf));
+    }
+  }
+  return devices_;
+}
+
+bool PortReader::read_port(PortFiles& pf, std::vector<std::string>& notes) {
+  RdmaPort& port = devices_[pf.device].ports[pf.port];
+  std::string text;
+  if (pf.dir_fd < 0) return false;
+  auto coded = [&](const char* file, std::string& name, std::optional<int>& code) {
+    auto r = read_attr(pf.dir_fd, file, text);
+    if (r == Read::Missing && name.empty()) return true;  // not there at the walk either
+    if (r != Read::Ok) return false;
+    if (auto st = probe::parse_coded_state(text)) {
+      name = st->name;
+      code = st->code;
+    } else {
+      notes.push_back(pf.dir + "/" + file + ": not a port state: " + quote_value(text));
+      name.clear();
+      code.reset();
+    }
+    return true;
+  };
+  if (!coded("state", port.state, port.state_code)) return false;
+  if (!coded("phys_state", port.phys_state, port.phys_state_code)) return false;
+  if (port.rate_gbps) {
+    if (read_attr(pf.dir_fd, "rate", text) != Read::Ok) return false;
+    port.rate_gbps = probe::parse_rate_gbps(text);
+    if (port.rate_gbps) port.rate = text;
+    else notes.push_back(pf.dir + "/rate: not a rate: " + quote_value(text));
+  }
+  auto counters = [&](int dir_fd, const std::vector<std::string>& names, std::map<std::string, std::uint64_t>& out,
+                      bool words_to_bytes, const char* sub) {
+    if (names.empty()) return true;
+    if (dir_fd < 0) return false;
+    for (const auto& name : names) {
+      if (read_attr(dir_fd, name, text) != Read::Ok) return false;
+      auto v = core::parse_u64(text);
+      // counters/port_{xmit,rcv}_data count 4-byte words (IBA PortCounters); as probe/rdma.cpp.
+      if (v && words_to_bytes && (name == "port_xmit_data" || name == "port_rcv_data")) {
+        if (*v > std::numeric_limits<std::uint64_t>::max() / 4) v.reset();
+        else *v *= 4;
+      }
+      if (v) {
+        out[name] = *v;
+      } else {
+        out.erase(name);
+        notes.push_back(pf.dir + "/" + sub + "/" + name + ": not a number: " + quote_value(text));
+      }
+    }
+    return true;
+  };
+  return counters(pf.counters_fd, pf.counters, port.counters, true, "counters") &&
+         counters(pf.hw_fd, pf.hw_counters, port.hw_counters, false, "hw_counters");
+}
+
+const std::vector<RdmaDevice>& PortReader::read(std::vector<std::string>& notes) {
+  if (!have_layout_ || std::chrono::steady_clock::now() - walked_at_ >= max_age_) return walk(notes);
+  for (auto& pf : ports_) {
+    if (!read_port(pf, notes)) {
+      // A file of the layout is gone: a device was removed or its driver reloaded mid-scrape.
+      notes.push_back(pf.dir + ": vanished during the scrape, ports walked again");
+      return walk(notes);
+    }
+  }
+  return devices_;
+}
+
+}  // namespace fabscope::exporter

@@ -1,0 +1,51 @@
+#pragma once
+// Per-scrape reads of RDMA port values, kept to one openat/read/close per file.
+// The layout (devices, ports, the names of their counter files, and the attributes that only
+// change with a driver reload: hca_type, fw_ver, link layer, netdev) comes from a full walk with
+// probe::collect_rdma, repeated every layout_max_age and whenever a file cannot be opened (a
+// device removed, a driver reloaded). Between walks each scrape re-reads state, phys_state, rate,
+// counters/* and hw_counters/* through directory descriptors held open, so values are always
+// read at the scrape. On a busy host a sysfs read costs ~10 microseconds and a scrape reads
+// hundreds of files: skipping the directory listings and path building is most of its cost.
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "core/node_info.hpp"
+#include "core/root.hpp"
+
+namespace fabscope::exporter {
+
+class PortReader {
+ public:
+  explicit PortReader(core::Root root, std::chrono::milliseconds layout_max_age = std::chrono::seconds(30));
+  ~PortReader();
+  PortReader(const PortReader&) = delete;
+  PortReader& operator=(const PortReader&) = delete;
+
+  // Devices with fresh values. Problems (unreadable or garbage files) are appended to notes.
+  const std::vector<RdmaDevice>& read(std::vector<std::string>& notes);
+  std::size_t layout_walks() const { return walks_; }
+
+ private:
+  struct PortFiles {
+    std::size_t device = 0, port = 0;  // indices into devices_
+    std::string dir;                   // "sys/class/infiniband/mlx5_0/ports/1", for notes
+    int dir_fd = -1, counters_fd = -1, hw_fd = -1;
+    std::vector<std::string> counters, hw_counters;  // file names
+  };
+  const std::vector<RdmaDevice>& walk(std::vector<std::string>& notes);
+  void close_all();
+  // false when a file could not be opened (the layout is stale).
+  bool read_port(PortFiles& pf, std::vector<std::string>& notes);
+
+  core::Root root_;
+  std::chrono::milliseconds max_age_;
+  std::chrono::steady_clock::time_point walked_at_{};
+  bool have_layout_ = false;
+  std::size_t walks_ = 0;
+  std::vector<RdmaDevice> devices_;
+  std::vector<PortFiles> ports_;
+};
+
+}  // namespace fabscope::exporter

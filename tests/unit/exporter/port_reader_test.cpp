@@ -1,0 +1,95 @@
+#include "exporter/port_reader.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "support/fixtures.hpp"
+
+namespace fabscope::exporter {
+namespace {
+
+namespace fs = std::filesystem;
+using fabscope::testing::TempDir;
+
+class PortReaderOnCapture : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    fabscope::testing::unpack_ttar(fabscope::testing::fixture("procfs-infiniband/sys-class-infiniband-and-net.ttar"),
+                                   dir.path());
+  }
+  fs::path port_dir(const std::string& dev, int port) {
+    return dir.path() / "sys/class/infiniband" / dev / "ports" / std::to_string(port);
+  }
+  static const RdmaPort& port(const std::vector<RdmaDevice>& devs, const std::string& dev, int n) {
+    for (const auto& d : devs)
+      if (d.name == dev)
+        for (const auto& p : d.ports)
+          if (p.port == n) return p;
+    throw std::runtime_error("no port " + dev);
+  }
+  TempDir dir;
+};
+
+TEST_F(PortReaderOnCapture, LaterScrapes_ReuseTheLayoutButReadNewValues) {
+  PortReader r{core::Root(dir.path())};
+  std::vector<std::string> notes;
+  r.read(notes);
+  fabscope::testing::write_file(port_dir("mlx5_0", 1), "counters/port_xmit_data", "2880761508849\n");
+  fabscope::testing::write_file(port_dir("mlx5_0", 1), "hw_counters/out_of_sequence", "7\n");
+  fabscope::testing::write_file(port_dir("mlx5_0", 1), "state", "1: DOWN\n");
+  const auto& devs = r.read(notes);
+  EXPECT_EQ(r.layout_walks(), 1u);
+  EXPECT_EQ(port(devs, "mlx5_0", 1).counters.at("port_xmit_data"), 2880761508849ull * 4);
+  EXPECT_EQ(port(devs, "mlx5_0", 1).hw_counters.at("out_of_sequence"), 7u);
+  EXPECT_EQ(port(devs, "mlx5_0", 1).state_code, 1);
+  EXPECT_EQ(port(devs, "mlx5_0", 1).state, "DOWN");
+  EXPECT_TRUE(notes.empty());
+}
+
+TEST_F(PortReaderOnCapture, SameValuesAsAFullWalk) {
+  PortReader fast{core::Root(dir.path())};
+  PortReader walk{core::Root(dir.path()), std::chrono::milliseconds(0)};
+  std::vector<std::string> notes;
+  fast.read(notes);
+  auto a = fast.read(notes);
+  auto b = walk.read(notes);
+  EXPECT_EQ(walk.layout_walks(), 1u);
+  EXPECT_EQ(json(a).dump(), json(b).dump());
+}
+
+TEST_F(PortReaderOnCapture, CounterTurningToGarbage_IsNotedAndLeftOut) {
+  PortReader r{core::Root(dir.path())};
+  std::vector<std::string> notes;
+  r.read(notes);
+  fabscope::testing::write_file(port_dir("mlx4_0", 2), "counters/symbol_error", "N/A (no PMA)\n");
+  const auto& devs = r.read(notes);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find("mlx4_0/ports/2/counters/symbol_error"), std::string::npos) << notes[0];
+  EXPECT_EQ(port(devs, "mlx4_0", 2).counters.count("symbol_error"), 0u);
+  EXPECT_EQ(port(devs, "mlx4_0", 2).counters.count("port_rcv_data"), 1u);
+}
+
+TEST_F(PortReaderOnCapture, DeviceVanishing_IsNotedAndTheLayoutWalkedAgain) {
+  PortReader r{core::Root(dir.path())};
+  std::vector<std::string> notes;
+  r.read(notes);
+  fs::remove_all(dir.path() / "sys/class/infiniband/mlx4_0");
+  const auto& devs = r.read(notes);
+  EXPECT_EQ(r.layout_walks(), 2u);
+  ASSERT_FALSE(notes.empty());
+  EXPECT_NE(notes[0].find("mlx4_0"), std::string::npos) << notes[0];
+  for (const auto& d : devs) EXPECT_NE(d.name, "mlx4_0");
+  EXPECT_EQ(devs.size(), 2u);
+}
+
+TEST_F(PortReaderOnCapture, NewDevice_AppearsAfterTheLayoutAge) {
+  PortReader r{core::Root(dir.path()), std::chrono::milliseconds(0)};
+  std::vector<std::string> notes;
+  EXPECT_EQ(r.read(notes).size(), 3u);
+  fabscope::testing::copy_tree(dir.path() / "sys/class/infiniband/mlx5_0", dir.path() / "sys/class/infiniband/mlx5_1");
+  EXPECT_EQ(r.read(notes).size(), 4u);
+}
+
+}  // namespace
+}  // namespace fabscope::exporter
