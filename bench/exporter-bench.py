@@ -8,7 +8,8 @@ runs only its infiniband collector. One Python http.client connection per export
 (keep-alive, as Prometheus scrapes), warm-up scrapes first, then N timed GET /metrics each,
 alternating between the two exporters so that machine noise hits both alike. Reports median, p90
 and p99 latency (request sent to body read), series count, and VmRSS / VmHWM from /proc after the
-run. Prints a Markdown table for bench/RESULTS.md.
+run, with Pss (shared library pages divided among the processes mapping them) and the anonymous
+part of RSS. Prints a Markdown table for bench/RESULTS.md.
 """
 import argparse
 import http.client
@@ -46,8 +47,8 @@ def wait_up(port, deadline_s=20):
     raise SystemExit(f"exporter on port {port} did not come up")
 
 
-def proc_kib(pid, field):
-    with open(f"/proc/{pid}/status") as f:
+def proc_kib(pid, field, path="status"):
+    with open(f"/proc/{pid}/{path}") as f:
         for line in f:
             if line.startswith(field + ":"):
                 return int(line.split()[1])
@@ -93,8 +94,8 @@ def main():
                     times[name].append(dt)
                 series[name] = sum(1 for l in body.decode().splitlines() if l and not l.startswith("#"))
         print(f"{args.scrapes} scrapes each after 100 warm-up, alternating, one keep-alive connection each\n")
-        print("| exporter | series | median ms | p90 ms | p99 ms | VmRSS MiB | VmHWM MiB |")
-        print("|---|---:|---:|---:|---:|---:|---:|")
+        print("| exporter | series | median ms | p90 ms | p99 ms | VmRSS MiB | VmHWM MiB | Pss MiB | anon MiB |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
         med = {}
         rss = {}
         for name in ports:
@@ -103,7 +104,9 @@ def main():
             rss[name] = proc_kib(procs[name].pid, "VmRSS") / 1024
             print(f"| {name} | {series[name]} | {med[name]:.3f} | {t[int(len(t) * 0.9)] * 1e3:.3f} | "
                   f"{t[int(len(t) * 0.99)] * 1e3:.3f} | {rss[name]:.1f} | "
-                  f"{proc_kib(procs[name].pid, 'VmHWM') / 1024:.1f} |")
+                  f"{proc_kib(procs[name].pid, 'VmHWM') / 1024:.1f} | "
+                  f"{proc_kib(procs[name].pid, 'Pss', 'smaps_rollup') / 1024:.1f} | "
+                  f"{proc_kib(procs[name].pid, 'RssAnon') / 1024:.1f} |")
         print(f"\nnode_exporter / fabscope: median latency x{med['node_exporter'] / med['fabscope']:.1f}, "
               f"RSS x{rss['node_exporter'] / rss['fabscope']:.1f}")
     finally:

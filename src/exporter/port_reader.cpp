@@ -1,6 +1,7 @@
 #include "exporter/port_reader.hpp"
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -14,15 +15,22 @@ namespace {
 
 enum class Read { Ok, Missing, Failed };
 
-// One sysfs attribute, first line, at most 255 bytes (sysfs attributes are short).
-Read read_attr(int dir_fd, const std::string& name, std::string& out) {
-  int fd = ::openat(dir_fd, name.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return errno == ENOENT || errno == ENODEV || errno == ENOTDIR ? Read::Missing : Read::Failed;
+// One sysfs attribute, first line, at most 255 bytes (sysfs attributes are short): through the
+// kept descriptor when there is one, else opened relative to its directory.
+Read read_attr(int kept_fd, int dir_fd, const std::string& name, std::string& out) {
   char buf[256];
   ssize_t n;
-  do n = ::read(fd, buf, sizeof buf); while (n < 0 && errno == EINTR);
-  ::close(fd);
-  if (n < 0) return Read::Failed;
+  if (kept_fd >= 0) {
+    do n = ::pread(kept_fd, buf, sizeof buf, 0); while (n < 0 && errno == EINTR);
+    // ENODEV: the device was unregistered while the file was open.
+    if (n < 0) return Read::Failed;
+  } else {
+    int fd = ::openat(dir_fd, name.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return errno == ENOENT || errno == ENODEV || errno == ENOTDIR ? Read::Missing : Read::Failed;
+    do n = ::read(fd, buf, sizeof buf); while (n < 0 && errno == EINTR);
+    ::close(fd);
+    if (n < 0) return Read::Failed;
+  }
   std::string_view v(buf, static_cast<std::size_t>(n));
   v = v.substr(0, v.find('\n'));
   out.assign(v.data(), v.size());
@@ -36,15 +44,34 @@ std::string quote_value(const std::string& v) { return "\"" + v.substr(0, 40) + 
 }  // namespace
 
 PortReader::PortReader(core::Root root, std::chrono::milliseconds layout_max_age)
-    : root_(std::move(root)), max_age_(layout_max_age) {}
+    : root_(std::move(root)), max_age_(layout_max_age) {
+  // Keep at most half of the descriptors the process may open, leaving room for connections.
+  rlimit lim{};
+  if (getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY && lim.rlim_cur > 256)
+    fd_budget_ = std::min<rlim_t>((lim.rlim_cur - 256) / 2, 16384);
+  else if (lim.rlim_cur == RLIM_INFINITY)
+    fd_budget_ = 16384;
+}
+
+int PortReader::keep_open(int dir_fd, const std::string& name) {
+  if (dir_fd < 0 || fds_kept_ >= fd_budget_) return -1;
+  int fd = ::openat(dir_fd, name.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) ++fds_kept_;
+  return fd;
+}
 
 PortReader::~PortReader() { close_all(); }
 
 void PortReader::close_all() {
-  for (auto& p : ports_)
-    for (int fd : {p.dir_fd, p.counters_fd, p.hw_fd})
+  for (auto& p : ports_) {
+    for (int fd : {p.dir_fd, p.counters_fd, p.hw_fd, p.state_fd, p.phys_fd, p.rate_fd})
       if (fd >= 0) ::close(fd);
+    for (const auto* fds : {&p.counter_fds, &p.hw_fds})
+      for (int fd : *fds)
+        if (fd >= 0) ::close(fd);
+  }
   ports_.clear();
+  fds_kept_ = 0;
 }
 
 const std::vector<RdmaDevice>& PortReader::walk(std::vector<std::string>& notes) {
@@ -67,8 +94,18 @@ const std::vector<RdmaDevice>& PortReader::walk(std::vector<std::string>& notes)
       pf.hw_fd = open_dir(root_.path(pf.dir + "/hw_counters"));
       // Only the files that held numbers at the walk: a file left out there (garbage, "N/A")
       // is noted again at the next walk, not on every scrape.
-      for (const auto& [name, v] : port.counters) pf.counters.push_back(name);
-      for (const auto& [name, v] : port.hw_counters) pf.hw_counters.push_back(name);
+      for (const auto& [name, v] : port.counters) {
+        pf.counters.push_back(name);
+        pf.counter_fds.push_back(keep_open(pf.counters_fd, name));
+      }
+      for (const auto& [name, v] : port.hw_counters) {
+        pf.hw_counters.push_back(name);
+        pf.hw_fds.push_back(keep_open(pf.hw_fd, name));
+      }
+      // state is opened afresh on every scrape: that open fails once the port's directory is
+      // gone, which kept descriptors would not notice on every file system.
+      pf.phys_fd = keep_open(pf.dir_fd, "phys_state");
+      pf.rate_fd = keep_open(pf.dir_fd, "rate");
       ports_.push_back(std::move(pf));
     }
   }
@@ -79,8 +116,8 @@ bool PortReader::read_port(PortFiles& pf, std::vector<std::string>& notes) {
   RdmaPort& port = devices_[pf.device].ports[pf.port];
   std::string text;
   if (pf.dir_fd < 0) return false;
-  auto coded = [&](const char* file, std::string& name, std::optional<int>& code) {
-    auto r = read_attr(pf.dir_fd, file, text);
+  auto coded = [&](int kept, const char* file, std::string& name, std::optional<int>& code) {
+    auto r = read_attr(kept, pf.dir_fd, file, text);
     if (r == Read::Missing && name.empty()) return true;  // not there at the walk either
     if (r != Read::Ok) return false;
     if (auto st = probe::parse_coded_state(text)) {
@@ -93,20 +130,21 @@ bool PortReader::read_port(PortFiles& pf, std::vector<std::string>& notes) {
     }
     return true;
   };
-  if (!coded("state", port.state, port.state_code)) return false;
-  if (!coded("phys_state", port.phys_state, port.phys_state_code)) return false;
+  if (!coded(pf.state_fd, "state", port.state, port.state_code)) return false;
+  if (!coded(pf.phys_fd, "phys_state", port.phys_state, port.phys_state_code)) return false;
   if (port.rate_gbps) {
-    if (read_attr(pf.dir_fd, "rate", text) != Read::Ok) return false;
+    if (read_attr(pf.rate_fd, pf.dir_fd, "rate", text) != Read::Ok) return false;
     port.rate_gbps = probe::parse_rate_gbps(text);
     if (port.rate_gbps) port.rate = text;
     else notes.push_back(pf.dir + "/rate: not a rate: " + quote_value(text));
   }
-  auto counters = [&](int dir_fd, const std::vector<std::string>& names, std::map<std::string, std::uint64_t>& out,
-                      bool words_to_bytes, const char* sub) {
+  auto counters = [&](int dir_fd, const std::vector<std::string>& names, const std::vector<int>& fds,
+                      std::map<std::string, std::uint64_t>& out, bool words_to_bytes, const char* sub) {
     if (names.empty()) return true;
     if (dir_fd < 0) return false;
-    for (const auto& name : names) {
-      if (read_attr(dir_fd, name, text) != Read::Ok) return false;
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      const auto& name = names[i];
+      if (read_attr(fds[i], dir_fd, name, text) != Read::Ok) return false;
       auto v = core::parse_u64(text);
       // counters/port_{xmit,rcv}_data count 4-byte words (IBA PortCounters); as probe/rdma.cpp.
       if (v && words_to_bytes && (name == "port_xmit_data" || name == "port_rcv_data")) {
@@ -122,8 +160,8 @@ bool PortReader::read_port(PortFiles& pf, std::vector<std::string>& notes) {
     }
     return true;
   };
-  return counters(pf.counters_fd, pf.counters, port.counters, true, "counters") &&
-         counters(pf.hw_fd, pf.hw_counters, port.hw_counters, false, "hw_counters");
+  return counters(pf.counters_fd, pf.counters, pf.counter_fds, port.counters, true, "counters") &&
+         counters(pf.hw_fd, pf.hw_counters, pf.hw_fds, port.hw_counters, false, "hw_counters");
 }
 
 const std::vector<RdmaDevice>& PortReader::read(std::vector<std::string>& notes) {

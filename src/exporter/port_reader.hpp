@@ -4,9 +4,12 @@
 // change with a driver reload: hca_type, fw_ver, link layer, netdev) comes from a full walk with
 // probe::collect_rdma, repeated every layout_max_age and whenever a file cannot be opened (a
 // device removed, a driver reloaded). Between walks each scrape re-reads state, phys_state, rate,
-// counters/* and hw_counters/* through directory descriptors held open, so values are always
-// read at the scrape. On a busy host a sysfs read costs ~10 microseconds and a scrape reads
-// hundreds of files: skipping the directory listings and path building is most of its cost.
+// counters/* and hw_counters/*, so values are always read at the scrape: each file is kept open
+// and re-read with pread() at offset 0, which makes sysfs call the attribute's show() again
+// (Documentation/filesystems/sysfs.rst: "seek to 0 and read again"). That is one system call per
+// value instead of open/read/close; on a busy host a sysfs call costs ~5-10 microseconds and a
+// scrape reads hundreds of values. Descriptors kept are bounded by a budget taken from
+// RLIMIT_NOFILE; files beyond it are opened per scrape through their directory's descriptor.
 #include <chrono>
 #include <string>
 #include <vector>
@@ -33,7 +36,10 @@ class PortReader {
     std::string dir;                   // "sys/class/infiniband/mlx5_0/ports/1", for notes
     int dir_fd = -1, counters_fd = -1, hw_fd = -1;
     std::vector<std::string> counters, hw_counters;  // file names
+    std::vector<int> counter_fds, hw_fds;            // kept open, -1 when over the budget
+    int state_fd = -1, phys_fd = -1, rate_fd = -1;  // state_fd stays -1: see walk()
   };
+  int keep_open(int dir_fd, const std::string& name);
   const std::vector<RdmaDevice>& walk(std::vector<std::string>& notes);
   void close_all();
   // false when a file could not be opened (the layout is stale).
@@ -44,6 +50,7 @@ class PortReader {
   std::chrono::steady_clock::time_point walked_at_{};
   bool have_layout_ = false;
   std::size_t walks_ = 0;
+  std::size_t fd_budget_ = 0, fds_kept_ = 0;
   std::vector<RdmaDevice> devices_;
   std::vector<PortFiles> ports_;
 };
