@@ -19,10 +19,11 @@ std::vector<Netdev> collect_netdevs(const core::Root& root, std::vector<std::str
     n.name = name;
     if (auto v = r.integer(dir + "/mtu", true); v && *v > 0 && *v <= 1 << 20) n.mtu = static_cast<int>(*v);
     n.operstate = r.text(dir + "/operstate").value_or("");
-    // speed: -1 (or EINVAL on read) when the link is down or the driver does not know.
+    // speed: -1 (or EINVAL on read) when the link is down or the driver does not know; some
+    // drivers print SPEED_UNKNOWN as the unsigned 4294967295 (include/uapi/linux/ethtool.h).
     if (auto line = root.read_line(dir + "/speed")) {
       auto v = core::parse_int(*line);
-      if (v && *v > 0) n.speed_mbps = *v;
+      if (v && *v > 0 && *v != 0xffffffffLL) n.speed_mbps = *v;
       else if (!v) notes.push_back(dir + "/speed: not a number: " + quote(*line));
     }
     if (auto v = r.integer(dir + "/type"); v && *v >= 0 && *v <= 0xffff) n.type = static_cast<int>(*v);

@@ -66,7 +66,7 @@ TEST(CollectGpus, NonNvidiaDisplayIsNotAGpu) {
 }
 
 TEST(DriverInformation, GarbageGivesEmptyFields) {
-  auto info = probe::parse_driver_gpu_information(std::string("\x01\x02\x03 no colon\n", 15));
+  auto info = probe::parse_driver_gpu_information(std::string("\x01\x02\x03 no colon\n"));
   EXPECT_EQ(info.name, "");
   EXPECT_EQ(info.uuid, "");
 }

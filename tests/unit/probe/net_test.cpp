@@ -55,6 +55,15 @@ TEST(CollectNetdevs, UnknownSpeedIsNull) {
   EXPECT_FALSE(find(net, "eth0").speed_mbps);
 }
 
+TEST(CollectNetdevs, UnsignedSpeedUnknownIsNull) {
+  TempDir t;
+  fabscope::testing::copy_tree(fixture("h200x2-node"), t.path());
+  write_file(t.path(), "sys/devices/pci0000:00/0000:00:03.0/virtio2/net/eth0/speed", "4294967295\n");
+  std::vector<std::string> notes;
+  auto net = probe::collect_netdevs(core::Root(t.path()), notes);
+  EXPECT_FALSE(find(net, "eth0").speed_mbps);
+}
+
 TEST(CollectNetdevs, DanglingDeviceLinkStillNamesThePciFunction) {
   TempDir t;
   fabscope::testing::unpack_ttar(fixture("procfs-infiniband/sys-class-infiniband-and-net.ttar"), t.path());

@@ -147,7 +147,8 @@ TEST_F(PciVariant, BridgeWithAcsRedirectIsEnabled) {
   bytes[0x106] = 0x04;
   std::ofstream(path / "config", std::ios::binary | std::ios::trunc)
       .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-  const auto& d = find(collect(), "0000:00:00.0");
+  auto pci = collect();
+  const auto& d = find(pci, "0000:00:00.0");
   EXPECT_TRUE(d.is_bridge);
   EXPECT_EQ(d.acs_ctrl, 0x0004);
   EXPECT_EQ(d.acs_enabled, true);
@@ -156,14 +157,16 @@ TEST_F(PciVariant, BridgeWithAcsRedirectIsEnabled) {
 TEST_F(PciVariant, BridgeWithShortConfigHasUnknownAcs) {
   write_file(t.path() / dev("0000:00:00.0"), "class", "0x060400\n");
   write_file(t.path() / dev("0000:00:00.0"), "config", std::string(64, '\0'));
-  const auto& d = find(collect(), "0000:00:00.0");
+  auto pci = collect();
+  const auto& d = find(pci, "0000:00:00.0");
   EXPECT_FALSE(d.acs_enabled);
   EXPECT_FALSE(d.acs_ctrl);
 }
 
 TEST_F(PciVariant, UnknownLinkSpeedIsNullWithoutNote) {
   write_file(t.path() / dev("0000:00:06.0"), "current_link_speed", "Unknown\n");
-  const auto& d = find(collect(), "0000:00:06.0");
+  auto pci = collect();
+  const auto& d = find(pci, "0000:00:06.0");
   EXPECT_FALSE(d.current_link_speed_gts);
   EXPECT_EQ(d.max_link_speed_gts, 32.0);
   EXPECT_FALSE(has_note_containing(notes, "current_link_speed"));
@@ -171,7 +174,8 @@ TEST_F(PciVariant, UnknownLinkSpeedIsNullWithoutNote) {
 
 TEST_F(PciVariant, GarbageClassIsUnknownWithNote) {
   write_file(t.path() / dev("0000:00:06.0"), "class", "0xZZ\n");
-  const auto& d = find(collect(), "0000:00:06.0");
+  auto pci = collect();
+  const auto& d = find(pci, "0000:00:06.0");
   EXPECT_FALSE(d.class_code);
   EXPECT_TRUE(has_note_containing(notes, "0000:00:06.0/class"));
 }
