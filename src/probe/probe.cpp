@@ -20,6 +20,7 @@ NodeInfo collect(const core::Root& root, const Options& opts) {
   info.rdma_devices = collect_rdma(root, notes);
   info.netdevs = collect_netdevs(root, notes);
   link_rdma_ports(info.rdma_devices, info.netdevs);
+  if (opts.live) fill_ipv4_live(info.netdevs);
   info.pci_devices = collect_pci(root, notes);
   info.gpus = collect_gpus(root, info.pci_devices, notes);
   std::vector<std::string> rdma_netdevs;

@@ -214,6 +214,7 @@ std::vector<RdmaDevice> collect_rdma(const core::Root& root, std::vector<std::st
       notes.push_back(dir + ": listed but not readable (device removed?), skipped");
       continue;
     }
+    std::size_t notes_before = notes.size();
     RdmaDevice d;
     d.name = name;
     d.hca_type = r.text(dir + "/hca_type").value_or("");
@@ -236,6 +237,12 @@ std::vector<RdmaDevice> collect_rdma(const core::Root& root, std::vector<std::st
     d.ports.resize(numbers.size());
     for (std::size_t i = 0; i < numbers.size(); ++i)
       read_port(r, dir, numbers[i], numbers.size(), opts, d.ports[i]);
+    if (!root.is_dir(dir)) {
+      // Removed while being read: its half-read values and their notes would only mislead.
+      notes.resize(notes_before);
+      notes.push_back(dir + ": removed while being read, skipped");
+      continue;
+    }
     devices.push_back(std::move(d));
   }
   return devices;

@@ -66,7 +66,7 @@ void netdev_section(const NodeInfo& info, std::size_t width, std::ostream& os) {
     os << "  none found (sys/class/net is empty or absent)\n";
     return;
   }
-  core::Table t({"NAME", "STATE", "MTU", "SPEED", "TYPE", "PCI", "RDMA PORTS"});
+  core::Table t({"NAME", "STATE", "MTU", "SPEED", "TYPE", "PCI", "RDMA PORTS", "IPV4"});
   t.align_right(2).align_right(3).align_right(4);
   for (const auto& n : info.netdevs) {
     std::string speed = n.speed_mbps ? (*n.speed_mbps % 1000 == 0 ? std::to_string(*n.speed_mbps / 1000) + " Gb/s"
@@ -75,7 +75,8 @@ void netdev_section(const NodeInfo& info, std::size_t width, std::ostream& os) {
     std::string ports;
     for (const auto& p : n.rdma_ports) ports += (ports.empty() ? "" : " ") + p;
     t.add({n.name, or_dash(n.operstate), or_dash(n.mtu), speed, or_dash(n.type),
-           n.is_virtual ? "virtual" : or_dash(n.pci_address), or_dash(ports)});
+           n.is_virtual ? "virtual" : or_dash(n.pci_address), or_dash(ports),
+           n.ipv4.empty() ? "-" : n.ipv4.front() + (n.ipv4.size() > 1 ? " +" + std::to_string(n.ipv4.size() - 1) : "")});
   }
   os << t.render(width);
 }

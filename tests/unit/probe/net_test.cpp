@@ -2,6 +2,7 @@
 // capture (a real directory with a dangling device link).
 #include "probe/net.hpp"
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
 
 #include "support/fixtures.hpp"
@@ -83,6 +84,24 @@ TEST(CollectNetdevs, GarbageMtuIsUnknownWithNote) {
   auto net = probe::collect_netdevs(core::Root(t.path()), notes);
   EXPECT_FALSE(find(net, "eth0").mtu);
   EXPECT_TRUE(has_note_containing(notes, "eth0/mtu"));
+}
+
+TEST(Ipv4WithPrefix, WritesAddressAndPrefixLength) {
+  EXPECT_EQ(probe::ipv4_with_prefix(htonl(0x0a090001), htonl(0xffffff00)), "10.9.0.1/24");
+  EXPECT_EQ(probe::ipv4_with_prefix(htonl(0x7f000001), htonl(0xff000000)), "127.0.0.1/8");
+  EXPECT_EQ(probe::ipv4_with_prefix(htonl(0xc0a80101), htonl(0xffffffff)), "192.168.1.1/32");
+}
+
+TEST(Ipv4WithPrefix, NonContiguousMaskIsRejected) {
+  EXPECT_EQ(probe::ipv4_with_prefix(htonl(0x0a000001), htonl(0xff00ff00)), "");
+}
+
+TEST(FillIpv4Live, LoopbackCarries127001) {
+  std::vector<Netdev> net(1);
+  net[0].name = "lo";
+  probe::fill_ipv4_live(net);
+  if (net[0].ipv4.empty()) GTEST_SKIP() << "this machine's lo has no IPv4 address";
+  EXPECT_EQ(net[0].ipv4.front(), "127.0.0.1/8");
 }
 
 TEST(LinkRdmaPorts, NetdevListsThePortsItCarries) {
