@@ -210,6 +210,9 @@ def check_probe(c):
                  f"probe {len(port.get('gids', []))}, ibv {len(igids)}")
             nd = next((n for n in probe.get("netdevs", []) if n.get("name") == netdev), {})
             c.ok(nd.get("mtu") == mtu, f"probe {phase}: {netdev} MTU {mtu}", f"got {nd.get('mtu')!r}")
+            addr = "10.9.0.1" if netdev == "veth0" else "10.9.0.2"
+            c.ok(any(a.split("/")[0] == addr for a in nd.get("ipv4", [])), f"probe {phase}: {netdev} has {addr} (live)",
+                 f"ipv4 {nd.get('ipv4')!r}")
             d = next(d for d in probe["rdma_devices"] if d.get("name") == dev)
             ibd = ibv.get(dev, {}).get(None, {})
             # rxe leaves sysfs fw_ver empty; rdma-core prints the zero firmware version as 0.0.0.
