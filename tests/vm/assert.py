@@ -263,6 +263,25 @@ def check_verbs_section(c, probe, phase, dev, port, iport, ibd):
     c.ok(vg == sg and vg, f"{where}: GID table (index, gid, type, netdev) equals sysfs's", f"verbs {vg}, sysfs {sg}")
 
 
+def check_no_provider(c):
+    if not c.exists("phases/no-provider/probe.rc"):
+        c.skip("missing verbs provider", "fabscope probe not in this build")
+        return
+    probe = c.json("phases/no-provider/probe.out") or {}
+    names = [d.get("name") for d in probe.get("rdma_devices", [])]
+    vnames = [d.get("name") for d in (probe.get("verbs") or {}).get("devices", [])]
+    c.ok("rxe0" in names and "rxe1" in names and "rxe0" not in vnames and "rxe1" not in vnames,
+         "no-provider: sysfs still lists rxe0/rxe1, the verbs view does not", f"sysfs {names}, verbs {vnames}")
+    ibv = c.text("phases/no-provider/ibv_devices.out")
+    c.ok("rxe0" not in ibv, "no-provider: ibv_devices agrees (no rxe0)", ibv.strip()[:200])
+    if c.exists("phases/no-provider/check.rc"):
+        fs = findings(c.json("phases/no-provider/check.out") or {})
+        hit = [f for f in fs if f.get("id") == "verbs.device_not_visible"]
+        c.ok(sorted(f.get("subject") for f in hit) == ["rxe0", "rxe1"],
+             "no-provider: check flags verbs.device_not_visible for rxe0 and rxe1",
+             f"findings {[(f.get('id'), f.get('subject')) for f in fs]}")
+
+
 def findings(doc):
     """Every dict with an 'id' and a 'severity' anywhere in a JSON document."""
     found = []
@@ -516,7 +535,7 @@ def main():
             c.ok(tail == ["scenario_rc=0"], "scenario ran to the end", f"last line {tail}")
         c.perf = {}
         for step in (check_basics, check_probe, check_check, check_env, check_traffic, check_exporter,
-                     check_capture):
+                     check_no_provider, check_capture):
             try:
                 step(c)
             except (OSError, KeyError, ValueError, TypeError) as e:

@@ -183,6 +183,17 @@ if [ "$CAPTURE" = 1 ]; then
   mark capture-done
 fi
 
+# --- the verbs provider goes missing (a node without ibverbs-providers): sysfs still lists the
+# devices, libibverbs no longer does
+log "no verbs provider"
+mv /etc/libibverbs.d/rxe.driver /tmp/rxe.driver
+mkdir -p phases/no-provider
+has_cmd probe && run phases/no-provider probe fabscope probe --json
+has_cmd check && run phases/no-provider check fabscope check --json
+run phases/no-provider ibv_devices ibv_devices
+mv /tmp/rxe.driver /etc/libibverbs.d/rxe.driver
+mark no-provider
+
 # --- a link goes down: veth1 down takes rxe1's port down (and veth0 loses carrier)
 log "link down"
 ip2 link set veth1 down
