@@ -27,7 +27,8 @@ int cmd_probe(int argc, char** argv) {
   auto root = core::Root::from_option(args.get("root"));
   NodeInfo info = probe::collect(root);
   if (args.has("json")) {
-    std::cout << json(info).dump(2) << "\n";
+    // The probe keeps only UTF-8 text; replace, not throw, should a byte slip through anyway.
+    std::cout << json(info).dump(2, ' ', false, json::error_handler_t::replace) << "\n";
   } else {
     std::cout << probe::render_text(info);
   }

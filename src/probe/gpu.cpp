@@ -20,7 +20,7 @@ DriverGpuInfo parse_driver_gpu_information(std::string_view text) {
     if (colon == std::string::npos) continue;
     auto key = core::trim(std::string_view(line).substr(0, colon));
     auto value = std::string(core::trim(std::string_view(line).substr(colon + 1)));
-    if (value.size() > 128) continue;
+    if (value.size() > 128 || !is_valid_utf8(value)) continue;
     if (key == "Model") out.name = value;
     else if (key == "GPU UUID") out.uuid = value;
   }

@@ -40,7 +40,7 @@ void read_sysctl(const core::Root& root, const std::string& dotted, const std::s
   std::string v;
   // Multi-value sysctls (tcp_rmem) are tab-separated: normalise to single spaces.
   for (const auto& w : core::split_ws(*text)) v += (v.empty() ? "" : " ") + w;
-  if (!v.empty()) k.sysctls[dotted] = std::move(v);
+  if (!v.empty() && is_valid_utf8(v)) k.sysctls[dotted] = std::move(v);
 }
 }  // namespace
 
@@ -85,8 +85,8 @@ KernelInfo collect_kernel(const core::Root& root, std::vector<std::string>& note
   else notes.push_back("proc/modules: unreadable, loaded modules unknown");
   if (auto cmd = root.read("proc/cmdline", 8192)) {
     auto t = core::trim(*cmd);
-    if (std::any_of(t.begin(), t.end(), [](char c) { return c == '\0'; })) {
-      notes.push_back("proc/cmdline: holds NUL bytes, left out");
+    if (std::any_of(t.begin(), t.end(), [](char c) { return c == '\0'; }) || !is_valid_utf8(t)) {
+      notes.push_back("proc/cmdline: not text (NUL bytes or invalid UTF-8), left out");
     } else {
       k.cmdline = std::string(t);
     }

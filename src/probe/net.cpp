@@ -13,6 +13,10 @@ std::vector<Netdev> collect_netdevs(const core::Root& root, std::vector<std::str
   NotedReader r(root, notes);
   const std::string class_dir = "sys/class/net";
   for (const auto& name : root.list(class_dir)) {
+    if (!is_valid_utf8(name)) {
+      notes.push_back(class_dir + ": an interface whose name is not text (" + quote(name) + "), skipped");
+      continue;
+    }
     std::string dir = class_dir + "/" + name;
     if (!root.is_dir(dir)) {
       // bonding_masters is a plain file in sys/class/net; anything else vanished mid-probe.

@@ -55,6 +55,13 @@ AcsLookup find_acs_ctrl(const std::vector<std::uint8_t>& config) {
   return {S::Malformed, 0};
 }
 
+namespace {
+bool is_hex_field(const std::string& s, std::size_t digits) {
+  if (s.size() != digits + 2 || s[0] != '0' || s[1] != 'x') return false;
+  return s.find_first_not_of("0123456789abcdefABCDEF", 2) == std::string::npos;
+}
+}  // namespace
+
 std::vector<PciDevice> collect_pci(const core::Root& root, std::vector<std::string>& notes) {
   std::vector<PciDevice> out;
   NotedReader r(root, notes);
@@ -75,13 +82,22 @@ std::vector<PciDevice> collect_pci(const core::Root& root, std::vector<std::stri
     auto path = parse_pci_path(*where, name);
     d.root_complex = std::move(path.root_complex);
     d.upstream = std::move(path.upstream);
-    if (auto c = r.integer(dir + "/class", true); c && *c >= 0 && *c <= 0xffffff)
-      d.class_code = static_cast<std::uint32_t>(*c);
-    d.vendor = r.text(dir + "/vendor", true).value_or("");
-    d.device = r.text(dir + "/device", true).value_or("");
+    // The kernel writes class as 0x%06x and vendor/device as 0x%04x: any other shape is a
+    // truncated or corrupt read, and a short number would be a wrong one.
+    if (auto c = r.text(dir + "/class", true)) {
+      if (is_hex_field(*c, 6)) d.class_code = static_cast<std::uint32_t>(*core::parse_u64(*c));
+      else notes.push_back(dir + "/class: not a class code: " + quote(*c));
+    }
+    for (auto [file, field] : {std::pair{"/vendor", &d.vendor}, std::pair{"/device", &d.device}}) {
+      if (auto v = r.text(dir + file, true)) {
+        if (is_hex_field(*v, 4)) *field = std::move(*v);
+        else notes.push_back(dir + file + ": not a PCI id: " + quote(*v));
+      }
+    }
     if (auto drv = root.link_target(dir + "/driver")) {
       auto slash = drv->find_last_of('/');
       d.driver = slash == std::string::npos ? *drv : drv->substr(slash + 1);
+      if (!is_valid_utf8(d.driver)) d.driver.clear();
     }
     // numa_node is -1 when the platform gives no affinity (single-node machines, most VMs).
     if (auto n = r.integer(dir + "/numa_node"); n && *n >= 0 && *n < 4096) d.numa_node = static_cast<int>(*n);

@@ -6,6 +6,7 @@
 #include "probe/net.hpp"
 #include "probe/pci.hpp"
 #include "probe/rdma.hpp"
+#include "probe/read_util.hpp"
 #include "probe/verbs.hpp"
 #include "probe/versions.hpp"
 
@@ -16,6 +17,7 @@ NodeInfo collect(const core::Root& root, const Options& opts) {
   auto& notes = info.probe_notes;
   info.root = root.dir().string();
   info.hostname = root.read_line("proc/sys/kernel/hostname").value_or("");
+  if (!is_valid_utf8(info.hostname)) info.hostname.clear();
   if (info.hostname.empty()) notes.push_back("proc/sys/kernel/hostname: unreadable, hostname unknown");
   info.rdma_devices = collect_rdma(root, notes);
   info.netdevs = collect_netdevs(root, notes);

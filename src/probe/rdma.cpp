@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <iterator>
 #include <limits>
 #include <map>
 
@@ -27,6 +28,19 @@ std::optional<CodedState> parse_coded_state(std::string_view text) {
   }
   out.name = std::string(text);
   return out;
+}
+
+bool state_name_matches_code(const CodedState& s) {
+  static const char* const names[] = {"NOP", "DOWN", "INIT", "ARMED", "ACTIVE", "ACTIVE_DEFER"};
+  if (!s.code || *s.code >= static_cast<int>(std::size(names))) return true;
+  return s.name == names[*s.code];
+}
+
+bool phys_state_name_matches_code(const CodedState& s) {
+  static const char* const names[] = {"<unknown>", "Sleep", "Polling", "Disabled", "PortConfigurationTraining",
+                                      "LinkUp", "LinkErrorRecovery", "Phy Test"};
+  if (!s.code || *s.code == 0 || *s.code >= static_cast<int>(std::size(names))) return true;
+  return s.name == names[*s.code];
 }
 
 std::optional<double> parse_rate_gbps(std::string_view text) {
@@ -79,6 +93,7 @@ void read_counters(NotedReader& r, const std::string& dir, bool words_to_bytes,
   path.reserve(dir.size() + 64);
   for (const auto& name : names) {
     path.assign(dir).append("/").append(name);
+    if (!is_valid_utf8(name)) continue;  // not a counter the kernel names
     auto line = root.read_line(path);
     auto v = line ? core::parse_u64(*line) : std::nullopt;
     if (!v) {
@@ -116,16 +131,16 @@ void read_gids(const core::Root& root, const std::string& port_dir, RdmaPort& po
     path.assign(base).append("/").append(idx);
     auto gid = root.read_line(path);
     // Unused slots read as all zeros; reading a slot that vanished fails: both are skipped.
-    if (!gid || is_zero_gid(*gid)) continue;
+    if (!gid || is_zero_gid(*gid) || !is_valid_utf8(*gid)) continue;
     GidEntry e;
     e.index = i;
     e.gid = std::move(*gid);
     e.ipv4_mapped = is_ipv4_mapped_gid(e.gid);
     // gid_attrs exist on RoCE ports only; reading them for an empty slot fails with EINVAL.
     path.assign(port_dir).append("/gid_attrs/types/").append(idx);
-    if (auto t = root.read_line(path)) e.type = std::move(*t);
+    if (auto t = root.read_line(path); t && is_valid_utf8(*t)) e.type = std::move(*t);
     path.assign(port_dir).append("/gid_attrs/ndevs/").append(idx);
-    if (auto n = root.read_line(path)) e.netdev = std::move(*n);
+    if (auto n = root.read_line(path); n && is_valid_utf8(*n)) e.netdev = std::move(*n);
     port.gids.push_back(std::move(e));
   }
 }
@@ -158,7 +173,7 @@ void read_port(NotedReader& r, const std::string& dev_dir, int number, std::size
   std::string dir = dev_dir + "/ports/" + std::to_string(number);
   port.port = number;
   if (auto s = r.text(dir + "/state", true)) {
-    if (auto st = parse_coded_state(*s)) {
+    if (auto st = parse_coded_state(*s); st && state_name_matches_code(*st)) {
       port.state = st->name;
       port.state_code = st->code;
     } else {
@@ -166,7 +181,7 @@ void read_port(NotedReader& r, const std::string& dev_dir, int number, std::size
     }
   }
   if (auto s = r.text(dir + "/phys_state", true)) {
-    if (auto st = parse_coded_state(*s)) {
+    if (auto st = parse_coded_state(*s); st && phys_state_name_matches_code(*st)) {
       port.phys_state = st->name;
       port.phys_state_code = st->code;
     } else {
@@ -207,6 +222,10 @@ std::vector<RdmaDevice> collect_rdma(const core::Root& root, std::vector<std::st
   NotedReader r(root, notes);
   const std::string class_dir = "sys/class/infiniband";
   for (const auto& name : root.list(class_dir)) {
+    if (!is_valid_utf8(name)) {
+      notes.push_back(class_dir + ": a device whose name is not text (" + quote(name) + "), skipped");
+      continue;
+    }
     std::string dir = class_dir + "/" + name;
     auto port_names = root.list(dir + "/ports");
     if (port_names.empty() && !root.is_dir(dir)) {

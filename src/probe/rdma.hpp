@@ -27,6 +27,12 @@ struct CodedState {
 };
 std::optional<CodedState> parse_coded_state(std::string_view text);
 
+// The names the kernel writes for each code (drivers/infiniband/core/sysfs.c: state_show and
+// phys_state_to_str). A known code with another name is garbage (a truncated or corrupt read);
+// an unknown code is taken as written, for states newer than this table.
+bool state_name_matches_code(const CodedState& s);
+bool phys_state_name_matches_code(const CodedState& s);
+
 // "100 Gb/sec (4X EDR)" -> 100.0; "2.5 Gb/sec (1X SDR)" -> 2.5. nullopt when not of that form.
 std::optional<double> parse_rate_gbps(std::string_view text);
 

@@ -14,7 +14,12 @@ void NotedReader::unknown(const std::string& rel, bool required) {
 
 std::optional<std::string> NotedReader::text(const std::string& rel, bool required) {
   auto v = root_.read_line(rel);
-  if (!v) unknown(rel, required);
+  if (!v) {
+    unknown(rel, required);
+  } else if (!is_valid_utf8(*v)) {
+    notes_.push_back(rel + ": not text: " + quote(*v));
+    v.reset();
+  }
   return v;
 }
 
@@ -27,6 +32,20 @@ std::optional<std::int64_t> NotedReader::integer(const std::string& rel, bool re
   auto v = core::parse_int(*line);
   if (!v) notes_.push_back(rel + ": not a number: " + quote(*line));
   return v;
+}
+
+bool is_valid_utf8(std::string_view s) {
+  std::size_t i = 0;
+  while (i < s.size()) {
+    auto c = static_cast<unsigned char>(s[i]);
+    std::size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+    if (len == 0 || i + len > s.size()) return false;
+    if (len == 2 && c < 0xc2) return false;  // overlong
+    for (std::size_t k = 1; k < len; ++k)
+      if ((static_cast<unsigned char>(s[i + k]) >> 6) != 0x2) return false;
+    i += len;
+  }
+  return true;
 }
 
 bool is_pci_address(std::string_view s) {

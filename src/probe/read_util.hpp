@@ -34,6 +34,10 @@ bool is_pci_address(std::string_view s);
 // Last path component that is a PCI address ("../../devices/pci0000:00/0000:00:03.0/virtio2" ->
 // "0000:00:03.0"); "" when none.
 std::string last_pci_component(std::string_view path);
+// Well-formed UTF-8 (sysfs text is ASCII; anything else that is not UTF-8 is garbage, and would
+// make the JSON output fail).
+bool is_valid_utf8(std::string_view s);
+
 // Text for notes: a value quoted and cut to 40 characters.
 std::string quote(std::string_view v);
 

@@ -60,6 +60,27 @@ TEST(ParseCodedState, RejectsGarbage) {
   EXPECT_FALSE(probe::parse_coded_state("999: ACTIVE"));
 }
 
+TEST(StateNames, KnownCodeMustCarryTheKernelName) {
+  EXPECT_TRUE(probe::state_name_matches_code({4, "ACTIVE"}));
+  EXPECT_FALSE(probe::state_name_matches_code({4, "A"}));  // "4: ACTIVE" cut short
+  EXPECT_TRUE(probe::state_name_matches_code({9, "FUTURE"}));
+  EXPECT_TRUE(probe::phys_state_name_matches_code({5, "LinkUp"}));
+  EXPECT_TRUE(probe::phys_state_name_matches_code({7, "Phy Test"}));
+  EXPECT_FALSE(probe::phys_state_name_matches_code({4, "ACTIVE"}));
+}
+
+TEST(CollectRdma, PhysStateWhoseNameContradictsItsCodeIsUnknown) {
+  // The procfs capture's mlx5_0 phys_state reads "4: ACTIVE"; the kernel names code 4
+  // "PortConfigurationTraining", so the value cannot be trusted either way.
+  ProcfsTree t;
+  std::vector<std::string> notes;
+  auto devs = probe::collect_rdma(t.root(), notes);
+  const auto& p = device(devs, "mlx5_0").ports.at(0);
+  EXPECT_EQ(p.phys_state, "");
+  EXPECT_FALSE(p.phys_state_code);
+  EXPECT_TRUE(has_note_containing(notes, "mlx5_0/ports/1/phys_state"));
+}
+
 TEST(ParseRate, ReadsGbpsFromKernelText) {
   EXPECT_EQ(probe::parse_rate_gbps("100 Gb/sec (4X EDR)"), 100.0);
   EXPECT_EQ(probe::parse_rate_gbps("2.5 Gb/sec (1X SDR)"), 2.5);
@@ -198,7 +219,7 @@ TEST(CollectRdma, GarbageStateIsUnknownWithANote) {
   const auto& p = device(devs, "mlx5_0").ports.at(0);
   EXPECT_EQ(p.state, "");
   EXPECT_FALSE(p.state_code);
-  EXPECT_EQ(p.phys_state_code, 4);  // the rest of the port is still read
+  EXPECT_EQ(p.link_layer, "InfiniBand");  // the rest of the port is still read
   EXPECT_TRUE(has_note_containing(notes, "mlx5_0/ports/1/state"));
 }
 
