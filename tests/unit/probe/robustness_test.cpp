@@ -75,8 +75,12 @@ TEST_P(EveryFile, TruncatedFilesDoNotStopTheProbe) {
   for (const auto& d : info.pci_devices) {
     const PciDevice* c = clean.find_pci(d.address);
     ASSERT_TRUE(c);
-    if (d.class_code) EXPECT_EQ(d.class_code, c->class_code) << d.address;
-    if (!d.vendor.empty()) EXPECT_EQ(d.vendor, c->vendor) << d.address;
+    if (d.class_code) {
+      EXPECT_EQ(d.class_code, c->class_code) << d.address;
+    }
+    if (!d.vendor.empty()) {
+      EXPECT_EQ(d.vendor, c->vendor) << d.address;
+    }
   }
   for (const auto& d : info.rdma_devices)
     for (const auto& p : d.ports) {
