@@ -120,7 +120,7 @@ trap cleanup EXIT
 ov="$run/overlay"
 mkdir -p "$ov/usr/bin" "$ov/usr/lib/x86_64-linux-gnu" "$ov/etc"
 install -m 0755 "$bin" "$ov/usr/bin/fabscope"
-ldd "$bin" | awk '/=> \// {print $3}' | while read -r lib; do
+{ ldd "$bin" || true; } | awk '/=> \// {print $3}' | while read -r lib; do  # none for a static binary
   cp -L "$lib" "$ov/usr/lib/x86_64-linux-gnu/$(basename "$lib")"
 done
 install -m 0755 "$here/init" "$ov/init"
