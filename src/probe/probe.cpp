@@ -31,7 +31,10 @@ NodeInfo collect(const core::Root& root, const Options& opts) {
   info.kernel = collect_kernel(root, notes, rdma_netdevs);
   info.versions = collect_versions(root, opts.live, notes);
   if (opts.live) enrich_from_nvml(info.gpus, info.versions, notes);
-  if (opts.live) info.verbs = collect_verbs();
+  if (opts.live) {
+    info.verbs = collect_verbs();
+    apply_verbs_active_mtu(info.rdma_devices, *info.verbs);
+  }
   info.gpu_nic_affinity = compute_affinity(info.gpus, info.rdma_devices, info.netdevs, info.pci_devices);
   return info;
 }

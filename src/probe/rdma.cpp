@@ -81,6 +81,17 @@ std::optional<int> preferred_roce_v2_gid(const RdmaPort& port) {
   return first_v2;
 }
 
+void apply_verbs_active_mtu(std::vector<RdmaDevice>& devices, const VerbsInfo& verbs) {
+  if (!verbs.available) return;
+  for (auto& d : devices) {
+    const VerbsDevice* vd = verbs.find(d.name);
+    if (!vd) continue;
+    for (auto& p : d.ports)
+      for (const auto& vp : vd->ports)
+        if (vp.port == p.port && vp.active_mtu) p.active_mtu = vp.active_mtu;
+  }
+}
+
 namespace {
 
 void read_counters(NotedReader& r, const std::string& dir, bool words_to_bytes,

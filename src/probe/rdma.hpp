@@ -9,6 +9,7 @@
 
 #include "core/node_info.hpp"
 #include "core/root.hpp"
+#include "core/verbs_info.hpp"
 
 namespace fabscope::probe {
 
@@ -19,6 +20,11 @@ struct RdmaOptions {
 
 std::vector<RdmaDevice> collect_rdma(const core::Root& root, std::vector<std::string>& notes,
                                      const RdmaOptions& opts = {});
+
+// sysfs has no active-MTU file; libibverbs (ibv_query_port) has. On a live node, takes each
+// port's active MTU from verbs where it reported one (InfiniBand ports, and RoCE ports where it
+// is the hardware's answer rather than the value derived from the netdev MTU).
+void apply_verbs_active_mtu(std::vector<RdmaDevice>& devices, const VerbsInfo& verbs);
 
 // "4: ACTIVE" -> {4, "ACTIVE"}; "LinkUp" (no code) -> {nullopt, "LinkUp"}. nullopt on garbage.
 struct CodedState {

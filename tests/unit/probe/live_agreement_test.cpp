@@ -8,6 +8,7 @@
 
 #include "core/json.hpp"
 #include "probe/probe.hpp"
+#include "probe/rdma.hpp"
 #include "support/fixtures.hpp"
 
 using namespace fabscope;
@@ -71,4 +72,40 @@ TEST(LiveAgreement, SameModulesAndMemlock) {
   Both b;
   EXPECT_EQ(b.captured.kernel.modules, b.live.kernel.modules);
   EXPECT_EQ(b.captured.kernel.memlock_soft_bytes, b.live.kernel.memlock_soft_bytes);
+}
+
+TEST(VerbsActiveMtu, TakenFromTheLiveVerbsSection) {
+  // The live probe's verbs section (libibverbs in the VM): active_mtu 4096 on both rxe ports.
+  Both b;
+  ASSERT_TRUE(b.live.verbs);
+  auto devices = b.captured.rdma_devices;
+  for (auto& d : devices) d.ports.at(0).active_mtu.reset();
+  probe::apply_verbs_active_mtu(devices, *b.live.verbs);
+  EXPECT_EQ(devices.at(0).ports.at(0).active_mtu, 4096);
+  EXPECT_EQ(devices.at(1).ports.at(0).active_mtu, 4096);
+}
+
+TEST(VerbsActiveMtu, UnavailableVerbsChangesNothing) {
+  Both b;
+  auto devices = b.captured.rdma_devices;
+  VerbsInfo none;
+  probe::apply_verbs_active_mtu(devices, none);
+  EXPECT_EQ(devices.at(0).ports.at(0).active_mtu, 4096);  // derived from veth0's MTU 9000
+}
+
+TEST(VerbsActiveMtu, InfinibandPortGetsItsMtuOnlyFromVerbs) {
+  std::vector<RdmaDevice> devices(1);
+  devices[0].name = "mlx5_0";
+  devices[0].ports.resize(1);
+  devices[0].ports[0].port = 1;
+  devices[0].ports[0].link_layer = "InfiniBand";
+  VerbsInfo v;
+  v.available = true;
+  v.devices.resize(1);
+  v.devices[0].name = "mlx5_0";
+  v.devices[0].ports.resize(1);
+  v.devices[0].ports[0].port = 1;
+  v.devices[0].ports[0].active_mtu = 4096;
+  probe::apply_verbs_active_mtu(devices, v);
+  EXPECT_EQ(devices[0].ports[0].active_mtu, 4096);
 }
