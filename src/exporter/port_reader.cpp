@@ -116,11 +116,14 @@ bool PortReader::read_port(PortFiles& pf, std::vector<std::string>& notes) {
   RdmaPort& port = devices_[pf.device].ports[pf.port];
   std::string text;
   if (pf.dir_fd < 0) return false;
-  auto coded = [&](int kept, const char* file, std::string& name, std::optional<int>& code) {
+  // Same acceptance as the walk (probe/rdma.cpp): a name that is not the kernel's name for its
+  // code is a corrupt read, never a state.
+  auto coded = [&](int kept, const char* file, std::string& name, std::optional<int>& code,
+                   bool (*matches)(const probe::CodedState&)) {
     auto r = read_attr(kept, pf.dir_fd, file, text);
-    if (r == Read::Missing && name.empty()) return true;  // not there at the walk either
+    if (r == Read::Missing && name.empty() && !code) return true;  // not there at the walk either
     if (r != Read::Ok) return false;
-    if (auto st = probe::parse_coded_state(text)) {
+    if (auto st = probe::parse_coded_state(text); st && matches(*st)) {
       name = st->name;
       code = st->code;
     } else {
@@ -130,8 +133,9 @@ bool PortReader::read_port(PortFiles& pf, std::vector<std::string>& notes) {
     }
     return true;
   };
-  if (!coded(pf.state_fd, "state", port.state, port.state_code)) return false;
-  if (!coded(pf.phys_fd, "phys_state", port.phys_state, port.phys_state_code)) return false;
+  if (!coded(pf.state_fd, "state", port.state, port.state_code, probe::state_name_matches_code)) return false;
+  if (!coded(pf.phys_fd, "phys_state", port.phys_state, port.phys_state_code, probe::phys_state_name_matches_code))
+    return false;
   if (port.rate_gbps) {
     if (read_attr(pf.rate_fd, pf.dir_fd, "rate", text) != Read::Ok) return false;
     port.rate_gbps = probe::parse_rate_gbps(text);

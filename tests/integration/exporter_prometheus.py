@@ -70,6 +70,10 @@ def main():
     try:
         root = os.path.join(work, "root")
         ttar.unpack(archive, root)
+        # The capture's mlx5_0 phys_state "4: ACTIVE" is not a name the kernel writes for code 4
+        # (the exporter counts it as a read error); give it the value a LinkUp mlx5 port shows.
+        with open(os.path.join(root, "sys/class/infiniband/mlx5_0/ports/1/phys_state"), "w") as f:
+            f.write("5: LinkUp\n")
         exp_port, prom_port = free_port(), free_port()
         exp_log = open(os.path.join(work, "exporter.log"), "w")
         procs.append(subprocess.Popen([fabscope, "exporter", "--listen", f"127.0.0.1:{exp_port}", "--root", root,

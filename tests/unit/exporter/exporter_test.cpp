@@ -18,6 +18,11 @@ class ExporterOnCapture : public ::testing::Test {
   void SetUp() override {
     fabscope::testing::unpack_ttar(fabscope::testing::fixture("procfs-infiniband/sys-class-infiniband-and-net.ttar"),
                                    dir.path());
+    // The capture's mlx5_0 port 1 phys_state reads "4: ACTIVE", a port state name the kernel
+    // never writes there (code 4 is PortConfigurationTraining): a hand edit upstream. The exporter
+    // counts it as a read error (PhysStateNotTheKernelsNameForItsCode_IsAReadError); the other
+    // tests start from the value a real mlx5 port in LinkUp shows.
+    fabscope::testing::write_file(port_dir("mlx5_0", 1), "phys_state", "5: LinkUp\n");
   }
   Exporter make() {
     ExporterOptions o;
@@ -67,6 +72,16 @@ TEST_F(ExporterOnCapture, CleanCapture_CountsNoErrors) {
   auto text = ex.scrape_text({});
   EXPECT_TRUE(has_line(text, "fabscope_scrape_errors_total{reason=\"read\"} 0")) << text;
   EXPECT_TRUE(has_line(text, "fabscope_scrape_errors_total{reason=\"counter_backwards\"} 0"));
+}
+
+TEST_F(ExporterOnCapture, PhysStateNotTheKernelsNameForItsCode_IsAReadError) {
+  fabscope::testing::write_file(port_dir("mlx5_0", 1), "phys_state", "4: ACTIVE\n");
+  auto ex = make();
+  ex.scrape_text({});
+  auto text = ex.scrape_text({});  // the second scrape re-reads through the kept layout
+  EXPECT_TRUE(has_line(text, "fabscope_scrape_errors_total{reason=\"read\"} 2")) << text;
+  EXPECT_EQ(text.find("fabscope_port_phys_state{device=\"mlx5_0\""), std::string::npos);
+  EXPECT_TRUE(has_line(text, "fabscope_port_phys_state{device=\"mlx4_0\",port=\"1\"} 5"));
 }
 
 TEST_F(ExporterOnCapture, GarbageCounterFile_IsCountedAndTheScrapeStillSucceeds) {

@@ -17,6 +17,11 @@ class PortReaderOnCapture : public ::testing::Test {
   void SetUp() override {
     fabscope::testing::unpack_ttar(fabscope::testing::fixture("procfs-infiniband/sys-class-infiniband-and-net.ttar"),
                                    dir.path());
+    // The capture's mlx5_0 port 1 phys_state reads "4: ACTIVE", a port state name the kernel
+    // never writes there (code 4 is PortConfigurationTraining): a hand edit upstream. The exporter
+    // counts it as a read error (PhysStateNotTheKernelsNameForItsCode_IsAReadError); the other
+    // tests start from the value a real mlx5 port in LinkUp shows.
+    fabscope::testing::write_file(port_dir("mlx5_0", 1), "phys_state", "5: LinkUp\n");
   }
   fs::path port_dir(const std::string& dev, int port) {
     return dir.path() / "sys/class/infiniband" / dev / "ports" / std::to_string(port);
