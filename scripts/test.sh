@@ -1,15 +1,28 @@
 #!/usr/bin/env bash
 # Installs every dependency, builds fabscope and runs all tests: the unit and integration tests
-# on a normal build, then the unit tests again under AddressSanitizer + UBSan.
-# Usage: scripts/test.sh [--no-asan]
+# on a normal build, the soft-RoCE VM scenario (tests/vm/run.sh --quick: a real RDMA stack under
+# qemu), then the unit tests again under AddressSanitizer + UBSan.
+# Usage: scripts/test.sh [--no-asan] [--no-vm]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+asan=1 vm=1
+for a in "$@"; do
+  case "$a" in
+    --no-asan) asan=0 ;;
+    --no-vm) vm=0 ;;
+    -h|--help) sed -n '2,5p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "test.sh: unknown option '$a' (--no-asan, --no-vm)" >&2; exit 3 ;;
+  esac
+done
 scripts/install-deps.sh
 jobs=$(nproc)
 cmake --preset default
 cmake --build --preset default -j "$jobs"
 ctest --preset default -j "$jobs"
-if [ "${1:-}" != "--no-asan" ]; then
+if [ "$vm" = 1 ]; then
+  tests/vm/run.sh --quick --fabscope build/src/cli/fabscope
+fi
+if [ "$asan" = 1 ]; then
   cmake --preset asan
   cmake --build --preset asan -j "$jobs"
   ctest --preset asan -j "$jobs" -LE integration
