@@ -1,0 +1,88 @@
+#include "checks/checks.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "checks/families.hpp"
+#include "checks/verbs.hpp"
+
+namespace fabscope::checks {
+
+Finding make_finding(const std::string& id, Severity severity, std::string subject, std::string message,
+                     std::string evidence, std::string remedy) {
+  Finding f;
+  f.id = id;
+  f.severity = severity;
+  f.subject = std::move(subject);
+  f.message = std::move(message);
+  f.evidence = std::move(evidence);
+  f.remedy = std::move(remedy);
+  f.docs = docs_anchor(id);
+  return f;
+}
+
+std::string format_number(double v) {
+  char buf[32];
+  if (v == static_cast<double>(static_cast<long long>(v))) std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(v));
+  else std::snprintf(buf, sizeof buf, "%.1f", v);
+  return buf;
+}
+
+std::string port_name(const RdmaDevice& dev, const RdmaPort& port) {
+  return dev.name + ":" + std::to_string(port.port);
+}
+
+bool is_pci_rdma(const RdmaDevice& dev) { return !dev.pci_address.empty(); }
+
+const std::vector<CheckInfo>& registry() {
+  static const std::vector<CheckInfo> r = {
+      {"link.port_down", "link", Severity::Fail, "RDMA port not ACTIVE"},
+      {"link.phys_state", "link", Severity::Fail, "physical link not LinkUp"},
+      {"link.rate_degraded", "link", Severity::Warn, "port slower than the node's fastest port of its link layer"},
+      {"link.symbol_errors", "link", Severity::Warn, "symbol errors on the port"},
+      {"link.link_downed", "link", Severity::Warn, "the link went down since the counters were cleared"},
+      {"link.link_error_recovery", "link", Severity::Warn, "the link retrained since the counters were cleared"},
+      {"link.port_rcv_errors", "link", Severity::Warn, "packets received with errors"},
+      {"roce.no_v2_gid", "roce", Severity::Warn, "RoCE port without a RoCE v2 GID"},
+      {"roce.no_ipv4_gid", "roce", Severity::Warn, "RoCE port without an IPv4 RoCE v2 GID"},
+      {"roce.gid_index_mismatch", "roce", Severity::Warn, "IPv4 RoCE v2 GID index differs between ports"},
+      {"roce.mtu_low", "roce", Severity::Warn, "netdev MTU too small for a 4096-byte RoCE MTU"},
+      {"roce.mtu_mismatch", "roce", Severity::Warn, "port active MTU and netdev MTU disagree"},
+      {"gdr.peermem_missing", "gdr", Severity::Warn, "GPUs and HCAs without the GPUDirect RDMA peer-memory module"},
+      {"pcie.gpu_link_downclocked", "pcie", Severity::Info, "GPU PCIe link below its maximum speed (idle power saving)"},
+      {"pcie.gpu_link_narrow", "pcie", Severity::Warn, "GPU PCIe link narrower than its maximum width"},
+      {"pcie.nic_link_degraded", "pcie", Severity::Warn, "HCA PCIe link below its maximum speed or width"},
+      {"pcie.gpu_nic_far", "pcie", Severity::Warn, "GPU without an HCA closer than NODE/SYS"},
+      {"pcie.acs_enabled", "pcie", Severity::Warn, "ACS redirect on a bridge between a GPU and an HCA"},
+      {"os.memlock_limited", "os", Severity::Warn, "locked-memory limit not unlimited on an RDMA node"},
+      {"os.socket_buffers_small", "os", Severity::Warn, "net.core.rmem_max / wmem_max below 16 MiB"},
+      {"os.iommu_not_passthrough", "os", Severity::Warn, "IOMMU on without iommu=pt"},
+      {"versions.nccl_old", "versions", Severity::Warn, "NCCL older than 2.14"},
+      {"versions.fw_mismatch", "versions", Severity::Warn, "firmware differs between HCAs of one type"},
+      {"verbs.library_missing", "verbs", Severity::Warn, "RDMA devices in sysfs but libibverbs not loadable"},
+      {"verbs.device_not_visible", "verbs", Severity::Warn, "device in sysfs that libibverbs cannot use"},
+      {"verbs.sysfs_mismatch", "verbs", Severity::Warn, "sysfs and libibverbs disagree about a port"},
+  };
+  return r;
+}
+
+std::vector<Finding> run(const NodeInfo& node) {
+  std::vector<Finding> out;
+  for (auto* family : {check_link, check_roce, check_gdr, check_pcie, check_os, check_versions, check_verbs}) {
+    auto fs = family(node);
+    out.insert(out.end(), std::make_move_iterator(fs.begin()), std::make_move_iterator(fs.end()));
+  }
+  // Most severe first; registry order, then each family's own order, within a severity.
+  const auto& reg = registry();
+  auto rank = [&](const std::string& id) {
+    auto it = std::find_if(reg.begin(), reg.end(), [&](const CheckInfo& c) { return c.id == id; });
+    return static_cast<std::size_t>(it - reg.begin());
+  };
+  std::stable_sort(out.begin(), out.end(), [&](const Finding& a, const Finding& b) {
+    if (a.severity != b.severity) return a.severity > b.severity;
+    return rank(a.id) < rank(b.id);
+  });
+  return out;
+}
+
+}  // namespace fabscope::checks

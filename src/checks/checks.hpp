@@ -1,0 +1,27 @@
+#pragma once
+// The checks library: every check is a pure function over NodeInfo (no I/O), grouped in one
+// file per family (link, roce, gdr, pcie, os, versions, verbs). Every finding id is listed in
+// registry() and documented in docs/checks.md under the anchor docs_anchor(id).
+#include <string>
+#include <vector>
+
+#include "core/finding.hpp"
+#include "core/node_info.hpp"
+
+namespace fabscope::checks {
+
+struct CheckInfo {
+  std::string id;      // "link.port_down"
+  std::string family;  // "link"
+  Severity severity;   // the highest severity this id is reported with
+  std::string title;   // one line, what the check looks at
+};
+
+// One entry per finding id (the verbs.* ids included), in family order.
+const std::vector<CheckInfo>& registry();
+
+// Every family over one node. Findings come most severe first; within one severity in registry
+// order, then in the order each family met its subjects. Unknown facts give no finding.
+std::vector<Finding> run(const NodeInfo& node);
+
+}  // namespace fabscope::checks

@@ -1,0 +1,111 @@
+#include "checks/report.hpp"
+
+#include <algorithm>
+#include <sstream>
+
+#include "checks/checks.hpp"
+#include "core/table.hpp"
+
+namespace fabscope::checks {
+
+Summary summarize(const std::vector<Finding>& findings) {
+  Summary s;
+  for (const auto& f : findings) {
+    if (f.severity == Severity::Fail) ++s.fail;
+    else if (f.severity == Severity::Warn) ++s.warn;
+    else if (f.severity == Severity::Info) ++s.info;
+  }
+  return s;
+}
+
+std::vector<std::string> wrap_lines(const std::string& text, std::size_t width) {
+  std::vector<std::string> lines;
+  if (width == 0) width = 1;
+  std::istringstream words(text);
+  std::string word, cur;
+  while (words >> word) {
+    while (word.size() > width) {  // a path or GID longer than the column: cut it
+      if (!cur.empty()) lines.push_back(std::move(cur)), cur.clear();
+      lines.push_back(word.substr(0, width));
+      word.erase(0, width);
+    }
+    if (!cur.empty() && cur.size() + 1 + word.size() > width) lines.push_back(std::move(cur)), cur.clear();
+    if (!cur.empty()) cur += ' ';
+    cur += word;
+  }
+  if (!cur.empty()) lines.push_back(std::move(cur));
+  return lines;
+}
+
+std::string render_findings(const std::vector<Finding>& findings, std::size_t width, bool with_remedy) {
+  width = std::max<std::size_t>(width, 60);
+  std::size_t id_w = 5, subject_w = 7;  // "CHECK", "SUBJECT"
+  for (const auto& f : findings) {
+    id_w = std::max(id_w, f.id.size());
+    subject_w = std::max(subject_w, f.subject.size());
+  }
+  const std::size_t sev_w = 4;
+  id_w = std::min<std::size_t>(id_w, 28);
+  subject_w = std::min<std::size_t>(subject_w, 20);
+  const std::size_t text_w = width - sev_w - id_w - subject_w - 3 * 2;
+  core::Table t({"SEV", "CHECK", "SUBJECT", "FINDING"});
+  bool first = true;
+  for (const auto& f : findings) {
+    if (!first) t.add({"", "", "", ""});
+    first = false;
+    std::vector<std::string> text = wrap_lines(f.message, text_w);
+    for (const auto& [label, value] : {std::pair<const char*, const std::string*>{"evidence: ", &f.evidence},
+                                       {"remedy: ", &f.remedy}, {"docs: ", &f.docs}}) {
+      if (value->empty() || (!with_remedy && value != &f.evidence)) continue;
+      auto more = wrap_lines(label + *value, text_w);
+      text.insert(text.end(), more.begin(), more.end());
+    }
+    auto ids = wrap_lines(f.id, id_w);
+    auto subjects = wrap_lines(f.subject, subject_w);
+    const std::size_t rows = std::max({text.size(), ids.size(), subjects.size(), std::size_t{1}});
+    for (std::size_t i = 0; i < rows; ++i)
+      t.add({i == 0 ? to_string(f.severity) : "", i < ids.size() ? ids[i] : "",
+             i < subjects.size() ? subjects[i] : "", i < text.size() ? text[i] : ""});
+  }
+  return t.render(width);
+}
+
+std::string counts_text(const Summary& s) {
+  return std::to_string(s.fail) + " fail, " + std::to_string(s.warn) + " warn, " + std::to_string(s.info) + " info";
+}
+
+std::string render_check_text(const NodeInfo& node, const std::vector<Finding>& findings, std::size_t width) {
+  std::ostringstream os;
+  if (findings.empty()) os << "no findings\n";
+  else os << render_findings(findings, width);
+  const Summary s = summarize(findings);
+  std::string line = "\n" + std::to_string(findings.size()) + " finding(s): " + counts_text(s) + "; " +
+                     std::to_string(registry().size()) + " checks on host " +
+                     (node.hostname.empty() ? std::string("(unknown)") : node.hostname) + "; exit code " +
+                     std::to_string(exit_code_for(findings));
+  os << line << "\n";
+  if (!node.probe_notes.empty())
+    for (const auto& l : wrap_lines(std::to_string(node.probe_notes.size()) +
+                                        " value(s) could not be read and were not judged (fabscope probe lists them)",
+                                    width))
+      os << l << "\n";
+  return os.str();
+}
+
+json check_json(const NodeInfo& node, const std::vector<Finding>& findings) {
+  const Summary s = summarize(findings);
+  json checks = json::array();
+  for (const auto& c : registry())
+    checks.push_back({{"id", c.id}, {"family", c.family}, {"severity", to_string(c.severity)}, {"title", c.title}});
+  return json{{"schema", "fabscope.check"},
+              {"schema_version", kCheckSchemaVersion},
+              {"hostname", node.hostname},
+              {"checks", checks},
+              {"findings", findings},
+              {"summary",
+               {{"fail", s.fail}, {"warn", s.warn}, {"info", s.info}, {"worst", to_string(worst(findings))}}},
+              {"probe_notes", node.probe_notes},
+              {"exit_code", exit_code_for(findings)}};
+}
+
+}  // namespace fabscope::checks
