@@ -8,7 +8,10 @@ const Command kCommands[] = {
     {"version", "print fabscope's version", cmd_version},
     {"log", "analyze NCCL_DEBUG logs: transports, RDMA/GPUDirect use, known errors", cmd_log},
     {"probe", "describe RDMA ports, netdevs, PCIe, GPUs, kernel and versions", cmd_probe},
+    {"check", "judge RDMA ports, RoCE, GPUDirect RDMA, PCIe, OS settings and versions", cmd_check},
+    {"doctor", "what this node has, a verdict and the next steps", cmd_doctor},
     {"exporter", "serve RDMA counters and check verdicts to Prometheus (/metrics)", cmd_exporter},
+    {"bench", "measure NCCL collectives (nccl-tests columns, JSON/CSV) against the link's rate", cmd_bench},
 };
 }  // namespace
 
