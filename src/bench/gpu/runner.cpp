@@ -1,0 +1,766 @@
+// The harness: one loop for every collective descriptor. Per size and placement it checks the
+// result against the reference, warms up, then times batches with CUDA events (optionally one
+// CUDA graph per batch) until the stop rule is met. Cross-rank numbers (times, #wrong, device
+// names, the settings fingerprint) travel over NCCL itself, so the three launchers share it.
+#include <cuda_runtime.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "bench/efficiency.hpp"
+#include "bench/gpu/kernels.hpp"
+#include "bench/gpu/mpi_boot.hpp"
+#include "bench/gpu/nccl_api.hpp"
+#include "bench/nvml_link.hpp"
+#include "bench/output.hpp"
+#include "bench/progress.hpp"
+#include "bench/reference.hpp"
+#include "bench/run.hpp"
+#include "bench/watchdog.hpp"
+#include "core/error.hpp"
+#include "probe/probe.hpp"
+#include "probe/versions.hpp"
+
+extern char** environ;
+
+namespace fabscope::bench {
+
+namespace {
+
+using gpu::NcclApi;
+
+std::atomic<bool> g_mpi_active{false};
+
+void cuda_check(cudaError_t e, const std::string& what) {
+  if (e != cudaSuccess) throw Error(what + ": " + cudaGetErrorString(e));
+}
+
+ncclDataType_t nccl_type(DataType t) {
+  switch (t) {
+    case DataType::Int8: return ncclInt8;
+    case DataType::Uint8: return ncclUint8;
+    case DataType::Int32: return ncclInt32;
+    case DataType::Uint32: return ncclUint32;
+    case DataType::Int64: return ncclInt64;
+    case DataType::Uint64: return ncclUint64;
+    case DataType::Half: return ncclFloat16;
+    case DataType::Float: return ncclFloat32;
+    case DataType::Double: return ncclFloat64;
+    case DataType::Bfloat16: return ncclBfloat16;
+  }
+  return ncclFloat32;
+}
+
+ncclRedOp_t nccl_op(RedOp op) {
+  switch (op) {
+    case RedOp::Sum: return ncclSum;
+    case RedOp::Prod: return ncclProd;
+    case RedOp::Max: return ncclMax;
+    case RedOp::Min: return ncclMin;
+    case RedOp::Avg: return ncclAvg;
+  }
+  return ncclSum;
+}
+
+std::string hostname() {
+  char buf[256] = {};
+  gethostname(buf, sizeof buf - 1);
+  return buf;
+}
+
+// One device record per rank, gathered with ncclAllGather for the "Using devices" block.
+struct DeviceRecord {
+  char host[96];
+  char pci[32];
+  char name[96];
+  std::int32_t pid;
+  std::int32_t device;
+  std::int32_t rank;
+  std::int32_t pad;
+};
+static_assert(sizeof(DeviceRecord) == 240);
+
+constexpr std::size_t kReduceSlots = 8;  // doubles per cross-rank reduction
+
+struct Rank {
+  int rank = 0;
+  int device = 0;
+  ncclComm_t comm = nullptr;
+  cudaStream_t stream = nullptr;
+  cudaEvent_t start = nullptr, stop = nullptr;
+  char* send = nullptr;
+  char* recv = nullptr;
+  std::size_t send_cap = 0, recv_cap = 0;  // bytes
+  double* d_reduce = nullptr;              // kReduceSlots doubles
+  double* h_reduce = nullptr;              // pinned
+  unsigned long long* d_wrong = nullptr;
+  unsigned long long* h_wrong = nullptr;   // pinned
+  cudaGraphExec_t graph = nullptr;
+  BufferPlan plan;
+};
+
+class GpuSession final : public Session {
+ public:
+  explicit GpuSession(const Options& o);
+  ~GpuSession() override;
+  Report run(const Options& o, const std::function<void(const Report&, const SizeResult&)>& row) override;
+  int rank() const override { return ranks_.front().rank; }
+  int nranks() const override { return nranks_; }
+  bool prints() const override { return prints_; }
+
+ private:
+  void on_watchdog(const std::string& step, double waited);
+  void set_pending(const std::string& s) {
+    std::lock_guard<std::mutex> lock(pending_mu_);
+    pending_ = s;
+  }
+  std::string rank_label(const Rank& r) const {
+    return std::to_string(r.rank) + " (" + host_ + " GPU " + std::to_string(r.device) + ")";
+  }
+  void nccl_check(ncclResult_t rc, const Rank* r, const char* what) {
+    if (rc != ncclSuccess && rc != ncclInProgress)
+      throw Error(gpu::nccl_error(nccl_, rc, r ? r->comm : nullptr, what) +
+                  (r ? " on rank " + std::to_string(r->rank) : ""));
+  }
+  void set_device(const Rank& r) { cuda_check(cudaSetDevice(r.device), "cudaSetDevice(" + std::to_string(r.device) + ")"); }
+  void wait_all(const std::string& step);
+  void all_reduce(std::size_t n, ncclDataType_t type, ncclRedOp_t op, const std::string& step);
+  std::vector<double> reduce_sum(const std::vector<std::vector<double>>& per_rank, const std::string& step);
+  void gather_devices();
+  void ensure_buffers(const Options& o, const std::vector<std::uint64_t>& sizes);
+  void issue(const Options& o, bool in_place, int iterations, int skip_rank);
+  std::int64_t check(const Options& o, bool in_place);
+  double timed_batch(const Options& o, bool in_place, int iterations, bool graph, int skip_rank, const std::string& step);
+  void capture(const Options& o, bool in_place, int iterations);
+  void drop_graphs();
+  Timing measure(const Options& o, const SizeResult& res, bool in_place, bool& hang_armed);
+
+  const NcclApi& nccl_;
+  Options opts_;
+  LaunchInfo launch_;
+  std::vector<Rank> ranks_;
+  int nranks_ = 0;
+  bool prints_ = false;
+  bool mpi_ = false;
+  std::string host_;
+  std::vector<DeviceInfo> devices_;
+  int nodes_ = 1;
+  std::mutex pending_mu_;
+  std::string pending_;
+  std::unique_ptr<Watchdog> watchdog_;
+};
+
+GpuSession::GpuSession(const Options& o) : nccl_(gpu::nccl()), opts_(o) {
+  host_ = hostname();
+  watchdog_ = std::make_unique<Watchdog>([this](const std::string& step, double waited) { on_watchdog(step, waited); });
+  std::string why;
+  int ndev = visible_gpus(&why);
+  if (ndev == 0) throw Error("no GPU: " + why);
+  launch_ = detect_launch(o.launcher, process_env(), o.nccl_port);
+  const char* cvd = std::getenv("CUDA_VISIBLE_DEVICES");
+  std::string visible = std::to_string(ndev) + " GPU(s) visible on " + host_ +
+                        (cvd ? std::string(" (CUDA_VISIBLE_DEVICES=") + cvd + ")" : "");
+
+  if (launch_.kind == Launcher::Local) {
+    int n = o.gpus > 0 ? o.gpus : ndev;
+    if (n > ndev) throw Error("--gpus " + std::to_string(n) + " asks for more GPUs than the " + visible);
+    nranks_ = n;
+    ranks_.resize(n);
+    std::vector<int> devs(n);
+    std::vector<ncclComm_t> comms(n);
+    for (int i = 0; i < n; ++i) ranks_[i].rank = ranks_[i].device = devs[i] = i;
+    set_pending("ranks 0.." + std::to_string(n - 1) + " on " + host_);
+    watchdog_->arm("ncclCommInitAll over " + std::to_string(n) + " GPUs", o.timeout_s);
+    nccl_check(nccl_.CommInitAll(comms.data(), n, devs.data()), nullptr, "ncclCommInitAll");
+    watchdog_->disarm();
+    for (int i = 0; i < n; ++i) ranks_[i].comm = comms[i];
+    prints_ = true;
+  } else {
+    if (o.gpus > 1)
+      throw UsageError("bench: --gpus " + std::to_string(o.gpus) + ": with the " + launcher_name(launch_.kind) +
+                       " launcher every rank drives one GPU; start more ranks instead");
+    ncclUniqueId id;
+    std::memset(&id, 0, sizeof id);
+    Rank r;
+    if (launch_.kind == Launcher::Mpi) {
+      auto w = gpu::mpi_init();
+      mpi_ = true;
+      g_mpi_active = true;
+      bool env_knows = launch_.evidence.find('=') != std::string::npos;
+      if (env_knows && w.size != launch_.world)
+        throw Error("the launcher started " + std::to_string(launch_.world) + " ranks (" + launch_.evidence +
+                    ") but MPI_Init reports a world of " + std::to_string(w.size) +
+                    ": this fabscope was built against a different MPI than the mpirun that started it");
+      r.rank = w.rank;
+      nranks_ = w.size;
+      r.device = w.local_rank;
+      if (r.device >= ndev)
+        throw Error("rank " + std::to_string(w.rank) + " is rank " + std::to_string(w.local_rank) +
+                    " on its node but only " + visible + "; start at most " + std::to_string(ndev) + " ranks per node");
+      if (r.rank == 0) nccl_check(nccl_.GetUniqueId(&id), nullptr, "ncclGetUniqueId");
+      gpu::mpi_bcast_from_root(&id, sizeof id);
+    } else {  // torchrun
+      r.rank = launch_.rank;
+      nranks_ = launch_.world;
+      r.device = launch_.local_rank;
+      if (r.device >= ndev)
+        throw Error("LOCAL_RANK=" + std::to_string(launch_.local_rank) + " needs GPU " +
+                    std::to_string(launch_.local_rank) + " but only " + visible +
+                    "; use --nproc_per_node=" + std::to_string(ndev) + " or fewer");
+      // NCCL's own bootstrap: with NCCL_COMM_ID set, ncclGetUniqueId derives the same id on every
+      // rank from the address, and rank 0's ncclCommInitRank hosts the bootstrap root there.
+      if (!launch_.comm_id_from_user) setenv("NCCL_COMM_ID", launch_.nccl_comm_id.c_str(), 1);
+      nccl_check(nccl_.GetUniqueId(&id), nullptr, "ncclGetUniqueId (NCCL_COMM_ID)");
+    }
+    ranks_.push_back(r);
+    set_device(ranks_[0]);
+    set_pending("rank " + rank_label(ranks_[0]));
+    watchdog_->arm("ncclCommInitRank (" + std::to_string(nranks_) + " ranks" +
+                       (launch_.kind == Launcher::Torchrun ? ", NCCL_COMM_ID=" + launch_.nccl_comm_id : std::string()) +
+                       ") waiting for every rank to join",
+                   o.timeout_s);
+    nccl_check(nccl_.CommInitRank(&ranks_[0].comm, nranks_, id, ranks_[0].rank), &ranks_[0], "ncclCommInitRank");
+    watchdog_->disarm();
+    prints_ = ranks_[0].rank == 0;
+  }
+
+  for (auto& r : ranks_) {
+    set_device(r);
+    int count = 0;
+    nccl_check(nccl_.CommCount(r.comm, &count), &r, "ncclCommCount");
+    if (count != nranks_)
+      throw Error("the communicator has " + std::to_string(count) + " ranks but the launcher promised " +
+                  std::to_string(nranks_) + " (mismatched world sizes)");
+    cuda_check(cudaStreamCreateWithFlags(&r.stream, cudaStreamNonBlocking), "cudaStreamCreate");
+    cuda_check(cudaEventCreate(&r.start), "cudaEventCreate");
+    cuda_check(cudaEventCreate(&r.stop), "cudaEventCreate");
+    std::size_t scratch = std::max<std::size_t>(kReduceSlots * sizeof(double),
+                                                sizeof(DeviceRecord) * (static_cast<std::size_t>(nranks_) + 1));
+    cuda_check(cudaMalloc(reinterpret_cast<void**>(&r.d_reduce), scratch), "cudaMalloc (scratch)");
+    cuda_check(cudaMallocHost(reinterpret_cast<void**>(&r.h_reduce), scratch), "cudaMallocHost");
+    cuda_check(cudaMalloc(reinterpret_cast<void**>(&r.d_wrong), sizeof(unsigned long long)), "cudaMalloc");
+    cuda_check(cudaMallocHost(reinterpret_cast<void**>(&r.h_wrong), sizeof(unsigned long long)), "cudaMallocHost");
+  }
+  gather_devices();
+}
+
+GpuSession::~GpuSession() {
+  drop_graphs();
+  for (auto& r : ranks_) {
+    cudaSetDevice(r.device);
+    if (r.stream) cudaStreamSynchronize(r.stream);
+    if (r.comm) nccl_.CommDestroy(r.comm);
+    cudaFree(r.send);
+    cudaFree(r.recv);
+    cudaFree(r.d_reduce);
+    cudaFree(r.d_wrong);
+    cudaFreeHost(r.h_reduce);
+    cudaFreeHost(r.h_wrong);
+    if (r.start) cudaEventDestroy(r.start);
+    if (r.stop) cudaEventDestroy(r.stop);
+    if (r.stream) cudaStreamDestroy(r.stream);
+  }
+  watchdog_.reset();
+  if (mpi_) {
+    gpu::mpi_finalize();
+    g_mpi_active = false;
+  }
+}
+
+void GpuSession::on_watchdog(const std::string& step, double waited) {
+  std::string stuck;
+  {
+    std::lock_guard<std::mutex> lock(pending_mu_);
+    stuck = pending_;
+  }
+  std::fprintf(stderr,
+               "fabscope bench: watchdog: %s still waiting after %.0f s in %s; aborting the NCCL communicator(s)\n"
+               "fabscope bench: stuck rank(s): %s. A rank that never reached this step, died, or cannot be "
+               "reached keeps the others waiting; NCCL_DEBUG=INFO shows which.\n",
+               stuck.c_str(), waited, step.c_str(), stuck.c_str());
+  std::fflush(stderr);
+  // ncclCommAbort releases kernels stuck waiting for a peer; give it a grace period, then exit.
+  auto done = std::make_shared<std::atomic<bool>>(false);
+  std::thread([this, done] {
+    for (auto& r : ranks_)
+      if (r.comm) nccl_.CommAbort(r.comm);
+    *done = true;
+  }).detach();
+  for (int i = 0; i < 100 && !*done; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  std::fflush(stdout);
+  std::_Exit(2);
+}
+
+void GpuSession::wait_all(const std::string& step) {
+  std::string all;
+  for (const auto& r : ranks_) all += (all.empty() ? "" : ", ") + rank_label(r);
+  set_pending("rank " + all);
+  watchdog_->arm(step, opts_.timeout_s);
+  auto t0 = std::chrono::steady_clock::now();
+  std::string last;
+  for (int spin = 0;; ++spin) {
+    std::string pending;
+    for (auto& r : ranks_) {
+      cudaError_t e = cudaStreamQuery(r.stream);
+      if (e == cudaErrorNotReady) {
+        pending += (pending.empty() ? "" : ", ") + rank_label(r);
+      } else if (e != cudaSuccess) {
+        watchdog_->disarm();
+        cuda_check(e, step + " on rank " + std::to_string(r.rank));
+      }
+    }
+    if (pending.empty()) break;
+    if (pending != last) {
+      set_pending("rank " + pending);
+      last = pending;
+    }
+    if (spin % 64 == 0) {
+      for (auto& r : ranks_) {
+        ncclResult_t async = ncclSuccess;
+        nccl_.CommGetAsyncError(r.comm, &async);
+        if (async != ncclSuccess && async != ncclInProgress) {
+          watchdog_->disarm();
+          nccl_check(async, &r, step.c_str());
+        }
+      }
+    }
+    if (std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(2)) std::this_thread::yield();
+    else std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+  watchdog_->disarm();
+}
+
+// In-place reduction of n elements at d_reduce on every local rank.
+void GpuSession::all_reduce(std::size_t n, ncclDataType_t type, ncclRedOp_t op, const std::string& step) {
+  nccl_check(nccl_.GroupStart(), nullptr, "ncclGroupStart");
+  for (auto& r : ranks_) {
+    set_device(r);
+    nccl_check(nccl_.AllReduce(r.d_reduce, r.d_reduce, n, type, op, r.comm, r.stream), &r, "ncclAllReduce");
+  }
+  nccl_check(nccl_.GroupEnd(), nullptr, "ncclGroupEnd");
+  for (auto& r : ranks_) {
+    set_device(r);
+    cuda_check(cudaMemcpyAsync(r.h_reduce, r.d_reduce, n * 8, cudaMemcpyDeviceToHost, r.stream), "cudaMemcpyAsync");
+  }
+  wait_all(step);
+}
+
+std::vector<double> GpuSession::reduce_sum(const std::vector<std::vector<double>>& per_rank, const std::string& step) {
+  std::size_t n = per_rank.front().size();
+  for (std::size_t i = 0; i < ranks_.size(); ++i) {
+    auto& r = ranks_[i];
+    set_device(r);
+    std::memcpy(r.h_reduce, per_rank[i].data(), n * sizeof(double));
+    cuda_check(cudaMemcpyAsync(r.d_reduce, r.h_reduce, n * sizeof(double), cudaMemcpyHostToDevice, r.stream), "cudaMemcpyAsync");
+  }
+  all_reduce(n, ncclFloat64, ncclSum, step);
+  return std::vector<double>(ranks_[0].h_reduce, ranks_[0].h_reduce + n);
+}
+
+void GpuSession::gather_devices() {
+  nccl_check(nccl_.GroupStart(), nullptr, "ncclGroupStart");
+  for (auto& r : ranks_) {
+    set_device(r);
+    DeviceRecord rec;
+    std::memset(&rec, 0, sizeof rec);
+    std::snprintf(rec.host, sizeof rec.host, "%.95s", host_.c_str());
+    cudaDeviceGetPCIBusId(rec.pci, sizeof rec.pci, r.device);
+    for (char* c = rec.pci; *c; ++c) *c = static_cast<char>(std::tolower(static_cast<unsigned char>(*c)));
+    cudaDeviceProp prop;
+    if (cudaGetDeviceProperties(&prop, r.device) == cudaSuccess) std::snprintf(rec.name, sizeof rec.name, "%.95s", prop.name);
+    rec.pid = static_cast<std::int32_t>(getpid());
+    rec.device = r.device;
+    rec.rank = r.rank;
+    char* base = reinterpret_cast<char*>(r.d_reduce);
+    cuda_check(cudaMemcpy(base, &rec, sizeof rec, cudaMemcpyHostToDevice), "cudaMemcpy");
+    nccl_check(nccl_.AllGather(base, base + sizeof rec, sizeof rec, ncclUint8, r.comm, r.stream), &r, "ncclAllGather");
+  }
+  nccl_check(nccl_.GroupEnd(), nullptr, "ncclGroupEnd");
+  wait_all("ncclAllGather of the device list");
+  std::vector<DeviceRecord> recs(nranks_);
+  set_device(ranks_[0]);
+  cuda_check(cudaMemcpy(recs.data(), reinterpret_cast<char*>(ranks_[0].d_reduce) + sizeof(DeviceRecord),
+                        sizeof(DeviceRecord) * nranks_, cudaMemcpyDeviceToHost),
+             "cudaMemcpy");
+  std::set<std::string> hosts;
+  for (const auto& rec : recs) {
+    DeviceInfo d;
+    d.rank = rec.rank;
+    d.host = std::string(rec.host, strnlen(rec.host, sizeof rec.host));
+    d.pid = rec.pid;
+    d.cuda_device = rec.device;
+    d.pci_bus_id = std::string(rec.pci, strnlen(rec.pci, sizeof rec.pci));
+    d.name = std::string(rec.name, strnlen(rec.name, sizeof rec.name));
+    hosts.insert(d.host);
+    devices_.push_back(d);
+  }
+  nodes_ = static_cast<int>(hosts.size());
+}
+
+void GpuSession::ensure_buffers(const Options& o, const std::vector<std::uint64_t>& sizes) {
+  const auto& d = describe(o.collective);
+  std::size_t ts = type_size(o.type);
+  for (auto& r : ranks_) {
+    std::size_t send = 0, recv = 0;
+    for (auto b : sizes) {
+      BufferPlan p = d.plan(b / ts, nranks_, r.rank);
+      send = std::max(send, p.send_count * ts);
+      recv = std::max(recv, std::max(p.recv_count, p.inplace_elements()) * ts);
+    }
+    send = std::max<std::size_t>(send, 256);
+    recv = std::max<std::size_t>(recv, 256);
+    if (send <= r.send_cap && recv <= r.recv_cap) continue;
+    set_device(r);
+    cudaFree(r.send);
+    cudaFree(r.recv);
+    r.send = r.recv = nullptr;
+    r.send_cap = r.recv_cap = 0;
+    std::size_t free_b = 0, total_b = 0;
+    cudaMemGetInfo(&free_b, &total_b);
+    if (send + recv > free_b)
+      throw Error("the largest size needs " + size_label(send + recv) + " of buffers on GPU " +
+                  std::to_string(r.device) + " but only " + size_label(free_b) + " is free; lower -e/--maxbytes");
+    cuda_check(cudaMalloc(reinterpret_cast<void**>(&r.send), send), "cudaMalloc (" + size_label(send) + ")");
+    cuda_check(cudaMalloc(reinterpret_cast<void**>(&r.recv), recv), "cudaMalloc (" + size_label(recv) + ")");
+    r.send_cap = send;
+    r.recv_cap = recv;
+  }
+}
+
+void GpuSession::issue(const Options& o, bool in_place, int iterations, int skip_rank) {
+  const auto& d = describe(o.collective);
+  std::size_t ts = type_size(o.type);
+  ncclDataType_t dt = nccl_type(o.type);
+  ncclRedOp_t op = nccl_op(o.op);
+  for (int it = 0; it < iterations; ++it) {
+    nccl_check(nccl_.GroupStart(), nullptr, "ncclGroupStart");
+    for (auto& r : ranks_) {
+      if (r.rank == skip_rank) continue;
+      const BufferPlan& p = r.plan;
+      const char* sp = in_place ? r.recv + p.inplace_send_offset * ts : r.send;
+      char* rp = in_place ? r.recv + p.inplace_recv_offset * ts : r.recv;
+      std::size_t n = p.param_count;
+      ncclResult_t rc = ncclSuccess;
+      switch (d.id) {
+        case Collective::AllReduce: rc = nccl_.AllReduce(sp, rp, n, dt, op, r.comm, r.stream); break;
+        case Collective::AllGather: rc = nccl_.AllGather(sp, rp, n, dt, r.comm, r.stream); break;
+        case Collective::ReduceScatter: rc = nccl_.ReduceScatter(sp, rp, n, dt, op, r.comm, r.stream); break;
+        case Collective::Broadcast: rc = nccl_.Broadcast(sp, rp, n, dt, o.root, r.comm, r.stream); break;
+        case Collective::Reduce: rc = nccl_.Reduce(sp, rp, n, dt, op, o.root, r.comm, r.stream); break;
+        case Collective::AlltoAll:
+          if (nccl_.AlltoAll) {
+            rc = nccl_.AlltoAll(sp, rp, n, dt, r.comm, r.stream);
+          } else {
+            for (int peer = 0; peer < nranks_ && rc == ncclSuccess; ++peer) {
+              rc = nccl_.Send(sp + peer * n * ts, n, dt, peer, r.comm, r.stream);
+              if (rc == ncclSuccess) rc = nccl_.Recv(rp + peer * n * ts, n, dt, peer, r.comm, r.stream);
+            }
+          }
+          break;
+        case Collective::SendRecv:
+          rc = nccl_.Send(sp, n, dt, (r.rank + 1) % nranks_, r.comm, r.stream);
+          if (rc == ncclSuccess) rc = nccl_.Recv(rp, n, dt, (r.rank - 1 + nranks_) % nranks_, r.comm, r.stream);
+          break;
+      }
+      nccl_check(rc, &r, std::string(d.nccl_call).c_str());
+    }
+    nccl_check(nccl_.GroupEnd(), nullptr, "ncclGroupEnd");
+  }
+}
+
+std::int64_t GpuSession::check(const Options& o, bool in_place) {
+  const auto& d = describe(o.collective);
+  std::size_t ts = type_size(o.type);
+  RedOp in_op = ref::input_op(o.collective, o.op);
+  for (auto& r : ranks_) {
+    set_device(r);
+    const BufferPlan& p = r.plan;
+    char* input = in_place ? r.recv + p.inplace_send_offset * ts : r.send;
+    std::size_t out_elems = in_place ? p.inplace_elements() : p.recv_count;
+    // 0xff bytes: NaN in every float type and -1 / all-ones in the integer ones, values the
+    // reference never expects, so an element NCCL did not write counts as wrong.
+    cuda_check(cudaMemsetAsync(r.recv, 0xff, std::max<std::size_t>(out_elems * ts, 1), r.stream), "cudaMemsetAsync");
+    cuda_check(gpu::launch_fill(input, o.type, p.send_count, in_op, r.rank, r.stream), "init kernel");
+    cuda_check(cudaMemsetAsync(r.d_wrong, 0, sizeof(unsigned long long), r.stream), "cudaMemsetAsync");
+  }
+  issue(o, in_place, 1, -1);
+  for (auto& r : ranks_) {
+    set_device(r);
+    const BufferPlan& p = r.plan;
+    const char* out = in_place ? r.recv + p.inplace_recv_offset * ts : r.recv;
+    gpu::VerifyArgs a{o.collective, o.op, o.type, nranks_, r.rank, o.root, p.param_count};
+    cuda_check(gpu::launch_verify(out, p.recv_count, a, r.d_wrong, r.stream), "verify kernel");
+    cuda_check(cudaMemcpyAsync(r.h_wrong, r.d_wrong, sizeof(unsigned long long), cudaMemcpyDeviceToHost, r.stream),
+               "cudaMemcpyAsync");
+  }
+  wait_all(std::string(d.name) + " check");
+  std::vector<std::vector<double>> vals;
+  for (auto& r : ranks_) vals.push_back({static_cast<double>(*r.h_wrong)});
+  return static_cast<std::int64_t>(reduce_sum(vals, "reduction of #wrong")[0]);
+}
+
+void GpuSession::capture(const Options& o, bool in_place, int iterations) {
+  drop_graphs();
+  for (auto& r : ranks_) {
+    set_device(r);
+    cuda_check(cudaStreamBeginCapture(r.stream, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
+  }
+  issue(o, in_place, iterations, -1);
+  for (auto& r : ranks_) {
+    set_device(r);
+    cudaGraph_t g = nullptr;
+    cuda_check(cudaStreamEndCapture(r.stream, &g), "cudaStreamEndCapture");
+    cuda_check(cudaGraphInstantiate(&r.graph, g, 0), "cudaGraphInstantiate");
+    cudaGraphDestroy(g);
+  }
+}
+
+void GpuSession::drop_graphs() {
+  for (auto& r : ranks_)
+    if (r.graph) {
+      cudaGraphExecDestroy(r.graph);
+      r.graph = nullptr;
+    }
+}
+
+double GpuSession::timed_batch(const Options& o, bool in_place, int iterations, bool graph, int skip_rank,
+                               const std::string& step) {
+  for (auto& r : ranks_) {
+    set_device(r);
+    cuda_check(cudaEventRecord(r.start, r.stream), "cudaEventRecord");
+  }
+  if (graph) {
+    for (auto& r : ranks_) {
+      set_device(r);
+      cuda_check(cudaGraphLaunch(r.graph, r.stream), "cudaGraphLaunch");
+    }
+  } else {
+    issue(o, in_place, iterations, skip_rank);
+  }
+  for (auto& r : ranks_) {
+    set_device(r);
+    cuda_check(cudaEventRecord(r.stop, r.stream), "cudaEventRecord");
+  }
+  wait_all(step);
+  std::vector<std::vector<double>> vals;
+  for (auto& r : ranks_) {
+    float ms = 0;
+    cuda_check(cudaEventElapsedTime(&ms, r.start, r.stop), "cudaEventElapsedTime");
+    vals.push_back({static_cast<double>(ms)});
+  }
+  double total_ms = reduce_sum(vals, "reduction of batch times after " + step)[0];
+  return total_ms / nranks_ * 1000.0 / iterations;
+}
+
+Timing GpuSession::measure(const Options& o, const SizeResult& res, bool in_place, bool& hang_armed) {
+  const auto& d = describe(o.collective);
+  std::string what = std::string(d.name) + " " + std::to_string(res.bytes) + " B " + (in_place ? "in-place" : "out-of-place");
+  std::optional<std::int64_t> wrong;
+  if (o.check) wrong = check(o, in_place);
+  const StopRule& rule = o.stop;
+  int skip = -1;
+  if (hang_armed) {  // test hook: one rank leaves the others waiting in the first timed batch
+    skip = o.debug_hang_rank;
+    hang_armed = false;
+  }
+  int k;
+  if (rule.adaptive) {
+    double first = timed_batch(o, in_place, 1, false, skip, what + ", first iteration");
+    int warm = o.warmup_explicit ? o.stop.fixed_warmup : warmup_iterations(rule, first);
+    issue(o, in_place, warm, -1);
+    wait_all(what + ", warm-up");
+    k = batch_iterations(rule, first);
+  } else {
+    issue(o, in_place, rule.fixed_warmup, skip);
+    wait_all(what + ", warm-up");
+    k = rule.fixed_iters;
+  }
+  if (o.graphs) {
+    capture(o, in_place, k);
+    for (auto& r : ranks_) {
+      set_device(r);
+      cuda_check(cudaGraphLaunch(r.graph, r.stream), "cudaGraphLaunch");
+    }
+    wait_all(what + ", graph warm-up");
+  }
+  Estimator est(rule);
+  while (!est.done()) est.add_batch(timed_batch(o, in_place, k, o.graphs, -1, what), k);
+  drop_graphs();
+  Timing t = make_timing(d, nranks_, res.bytes, est.mean_us());
+  t.wrong = wrong;
+  t.iterations = est.iterations();
+  t.batches = est.batches();
+  t.rel_ci = est.rel_ci();
+  return t;
+}
+
+std::string utc_now() {
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+Report GpuSession::run(const Options& o, const std::function<void(const Report&, const SizeResult&)>& row) {
+  opts_ = o;
+  const auto& d = describe(o.collective);
+  if (d.has_root && o.root >= nranks_)
+    throw UsageError("bench: --root " + std::to_string(o.root) + " but the job has " + std::to_string(nranks_) +
+                     " ranks (0.." + std::to_string(nranks_ - 1) + ")");
+  // Ranks started with different flags would wait for each other forever: compare first.
+  std::uint64_t fp = settings_fingerprint(o);
+  for (auto& r : ranks_) {
+    set_device(r);
+    std::uint64_t v[2] = {fp, ~fp};
+    std::memcpy(r.h_reduce, v, sizeof v);
+    cuda_check(cudaMemcpyAsync(r.d_reduce, r.h_reduce, sizeof v, cudaMemcpyHostToDevice, r.stream), "cudaMemcpyAsync");
+  }
+  all_reduce(2, ncclUint64, ncclMin, "comparison of the settings of every rank");
+  std::uint64_t lo = 0, hi_inv = 0;
+  std::memcpy(&lo, ranks_[0].h_reduce, 8);
+  std::memcpy(&hi_inv, reinterpret_cast<char*>(ranks_[0].h_reduce) + 8, 8);
+  if (lo != fp || ~hi_inv != fp)
+    throw Error("the ranks were started with different settings (collective, type, op, sizes or "
+                "iteration flags differ); start every rank with the same command line");
+
+  Report rep;
+  rep.options = o;
+  rep.devices = devices_;
+  rep.env.hostname = host_;
+  rep.env.launcher = launcher_name(launch_.kind);
+  rep.env.launch_evidence = launch_.evidence;
+  rep.env.nranks = nranks_;
+  rep.env.processes = launch_.kind == Launcher::Local ? 1 : nranks_;
+  int v = 0;
+  if (nccl_.GetVersion(&v) == ncclSuccess) rep.env.nccl_version = probe::nccl_version_string(v);
+  if (cudaDriverGetVersion(&v) == cudaSuccess) rep.env.cuda_driver = probe::cuda_version_string(v);
+  if (cudaRuntimeGetVersion(&v) == cudaSuccess) rep.env.cuda_runtime = probe::cuda_version_string(v);
+  rep.env.fabscope_version = FABSCOPE_VERSION;
+  rep.env.date_utc = utc_now();
+  for (char** e = environ; e && *e; ++e) {
+    std::string kv = *e;
+    if (kv.rfind("NCCL_", 0) != 0) continue;
+    auto eq = kv.find('=');
+    if (eq != std::string::npos) rep.env.nccl_env[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  if (prints_) {
+    NodeInfo node = probe::collect(core::Root::from_option(""));
+    rep.env.nvidia_driver = node.versions.nvidia_driver;
+    std::vector<std::string> used;
+    for (const auto& dev : devices_)
+      if (dev.host == host_) used.push_back(dev.pci_bus_id);
+    rep.topo = topology_from(node, used, nodes_, used.empty() ? std::nullopt : nvml_nvlink_version(used.front()));
+  }
+
+  auto sizes = sweep_sizes(o.sweep);
+  ensure_buffers(o, sizes);
+  std::size_t ts = type_size(o.type);
+  Progress progress(prints_ && o.progress, sizes.size());
+  bool hang_armed = o.debug_hang_rank >= 0;
+  auto t0 = std::chrono::steady_clock::now();
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    for (auto& r : ranks_) r.plan = d.plan(sizes[i] / ts, nranks_, r.rank);
+    SizeResult res;
+    res.count = ranks_[0].plan.total;
+    res.bytes = res.count * ts;
+    progress.update(i, std::string(d.name) + " " + size_label(res.bytes));
+    res.out_of_place = measure(o, res, false, hang_armed);
+    if (d.in_place) res.in_place = measure(o, res, true, hang_armed);
+    rep.results.push_back(res);
+    if (prints_ && row) {
+      progress.clear();
+      row(rep, res);
+    }
+  }
+  progress.clear();
+  rep.summary.sweep_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  summarise(rep);
+  judge(rep);
+  return rep;
+}
+
+}  // namespace
+
+GpuSupport gpu_support() {
+  GpuSupport s;
+  s.built = true;
+  s.mpi = gpu::mpi_built();
+  return s;
+}
+
+int visible_gpus(std::string* why_none) {
+  int n = 0;
+  cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess || n == 0) {
+    if (why_none) {
+      if (e == cudaErrorNoDevice || (e == cudaSuccess && n == 0))
+        *why_none = "no CUDA GPU is visible (cudaGetDeviceCount: no CUDA-capable device; check nvidia-smi and "
+                    "CUDA_VISIBLE_DEVICES)";
+      else if (e == cudaErrorInsufficientDriver)
+        *why_none = "the NVIDIA driver is missing or older than this CUDA runtime (cudaGetDeviceCount: " +
+                    std::string(cudaGetErrorString(e)) + ")";
+      else
+        *why_none = std::string("cudaGetDeviceCount failed: ") + cudaGetErrorString(e);
+    }
+    return 0;
+  }
+  return n;
+}
+
+std::unique_ptr<Session> Session::open(const Options& o) { return std::make_unique<GpuSession>(o); }
+
+int run_cli(const Options& o, std::ostream& out, std::ostream& err) {
+  try {
+    auto session = Session::open(o);
+    bool header_done = false;
+    auto row = [&](const Report& r, const SizeResult& s) {
+      if (o.format != Format::Text) return;
+      if (!header_done) {
+        out << text_header(r);
+        header_done = true;
+      }
+      out << text_row(r, s) << std::flush;
+    };
+    Report rep = session->run(o, row);
+    if (session->prints()) {
+      if (o.format == Format::Text) {
+        if (!header_done) out << text_header(rep);
+        out << text_summary(rep);
+      } else if (o.format == Format::Json) {
+        out << report_json(rep).dump(2) << "\n";
+      } else {
+        out << render_csv(rep);
+      }
+      if (!o.json_file.empty()) {
+        std::ofstream f(o.json_file);
+        f << report_json(rep).dump(2) << "\n";
+        if (!f) err << "fabscope bench: cannot write " << o.json_file << "\n";
+      }
+      if (!o.csv_file.empty()) {
+        std::ofstream f(o.csv_file);
+        f << render_csv(rep);
+        if (!f) err << "fabscope bench: cannot write " << o.csv_file << "\n";
+      }
+    }
+    out.flush();
+    return rep.summary.wrong_total > 0 ? 2 : 0;
+  } catch (const std::exception& e) {
+    if (g_mpi_active) {  // the other ranks would wait in NCCL for this one: take the job down
+      err << "fabscope bench: error: " << e.what() << "\n" << std::flush;
+      gpu::mpi_abort(3);
+    }
+    throw;
+  }
+}
+
+}  // namespace fabscope::bench

@@ -1,0 +1,51 @@
+#pragma once
+// `fabscope bench` settings: the flags (nccl-tests' letters where they exist: -b -e -f -i -n -w
+// -c -d -o -r -G -g) parsed into one value, checked before any GPU is touched.
+#include <cstdint>
+#include <string>
+
+#include "bench/adaptive.hpp"
+#include "bench/collectives.hpp"
+#include "bench/launch.hpp"
+#include "bench/sizes.hpp"
+#include "bench/types.hpp"
+#include "core/args.hpp"
+
+namespace fabscope::bench {
+
+enum class Format { Text, Json, Csv };
+
+struct Options {
+  Collective collective = Collective::AllReduce;
+  DataType type = DataType::Float;
+  RedOp op = RedOp::Sum;
+  int root = 0;
+  SweepSpec sweep;
+  StopRule stop;
+  bool warmup_explicit = false;
+  bool check = true;
+  bool graphs = false;       // -G: capture each batch in a CUDA graph
+  int gpus = 0;              // local launcher: GPUs to drive; 0 = every visible GPU
+  Launcher launcher = Launcher::Auto;
+  int nccl_port = 0;         // torchrun: NCCL bootstrap port; 0 = MASTER_PORT + 1
+  double timeout_s = 300;    // watchdog: longest wait for one step
+  Format format = Format::Text;
+  std::string json_file;     // also write JSON here
+  std::string csv_file;      // also write CSV here
+  bool progress = true;
+  int debug_hang_rank = -1;  // test hook: this rank skips its first timed collective
+};
+
+// The parser with every flag, examples and the exit-code footer (shared by the CLI and tests).
+core::ArgParser make_parser();
+// Reads and checks the parsed flags. Throws fabscope::UsageError naming the flag and value.
+Options options_from(const core::ArgParser& args);
+// Parses argv-style arguments (no program name) in one step; for tests.
+Options parse_options(const std::vector<std::string>& args);
+
+// A hash of everything that must be equal on every rank (collective, type, op, root, sizes,
+// iteration rule, graphs, check). Ranks compare it before the first collective: ranks started
+// with different flags would otherwise wait for each other forever.
+std::uint64_t settings_fingerprint(const Options& o);
+
+}  // namespace fabscope::bench

@@ -1,0 +1,148 @@
+#include "bench/output.hpp"
+
+#include <cstdio>
+#include <sstream>
+
+#include "bench/sizes.hpp"
+
+namespace fabscope::bench {
+
+namespace {
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+std::string pad_left(const std::string& s, std::size_t w) {
+  return s.size() >= w ? s : std::string(w - s.size(), ' ') + s;
+}
+
+std::string placement_cells(const std::optional<Timing>& t) {
+  if (!t) return "  " + pad_left("N/A", 7) + "  " + pad_left("N/A", 6) + "  " + pad_left("N/A", 6) + " " + pad_left("N/A", 6);
+  std::string wrong = t->wrong ? std::to_string(*t->wrong) : "N/A";
+  return "  " + pad_left(format_time_us(t->time_us), 7) + "  " + pad_left(fmt("%.2f", t->algbw_gbytes_per_s), 6) +
+         "  " + pad_left(fmt("%.2f", t->busbw_gbytes_per_s), 6) + " " + pad_left(wrong, 6);
+}
+
+std::string iterations_text(const Options& o) {
+  if (!o.stop.adaptive) return std::to_string(o.stop.fixed_iters);
+  std::ostringstream s;
+  s << "adaptive(ci95<=" << o.stop.rel_precision * 100 << "%,max " << o.stop.max_time_s << "s)";
+  return s.str();
+}
+}  // namespace
+
+std::string format_time_us(double us) {
+  if (us < 10000) return fmt("%.2f", us);
+  if (us < 100000) return fmt("%.1f", us);
+  return fmt("%.0f", us);
+}
+
+std::string text_header(const Report& r) {
+  const Options& o = r.options;
+  const auto& d = describe(o.collective);
+  auto sizes = sweep_sizes(o.sweep);
+  std::ostringstream s;
+  s << "# fabscope bench " << d.name << ": nranks " << r.env.nranks << " launcher " << r.env.launcher
+    << " processes " << r.env.processes << " minBytes " << (sizes.empty() ? 0 : sizes.front())
+    << " maxBytes " << (sizes.empty() ? 0 : sizes.back());
+  if (!o.sweep.list.empty()) s << " step: list(" << sizes.size() << ")";
+  else if (o.sweep.step_bytes) s << " step: " << o.sweep.step_bytes << "(bytes)";
+  else s << " step: " << o.sweep.step_factor << "(factor)";
+  s << " warmup iters: "
+    << ((o.warmup_explicit || !o.stop.adaptive) ? std::to_string(o.stop.fixed_warmup) : std::string("auto"))
+    << " iters: " << iterations_text(o) << " validation: " << (o.check ? 1 : 0)
+    << " graph: " << (o.graphs ? 1 : 0) << "\n";
+  s << "# NCCL " << (r.env.nccl_version.empty() ? "?" : r.env.nccl_version) << ", CUDA driver "
+    << (r.env.cuda_driver.empty() ? "?" : r.env.cuda_driver) << ", runtime "
+    << (r.env.cuda_runtime.empty() ? "?" : r.env.cuda_runtime) << ", fabscope " << r.env.fabscope_version << "\n";
+  s << "#\n# Using devices\n";
+  for (const auto& dev : r.devices) {
+    char buf[512];
+    std::snprintf(buf, sizeof buf, "#  Rank %2d Group  0 Pid %6d on %10s device %2d [%s] %s\n", dev.rank, dev.pid,
+                  dev.host.c_str(), dev.cuda_device, dev.pci_bus_id.c_str(), dev.name.c_str());
+    s << buf;
+  }
+  s << "#\n";
+  s << "#" << std::string(61, ' ') << "out-of-place" << std::string(22, ' ') << "in-place" << std::string(12, ' ') << "\n";
+  s << "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n";
+  s << "#        (B)    (elements)" << std::string(26, ' ')
+    << "     (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)       \n";
+  return s.str();
+}
+
+std::string text_row(const Report& r, const SizeResult& res) {
+  const Options& o = r.options;
+  const auto& d = describe(o.collective);
+  char buf[128];
+  std::snprintf(buf, sizeof buf, "%12llu  %12llu  %8s  %6s  %6d", static_cast<unsigned long long>(res.bytes),
+                static_cast<unsigned long long>(res.count), std::string(type_name(o.type)).c_str(),
+                d.has_op ? std::string(op_name(o.op)).c_str() : "none", d.has_root ? o.root : -1);
+  return std::string(buf) + placement_cells(res.out_of_place) + placement_cells(res.in_place) + "\n";
+}
+
+std::string text_summary(const Report& r) {
+  const Summary& sm = r.summary;
+  std::ostringstream s;
+  s << "# Out of bounds values : " << sm.wrong_total << (sm.wrong_total ? " FAILED" : " OK") << "\n";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%g", sm.avg_busbw);
+  s << "# Avg bus bandwidth    : " << buf << " \n#\n";
+  if (!sm.checked) s << "# Values were not checked (-c 0).\n";
+  if (sm.limit.gbytes_per_s) {
+    s << "# Path limit           : " << sm.limit.path << ", " << sm.limit.description << " = "
+      << fmt("%.0f", *sm.limit.gbytes_per_s) << " GB/s per GPU and direction\n";
+  } else {
+    s << "# Path limit           : unknown" << (sm.limit.description.empty() ? "" : " (" + sm.limit.description + ")") << "\n";
+  }
+  s << "# Peak bus bandwidth   : " << fmt("%.2f", sm.peak_busbw) << " GB/s at " << sm.peak_bytes << " B";
+  if (sm.efficiency) s << ", " << fmt("%.0f", *sm.efficiency * 100) << "% of the limit";
+  s << "\n# Verdict              : " << sm.verdict << "\n";
+  return s.str();
+}
+
+std::string render_text(const Report& r) {
+  std::string out = text_header(r);
+  for (const auto& res : r.results) out += text_row(r, res);
+  return out + text_summary(r);
+}
+
+std::string csv_header() {
+  return "collective,size_bytes,count,datatype,redop,root,placement,time_us,algbw_gbytes_per_s,"
+         "busbw_gbytes_per_s,wrong,iterations,rel_ci95,nranks,nodes,launcher,graphs,nccl_version,"
+         "cuda_driver,gpu_name,nvlink_active_per_gpu,nvlink_link_gbytes_per_s,host\n";
+}
+
+std::string csv_rows(const Report& r, const SizeResult& res) {
+  const Options& o = r.options;
+  const auto& d = describe(o.collective);
+  std::string gpu = r.devices.empty() ? "" : r.devices.front().name;
+  for (auto& c : gpu)
+    if (c == ',' || c == '"') c = ' ';
+  auto line = [&](const char* placement, const Timing& t) {
+    std::ostringstream s;
+    s << d.name << ',' << res.bytes << ',' << res.count << ',' << type_name(o.type) << ','
+      << (d.has_op ? std::string(op_name(o.op)) : "none") << ',' << (d.has_root ? o.root : -1) << ','
+      << placement << ',' << fmt("%.3f", t.time_us) << ',' << fmt("%.3f", t.algbw_gbytes_per_s) << ','
+      << fmt("%.3f", t.busbw_gbytes_per_s) << ',' << (t.wrong ? std::to_string(*t.wrong) : "") << ','
+      << t.iterations << ',' << (t.rel_ci >= 0 ? fmt("%.5f", t.rel_ci) : "") << ',' << r.env.nranks << ','
+      << r.topo.nodes << ',' << r.env.launcher << ',' << (o.graphs ? 1 : 0) << ',' << r.env.nccl_version << ','
+      << r.env.cuda_driver << ',' << gpu << ','
+      << (r.topo.nvlink_active ? std::to_string(*r.topo.nvlink_active) : "") << ','
+      << (r.topo.nvlink_link_gbytes_per_s ? fmt("%g", *r.topo.nvlink_link_gbytes_per_s) : "") << ','
+      << r.env.hostname << "\n";
+    return s.str();
+  };
+  std::string out = line("out_of_place", res.out_of_place);
+  if (res.in_place) out += line("in_place", *res.in_place);
+  return out;
+}
+
+std::string render_csv(const Report& r) {
+  std::string out = csv_header();
+  for (const auto& res : r.results) out += csv_rows(r, res);
+  return out;
+}
+
+}  // namespace fabscope::bench

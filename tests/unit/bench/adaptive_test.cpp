@@ -1,0 +1,121 @@
+// Adaptive stopping: batches sized from the iteration time, stop on precision or time.
+#include <gtest/gtest.h>
+
+#include "bench/adaptive.hpp"
+
+using namespace fabscope::bench;
+
+TEST(Adaptive, BatchLastsAboutTheTargetTime) {
+  StopRule r;  // 1 ms batches
+  EXPECT_EQ(batch_iterations(r, 10.0), 100);      // 10 us per iteration
+  EXPECT_EQ(batch_iterations(r, 25000.0), 1);     // a 4 GB all-reduce: one per batch
+  EXPECT_EQ(batch_iterations(r, 0.01), r.max_batch_iters);
+  EXPECT_EQ(batch_iterations(r, 0), 1);
+}
+
+TEST(Adaptive, FixedModeUsesTheIterationCount) {
+  StopRule r;
+  r.adaptive = false;
+  r.fixed_iters = 20;
+  EXPECT_EQ(batch_iterations(r, 10.0), 20);
+  EXPECT_EQ(warmup_iterations(r, 10.0), 4);  // 5 with the first
+}
+
+TEST(Adaptive, WarmupIsOneToFive) {
+  StopRule r;
+  EXPECT_EQ(warmup_iterations(r, 10.0), 5);
+  EXPECT_EQ(warmup_iterations(r, 400.0), 3);
+  EXPECT_EQ(warmup_iterations(r, 30000.0), 1);
+}
+
+TEST(Adaptive, SteadyBatchesStopAtTheMinimum) {
+  StopRule r;
+  Estimator e(r);
+  for (int i = 0; i < 2; ++i) e.add_batch(100.0, 10);
+  EXPECT_FALSE(e.done());
+  e.add_batch(100.0, 10);
+  EXPECT_TRUE(e.done());
+  EXPECT_DOUBLE_EQ(e.mean_us(), 100.0);
+  EXPECT_DOUBLE_EQ(e.rel_ci(), 0.0);
+  EXPECT_EQ(e.iterations(), 30);
+}
+
+TEST(Adaptive, NoisyBatchesContinueUntilPrecise) {
+  StopRule r;
+  r.rel_precision = 0.01;
+  r.max_time_s = 100;
+  Estimator e(r);
+  e.add_batch(90, 10);
+  e.add_batch(110, 10);
+  e.add_batch(100, 10);
+  EXPECT_FALSE(e.done());  // +-10% noise: CI far above 1%
+  int added = 0;
+  while (!e.done() && added < 10000) {
+    e.add_batch(added % 2 ? 99.5 : 100.5, 10);
+    ++added;
+  }
+  EXPECT_TRUE(e.done());
+  EXPECT_LE(e.rel_ci(), 0.01);
+  EXPECT_GT(added, 3);
+}
+
+TEST(Adaptive, TimeLimitStopsANoisyMeasurement) {
+  StopRule r;
+  r.rel_precision = 0.0001;
+  r.max_time_s = 0.01;  // 10 ms
+  Estimator e(r);
+  int batches = 0;
+  while (!e.done()) {
+    e.add_batch(batches % 2 ? 800 : 1200, 2);  // 2 ms per batch, 20% noise
+    ++batches;
+  }
+  EXPECT_EQ(batches, 5);
+  EXPECT_GE(e.timed_s(), 0.01);
+}
+
+TEST(Adaptive, FixedModeStopsAfterOneBatch) {
+  StopRule r;
+  r.adaptive = false;
+  Estimator e(r);
+  EXPECT_FALSE(e.done());
+  e.add_batch(5, 20);
+  EXPECT_TRUE(e.done());
+  EXPECT_LT(e.rel_ci(), 0);  // unknown from one batch
+}
+
+TEST(Adaptive, BatchCapStopsEvenWithoutPrecision) {
+  StopRule r;
+  r.rel_precision = 0;
+  r.max_time_s = 1e9;
+  r.max_batches = 10;
+  Estimator e(r);
+  for (int i = 0; i < 10; ++i) e.add_batch(i % 2 ? 1 : 2, 1);
+  EXPECT_TRUE(e.done());
+}
+
+TEST(Adaptive, StudentT) {
+  EXPECT_NEAR(student_t975(1), 12.706, 1e-3);
+  EXPECT_NEAR(student_t975(2), 4.303, 1e-3);
+  EXPECT_NEAR(student_t975(1000), 1.96, 1e-3);
+}
+
+// The saving the adaptive rule is for: a steady 8 B..4 GB all-reduce on 2x H200 (iteration
+// times of bench/RESULTS.md's fixed sweep) needs far fewer timed iterations than nccl-tests'
+// 5 warm-up + 20 timed, most of the time being in the largest sizes.
+TEST(Adaptive, SteadySweepCostsLessThanHalfOfFixedIterations) {
+  StopRule adaptive;
+  StopRule fixed;
+  fixed.adaptive = false;
+  double adaptive_us = 0, fixed_us = 0;
+  for (int i = 0; i < 30; ++i) {
+    double bytes = 8.0 * (1ull << i);
+    double t = 12.0 + bytes / 160e3;  // microseconds: latency + bytes at 160 GB/s algbw
+    fixed_us += t * (fixed.fixed_warmup + fixed.fixed_iters);
+    Estimator e(adaptive);
+    double warm = t * (1 + warmup_iterations(adaptive, t));
+    int k = batch_iterations(adaptive, t);
+    while (!e.done()) e.add_batch(t, k);
+    adaptive_us += warm + e.iterations() * t;
+  }
+  EXPECT_LT(adaptive_us, 0.5 * fixed_us) << adaptive_us << " vs " << fixed_us;
+}
