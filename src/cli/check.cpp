@@ -47,10 +47,10 @@ NodeInfo load_node(const std::string& path) {
 
 int cmd_check(int argc, char** argv) {
   core::ArgParser args("check",
-                       "Judge this node's RDMA and GPU network setup: port states and rates, error "
-                       "counters, RoCE GIDs and MTUs, GPUDirect RDMA, PCIe links and ACS, memlock, "
-                       "sysctls, IOMMU, NCCL and firmware versions. Every finding names the values "
-                       "read and the fix; ids are documented in docs/checks.md.");
+                       "Judge this node's RDMA and GPU network setup: port states and rates, error counters,\n"
+                       "RoCE GIDs and MTUs, GPUDirect RDMA, PCIe links and ACS, memlock, sysctls, IOMMU, NCCL\n"
+                       "and firmware versions. Every finding names the values read and the fix; ids are\n"
+                       "documented in docs/checks.md.");
   args.option("--root", "DIR", "read sys/ and proc/ under DIR instead of / (env FABSCOPE_ROOT)")
       .option("--node", "FILE", "judge a node description saved by 'fabscope probe --json' ('-' stdin)")
       .flag("--json", "print the findings as JSON (schema fabscope.check, docs/formats.md)")
@@ -59,11 +59,13 @@ int cmd_check(int argc, char** argv) {
                "the ids that fail")
       .example("fabscope check --root /tmp/node-capture", "judge a captured sysfs/procfs tree")
       .example("ssh gpu7 fabscope probe --json | fabscope check --node -", "judge another node's probe")
-      .footer(std::string(core::kExitCodesHelp) + "\n--root that is not a directory, or a --node file that cannot be read or is not a node "
-                                                 "description, exits 3; the message names it.");
+      .footer(std::string(core::kExitCodesHelp) +
+              "\nA --root that is not a directory, or a --node file that cannot be read or is not a node\n"
+              "description, exits 3; the message names it.");
   if (!args.parse(argc, argv, std::cout)) return 0;
   if (args.has("node") && args.has("root")) throw UsageError("check: --node and --root exclude each other");
-  NodeInfo node = args.has("node") ? load_node(args.get("node")) : probe::collect(core::Root::from_option(args.get("root")));
+  NodeInfo node = args.has("node") ? load_node(args.get("node"))
+                                   : probe::collect(core::Root::from_option(args.get("root")));
   std::vector<Finding> findings = checks::run(node);
   if (args.has("json")) {
     // Findings quote values read from the node; replace, not throw, should a non-UTF-8 byte slip in.

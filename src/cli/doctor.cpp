@@ -15,9 +15,9 @@ namespace fabscope::cli {
 
 int cmd_doctor(int argc, char** argv) {
   core::ArgParser args("doctor",
-                       "Say in plain words what this node has (GPUs, NVLink, RDMA devices, which transport "
-                       "multi-node NCCL traffic would use), judge it with every check and the NCCL "
-                       "environment lint, give a verdict (healthy, degraded, broken) and the next steps.");
+                       "Say in plain words what this node has (GPUs, NVLink, RDMA devices, which transport\n"
+                       "multi-node NCCL traffic would use), judge it with every check and the NCCL environment\n"
+                       "lint, give a verdict (healthy, degraded, broken) and the next steps.");
   args.option("--root", "DIR", "read sys/ and proc/ under DIR instead of / (env FABSCOPE_ROOT)")
       .flag("--json", "print the report as JSON (schema fabscope.doctor, docs/formats.md)")
       .example("fabscope doctor", "verdict and next steps for this node")

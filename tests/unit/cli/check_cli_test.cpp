@@ -43,6 +43,7 @@ TEST(CheckCli, HelpShowsExamplesAndExitCodes) {
   EXPECT_NE(r.out.find("fabscope check --json"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("--root"), std::string::npos);
   EXPECT_NE(r.out.find("Exit codes: 0 nothing above info, 1 warnings, 2 failures, 3 usage"), std::string::npos);
+  expect_fits_100_columns(r.out);
 }
 
 TEST(CheckCli, IsListedInTopLevelHelp) {
@@ -132,6 +133,7 @@ TEST(DoctorCli, HelpShowsExamplesAndVerdicts) {
   EXPECT_NE(r.out.find("fabscope doctor --json"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("healthy (exit 0), degraded (warnings, exit 1), broken (failures, exit 2)"),
             std::string::npos);
+  expect_fits_100_columns(r.out);
 }
 
 TEST(DoctorCli, GpuNodeWithoutRdmaSaysSocketsPlainly) {
