@@ -8,6 +8,7 @@ const Command kCommands[] = {
     {"version", "print fabscope's version", cmd_version},
     {"log", "analyze NCCL_DEBUG logs: transports, RDMA/GPUDirect use, known errors", cmd_log},
     {"probe", "describe RDMA ports, netdevs, PCIe, GPUs, kernel and versions", cmd_probe},
+    {"env", "NCCL variables for this node with reasons (shell, docker, k8s, slurm, torchrun); lint", cmd_env},
     {"check", "judge RDMA ports, RoCE, GPUDirect RDMA, PCIe, OS settings and versions", cmd_check},
     {"doctor", "what this node has, a verdict and the next steps", cmd_doctor},
     {"exporter", "serve RDMA counters and check verdicts to Prometheus (/metrics)", cmd_exporter},
