@@ -16,8 +16,8 @@ struct StopRule {
   int fixed_iters = 20;   // -n
   int fixed_warmup = 5;   // -w
   double rel_precision = 0.01;   // half-width of the 95% CI over the mean
-  double max_time_s = 0.2;       // timed work per size and placement, then stop regardless
-  double batch_time_s = 1e-3;    // aim of one batch
+  double max_time_s = 0.005;     // timed work per size and placement, then stop (after min_batches)
+  double batch_time_s = 5e-4;    // aim of one batch
   double warmup_time_s = 1e-3;   // adaptive warm-up: about this long, 1 to 5 iterations
   int min_batches = 3;
   int max_batches = 1000;

@@ -27,7 +27,7 @@ core::ArgParser make_parser() {
       .option("-n,--iters", "N", "fixed mode: time N iterations per size (nccl-tests' default 20)")
       .option("-w,--warmup_iters", "N", "warm-up iterations per size (default: adaptive, 1 to 5; fixed 5)")
       .option("--precision", "PCT", "adaptive: stop when the 95% confidence interval is within PCT% of the mean", "1")
-      .option("--max-time", "SEC", "adaptive: at most SEC seconds of timed work per size and placement", "0.2")
+      .option("--max-time", "SEC", "adaptive: stop after SEC seconds of timed work per size and placement (at least 3 batches)", "0.005")
       .option("-c,--check", "0|1", "check every size against the reference (#wrong)", "1")
       .option("-G,--cudagraph", "0|1", "capture each timed batch in a CUDA graph", "0")
       .option("-g,--gpus", "N", "local launcher: drive N GPUs from this process (default: all visible)")

@@ -71,7 +71,21 @@ cudaError_t dispatch(DataType t, F&& f) {
   return cudaErrorInvalidValue;
 }
 
+__global__ void delay_kernel(unsigned long long ns) {
+  unsigned long long start, now;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+  do {
+    __nanosleep(1000);
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  } while (now - start < ns);
+}
+
 }  // namespace
+
+cudaError_t launch_delay(double us, cudaStream_t s) {
+  delay_kernel<<<1, 1, 0, s>>>(static_cast<unsigned long long>(us * 1000.0));
+  return cudaGetLastError();
+}
 
 cudaError_t launch_fill(void* buf, DataType type, std::size_t count, RedOp op, int rank, cudaStream_t s) {
   if (count == 0) return cudaSuccess;

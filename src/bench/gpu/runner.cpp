@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -136,7 +137,8 @@ class GpuSession final : public Session {
   std::vector<double> reduce_sum(const std::vector<std::vector<double>>& per_rank, const std::string& step);
   void gather_devices();
   void ensure_buffers(const Options& o, const std::vector<std::uint64_t>& sizes);
-  void issue(const Options& o, bool in_place, int iterations, int skip_rank);
+  void issue(const Options& o, bool in_place, int iterations, int skip_rank,
+             std::chrono::steady_clock::time_point* first_done = nullptr);
   std::int64_t check(const Options& o, bool in_place);
   double timed_batch(const Options& o, bool in_place, int iterations, bool graph, int skip_rank, const std::string& step);
   void capture(const Options& o, bool in_place, int iterations);
@@ -156,6 +158,8 @@ class GpuSession final : public Session {
   std::mutex pending_mu_;
   std::string pending_;
   std::unique_ptr<Watchdog> watchdog_;
+  double delay_us_ = 100;    // spin ahead of each timed batch (timed_batch)
+  int graph_launches_ = 1;   // a batch = this many launches of the captured graph
 };
 
 GpuSession::GpuSession(const Options& o) : nccl_(gpu::nccl()), opts_(o) {
@@ -435,7 +439,8 @@ void GpuSession::ensure_buffers(const Options& o, const std::vector<std::uint64_
   }
 }
 
-void GpuSession::issue(const Options& o, bool in_place, int iterations, int skip_rank) {
+void GpuSession::issue(const Options& o, bool in_place, int iterations, int skip_rank,
+                       std::chrono::steady_clock::time_point* first_done) {
   const auto& d = describe(o.collective);
   std::size_t ts = type_size(o.type);
   ncclDataType_t dt = nccl_type(o.type);
@@ -473,6 +478,7 @@ void GpuSession::issue(const Options& o, bool in_place, int iterations, int skip
       nccl_check(rc, &r, std::string(d.nccl_call).c_str());
     }
     nccl_check(nccl_.GroupEnd(), nullptr, "ncclGroupEnd");
+    if (it == 0 && first_done) *first_done = std::chrono::steady_clock::now();
   }
 }
 
@@ -513,14 +519,28 @@ void GpuSession::capture(const Options& o, bool in_place, int iterations) {
     set_device(r);
     cuda_check(cudaStreamBeginCapture(r.stream, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
   }
-  issue(o, in_place, iterations, -1);
-  for (auto& r : ranks_) {
-    set_device(r);
-    cudaGraph_t g = nullptr;
-    cuda_check(cudaStreamEndCapture(r.stream, &g), "cudaStreamEndCapture");
-    cuda_check(cudaGraphInstantiate(&r.graph, g, 0), "cudaGraphInstantiate");
-    cudaGraphDestroy(g);
+  // End every capture before instantiating: in thread-local capture mode the thread may not
+  // instantiate while one of its streams is still capturing.
+  std::vector<cudaGraph_t> graphs(ranks_.size(), nullptr);
+  std::string failure;
+  try {
+    issue(o, in_place, iterations, -1);
+  } catch (const std::exception& e) {
+    failure = e.what();
   }
+  for (std::size_t i = 0; i < ranks_.size(); ++i) {
+    set_device(ranks_[i]);
+    cudaError_t e = cudaStreamEndCapture(ranks_[i].stream, &graphs[i]);
+    if (e != cudaSuccess && failure.empty()) failure = std::string("cudaStreamEndCapture: ") + cudaGetErrorString(e);
+  }
+  for (std::size_t i = 0; i < ranks_.size() && failure.empty(); ++i) {
+    set_device(ranks_[i]);
+    cudaError_t e = cudaGraphInstantiate(&ranks_[i].graph, graphs[i], 0);
+    if (e != cudaSuccess) failure = std::string("cudaGraphInstantiate: ") + cudaGetErrorString(e);
+  }
+  for (auto g : graphs)
+    if (g) cudaGraphDestroy(g);
+  if (!failure.empty()) throw Error("CUDA graph capture: " + failure);
 }
 
 void GpuSession::drop_graphs() {
@@ -533,22 +553,40 @@ void GpuSession::drop_graphs() {
 
 double GpuSession::timed_batch(const Options& o, bool in_place, int iterations, bool graph, int skip_rank,
                                const std::string& step) {
+  // A short spin kernel ahead of the start event: the GPU reaches the start event only after
+  // the CPU has queued the first operation, so the launch latency of that operation is not
+  // timed (nccl-tests' CPU timer spreads it over 20 iterations; a batch may have one).
+  for (auto& r : ranks_) {
+    set_device(r);
+    cuda_check(gpu::launch_delay(delay_us_, r.stream), "delay kernel");
+  }
+  auto t0 = std::chrono::steady_clock::now();
+  auto first = t0;
   for (auto& r : ranks_) {
     set_device(r);
     cuda_check(cudaEventRecord(r.start, r.stream), "cudaEventRecord");
   }
+  int launches = 0;
   if (graph) {
-    for (auto& r : ranks_) {
-      set_device(r);
-      cuda_check(cudaGraphLaunch(r.graph, r.stream), "cudaGraphLaunch");
+    for (int g = 0; g < graph_launches_; ++g) {
+      for (auto& r : ranks_) {
+        set_device(r);
+        cuda_check(cudaGraphLaunch(r.graph, r.stream), "cudaGraphLaunch");
+      }
+      if (g == 0) first = std::chrono::steady_clock::now();
     }
+    launches = graph_launches_;
   } else {
-    issue(o, in_place, iterations, skip_rank);
+    issue(o, in_place, iterations, skip_rank, &first);
   }
   for (auto& r : ranks_) {
     set_device(r);
     cuda_check(cudaEventRecord(r.stop, r.stream), "cudaEventRecord");
   }
+  // Next batch: cover twice the time it took to queue the start events and the first operation.
+  double queued_us = std::chrono::duration<double, std::micro>(first - t0).count();
+  delay_us_ = std::clamp(2 * queued_us + 10, 20.0, 5000.0);
+  (void)launches;
   wait_all(step);
   std::vector<std::vector<double>> vals;
   for (auto& r : ranks_) {
@@ -575,16 +613,22 @@ Timing GpuSession::measure(const Options& o, const SizeResult& res, bool in_plac
   if (rule.adaptive) {
     double first = timed_batch(o, in_place, 1, false, skip, what + ", first iteration");
     int warm = o.warmup_explicit ? o.stop.fixed_warmup : warmup_iterations(rule, first);
-    issue(o, in_place, warm, -1);
-    wait_all(what + ", warm-up");
-    k = batch_iterations(rule, first);
+    // The warm-up is timed too (not kept): a better estimate than the cold first iteration.
+    double est_us = warm > 0 ? timed_batch(o, in_place, warm, false, -1, what + ", warm-up") : first;
+    k = batch_iterations(rule, est_us);
   } else {
     issue(o, in_place, rule.fixed_warmup, skip);
     wait_all(what + ", warm-up");
     k = rule.fixed_iters;
   }
   if (o.graphs) {
-    capture(o, in_place, k);
+    // Graphs of at most kMaxGraphIters operations, launched as often as the batch needs:
+    // capturing thousands of NCCL calls costs seconds.
+    constexpr int kMaxGraphIters = 256;
+    int per_graph = std::min(k, kMaxGraphIters);
+    graph_launches_ = (k + per_graph - 1) / per_graph;
+    k = per_graph * graph_launches_;
+    capture(o, in_place, per_graph);
     for (auto& r : ranks_) {
       set_device(r);
       cuda_check(cudaGraphLaunch(r.graph, r.stream), "cudaGraphLaunch");

@@ -6,8 +6,8 @@
 using namespace fabscope::bench;
 
 TEST(Adaptive, BatchLastsAboutTheTargetTime) {
-  StopRule r;  // 1 ms batches
-  EXPECT_EQ(batch_iterations(r, 10.0), 100);      // 10 us per iteration
+  StopRule r;  // 0.5 ms batches
+  EXPECT_EQ(batch_iterations(r, 10.0), 50);       // 10 us per iteration
   EXPECT_EQ(batch_iterations(r, 25000.0), 1);     // a 4 GB all-reduce: one per batch
   EXPECT_EQ(batch_iterations(r, 0.01), r.max_batch_iters);
   EXPECT_EQ(batch_iterations(r, 0), 1);
