@@ -25,6 +25,7 @@ std::string header_line(const EnvPlan& p, const std::string& what) {
 // Warnings, then per variable its reason and evidence, as comment lines.
 void warnings_block(std::ostream& os, const EnvPlan& p, const std::string& prefix = "# ") {
   for (const auto& w : p.warnings) os << comment("WARNING: " + w, prefix);
+  for (const auto& n : p.notes) os << comment("note: " + n, prefix);
 }
 
 void var_comment(std::ostream& os, const PlannedVar& v, const std::string& prefix = "# ") {
@@ -135,11 +136,11 @@ std::string render_torchrun(const EnvPlan& p, const RenderOptions& o) {
                 " and MASTER_ADDR set to node 0's address; the training script and its arguments "
                 "follow: ./launch.sh train.py --epochs 10");
   os << "set -euo pipefail\n";
-  if (o.master_addr.empty()) os << "MASTER_ADDR=\"${MASTER_ADDR:?set MASTER_ADDR to node 0's address}\"\n";
+  if (o.master_addr.empty()) os << "MASTER_ADDR=\"${MASTER_ADDR:?set MASTER_ADDR to the address of node 0}\"\n";
   else os << "MASTER_ADDR=\"${MASTER_ADDR:-" << o.master_addr << "}\"\n";
   os << "MASTER_PORT=\"${MASTER_PORT:-29500}\"\n";
   os << "NNODES=\"${NNODES:-" << o.nodes << "}\"\n";
-  os << "NODE_RANK=\"${NODE_RANK:?set NODE_RANK (0 on the master node)}\"\n";
+  os << "NODE_RANK=\"${NODE_RANK:?set NODE_RANK, 0 on the master node}\"\n";
   os << "NPROC_PER_NODE=\"${NPROC_PER_NODE:-" << o.gpus_per_node << "}\"\n";
   warnings_block(os, p);
   exports(os, p);
