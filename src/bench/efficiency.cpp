@@ -154,7 +154,7 @@ void judge(Report& r) {
   }
   std::uint64_t largest = 0;
   for (const auto& res : r.results) largest = std::max(largest, res.bytes);
-  if (largest < (256ull << 20) && s.verdict_level != "good")
+  if (largest < (1ull << 30) && s.verdict_level != "good")
     s.verdict += " The sweep ends at " + size_label(largest) +
                  "; bus bandwidth keeps growing up to about 1 GiB, so run up to -e 1G before judging.";
 }

@@ -12,7 +12,8 @@ namespace fabscope::bench {
 
 // One direction of one NVLink link in GB/s. NVLink 2, 3 and 4 (V100, A100, H100/H200) carry
 // 25 GB/s per direction per link; NVLink 5 (Blackwell) 50; NVLink 1 (P100) 20. The NVML
-// version, when known, is nvmlDeviceGetNvLinkVersion's answer; the GPU name settles NVLink 5.
+// version, when known, is nvmlDeviceGetNvLinkVersion's answer (an nvmlNvlinkVersion_t: driver
+// 580 answers 6 on H200, NVLink 4.0); the GPU name settles NVLink 5.
 std::optional<double> nvlink_link_rate(const std::string& gpu_name, std::optional<unsigned> nvml_version,
                                        std::string& source);
 

@@ -133,6 +133,7 @@ class GpuSession final : public Session {
   }
   void set_device(const Rank& r) { cuda_check(cudaSetDevice(r.device), "cudaSetDevice(" + std::to_string(r.device) + ")"); }
   void wait_all(const std::string& step);
+  void park_if_aborted();
   void all_reduce(std::size_t n, ncclDataType_t type, ncclRedOp_t op, const std::string& step);
   std::vector<double> reduce_sum(const std::vector<std::vector<double>>& per_rank, const std::string& step);
   void gather_devices();
@@ -183,8 +184,10 @@ GpuSession::GpuSession(const Options& o) : nccl_(gpu::nccl()), opts_(o) {
     for (int i = 0; i < n; ++i) ranks_[i].rank = ranks_[i].device = devs[i] = i;
     set_pending("ranks 0.." + std::to_string(n - 1) + " on " + host_);
     watchdog_->arm("ncclCommInitAll over " + std::to_string(n) + " GPUs", o.timeout_s);
-    nccl_check(nccl_.CommInitAll(comms.data(), n, devs.data()), nullptr, "ncclCommInitAll");
+    ncclResult_t rc = nccl_.CommInitAll(comms.data(), n, devs.data());
     watchdog_->disarm();
+    park_if_aborted();
+    nccl_check(rc, nullptr, "ncclCommInitAll");
     for (int i = 0; i < n; ++i) ranks_[i].comm = comms[i];
     prints_ = true;
   } else {
@@ -231,8 +234,10 @@ GpuSession::GpuSession(const Options& o) : nccl_(gpu::nccl()), opts_(o) {
                        (launch_.kind == Launcher::Torchrun ? ", NCCL_COMM_ID=" + launch_.nccl_comm_id : std::string()) +
                        ") waiting for every rank to join",
                    o.timeout_s);
-    nccl_check(nccl_.CommInitRank(&ranks_[0].comm, nranks_, id, ranks_[0].rank), &ranks_[0], "ncclCommInitRank");
+    ncclResult_t rc = nccl_.CommInitRank(&ranks_[0].comm, nranks_, id, ranks_[0].rank);
     watchdog_->disarm();
+    park_if_aborted();
+    nccl_check(rc, &ranks_[0], "ncclCommInitRank");
     prints_ = ranks_[0].rank == 0;
   }
 
@@ -340,6 +345,13 @@ void GpuSession::wait_all(const std::string& step) {
     else std::this_thread::sleep_for(std::chrono::microseconds(50));
   }
   watchdog_->disarm();
+  park_if_aborted();
+}
+
+void GpuSession::park_if_aborted() {
+  // The abort released the stream; the watchdog thread is about to exit the process. Never
+  // report results of an aborted step.
+  while (watchdog_->fired()) std::this_thread::sleep_for(std::chrono::seconds(1));
 }
 
 // In-place reduction of n elements at d_reduce on every local rank.

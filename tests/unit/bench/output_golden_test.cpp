@@ -46,7 +46,8 @@ struct Row {
   double ci;
 };
 
-// all_reduce float sum on 2x H200 (NV18), local launcher, adaptive iterations.
+// all_reduce float sum on 2x H200 (NV18), local launcher, adaptive iterations: five sizes of
+// the 8 B..4 GiB sweep of bench/RESULTS.md (out-of-place iterations and CI for both placements).
 Report h200_report() {
   Report r;
   r.options = parse_options({"--sizes", "8,1M,16M,256M,1G", "--no-progress"});
@@ -67,13 +68,13 @@ Report h200_report() {
   r.topo.gpus = 2;
   r.topo.nvlink_active = 18;
   r.topo.nvlink_link_gbytes_per_s = 25;
-  r.topo.nvlink_rate_source = "NVML NVLink version 4";
+  r.topo.nvlink_rate_source = "NVML NVLink version 6";
   const Row rows[] = {
-      {8, 12.31, 12.29, 1215, 0.0041},
-      {1048576, 17.12, 16.98, 876, 0.0033},
-      {16777216, 78.64, 78.41, 192, 0.0021},
-      {268435456, 893.1, 891.7, 17, 0.0009},
-      {1073741824, 3262.4, 3259.8, 4, 0.0004},
+      {8, 11.69, 11.15, 456, 0.0951},
+      {1048576, 13.10, 13.15, 111, 0.0048},
+      {16777216, 77.63, 74.41, 21, 0.0065},
+      {268435456, 895.98, 902.22, 3, 0.0049},
+      {1073741824, 3292.01, 3231.15, 3, 0.0292},
   };
   const auto& d = describe(Collective::AllReduce);
   for (const auto& row : rows) {
