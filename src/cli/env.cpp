@@ -32,7 +32,7 @@ int cmd_env_lint(int argc, char** argv) {
                        "RDMA or P2P turned off, contradictions, duplicates and\nlines the file's reader "
                        "would misread. Without --env-file: the process environment and the\nnccl.conf "
                        "files NCCL reads ($NCCL_CONF_FILE or ~/.nccl.conf, then /etc/nccl.conf).");
-  args.option("--root", "DIR", "read sys/, proc/ and etc/nccl.conf under DIR instead of / (env FABSCOPE_ROOT)")
+  args.option("--root", "DIR", "read sys/, proc/, etc/nccl.conf under DIR, not / (env FABSCOPE_ROOT)")
       .multi("--env-file", "FILE", "lint this env-file (docker --env-file, systemd) instead")
       .flag("--json", "print findings as JSON (schema fabscope.envlint, docs/formats.md)")
       .example("fabscope env lint", "the current environment and nccl.conf files against this node")
@@ -78,7 +78,7 @@ int cmd_env(int argc, char** argv) {
   args.option("--root", "DIR", "read sys/ and proc/ under DIR instead of / (env FABSCOPE_ROOT)")
       .option("--format", "FORMAT", format_list(), "shell")
       .flag("--json", "same as --format json (schema fabscope.env, docs/formats.md)")
-      .option("--master-addr", "IP", "rank 0's IPv4 address: NCCL_SOCKET_IFNAME is the interface whose subnet holds it")
+      .option("--master-addr", "IP", "IPv4 of rank 0: NCCL_SOCKET_IFNAME is the interface on its subnet")
       .option("--roce-dscp", "N", "DSCP of the lossless RoCE class on the switches (0-63): NCCL_IB_TC=N<<2")
       .option("--ib-sl", "N", "InfiniBand service level (0-15) from the fabric's QoS setup: NCCL_IB_SL")
       .option("--nodes", "N", "nodes of the job (slurm, torchrun)", "2")

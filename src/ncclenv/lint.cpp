@@ -191,19 +191,6 @@ void rule_hca(Ctx& c) {
   std::vector<std::string> all;
   for (const auto& d : c.node.rdma_devices)
     for (const auto& p : d.ports) all.push_back(d.name + ":" + std::to_string(p.port));
-  if (!f.exclude) {
-    for (const auto& item : f.items) {
-      bool hit = false;
-      for (const auto& d : c.node.rdma_devices)
-        for (const auto& p : d.ports) hit = hit || filter_item_matches(f, item, d.name, p.port);
-      if (!hit)
-        c.out.push_back(make("env.hca_matches_nothing", Severity::Warn, "NCCL_IB_HCA",
-                             "NCCL_IB_HCA entry '" + item.name + (item.port >= 0 ? ":" + std::to_string(item.port) : "") +
-                                 "' matches no RDMA port on this node",
-                             setting(*e) + "; ports: " + join(all, ", "),
-                             "fix or remove the entry (names as in ls /sys/class/infiniband)"));
-    }
-  }
   std::vector<std::string> selected, down;
   for (const auto& d : c.node.rdma_devices)
     for (const auto& p : d.ports) {
@@ -220,6 +207,19 @@ void rule_hca(Ctx& c) {
                          setting(*e) + "; ports: " + join(all, ", "),
                          "list the data ports, e.g. fabscope env prints NCCL_IB_HCA for this node"));
     return;
+  }
+  if (!f.exclude) {
+    for (const auto& item : f.items) {
+      bool hit = false;
+      for (const auto& d : c.node.rdma_devices)
+        for (const auto& p : d.ports) hit = hit || filter_item_matches(f, item, d.name, p.port);
+      if (!hit)
+        c.out.push_back(make("env.hca_matches_nothing", Severity::Warn, "NCCL_IB_HCA",
+                             "NCCL_IB_HCA entry '" + item.name + (item.port >= 0 ? ":" + std::to_string(item.port) : "") +
+                                 "' matches no RDMA port on this node",
+                             setting(*e) + "; ports: " + join(all, ", "),
+                             "fix or remove the entry (names as in ls /sys/class/infiniband)"));
+    }
   }
   if (!down.empty()) {
     const bool all_down = down.size() == selected.size();
