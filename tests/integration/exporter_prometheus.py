@@ -77,7 +77,7 @@ def main():
         exp_port, prom_port = free_port(), free_port()
         exp_log = open(os.path.join(work, "exporter.log"), "w")
         procs.append(subprocess.Popen([fabscope, "exporter", "--listen", f"127.0.0.1:{exp_port}", "--root", root,
-                                       "--checks-interval", "0"], stdout=exp_log, stderr=subprocess.STDOUT))
+                                       "--checks-interval", "3600"], stdout=exp_log, stderr=subprocess.STDOUT))
         wait_for("exporter /healthz", lambda: get(f"http://127.0.0.1:{exp_port}/healthz")[0] == 200, deadline)
 
         shutil.copy(rules, os.path.join(work, "fabscope-rules.yml"))
@@ -110,6 +110,16 @@ scrape_configs:
         check(len(hw) == 1 and float(hw[0]["value"][1]) == 1, f"mlx5_0 hw counter out_of_sequence = 1: {hw}")
         errors = query(prom_port, "sum(fabscope_scrape_errors_total)")
         check(len(errors) == 1 and float(errors[0]["value"][1]) == 0, f"no scrape errors on the clean capture: {errors}")
+        # Check verdicts: the exporter ran the full probe and every check once at start.
+        status = query(prom_port, "fabscope_check_status")
+        ids = {s["metric"].get("check") for s in status}
+        check({"link.port_down", "link.rate_degraded", "link.symbol_errors", "link.link_downed",
+               "gdr.peermem_missing"} <= ids, f"a check status for every id the alert rules name: {sorted(ids)}")
+        down = query(prom_port, 'fabscope_check_status{check="link.port_down"}')
+        check(len(down) == 1 and float(down[0]["value"][1]) == 0, f"link.port_down ok on the capture: {down}")
+        # mlx4_0:2 runs at 40 Gb/s beside 100 Gb/s ports of the same link layer: a warn verdict.
+        slow = query(prom_port, 'fabscope_check_status{check="link.rate_degraded"}')
+        check(len(slow) == 1 and float(slow[0]["value"][1]) == 1, f"link.rate_degraded warns: {slow}")
         # The recording rules evaluate against real series (utilisation needs two scrapes).
         wait_for("the utilisation recording rule",
                  lambda: query(prom_port, "fabscope:port_transmit_utilisation:ratio_rate5m"), deadline)
