@@ -85,8 +85,32 @@ struct Ctx {
 
 bool port_usable(const RdmaPort& p) { return p.state == "ACTIVE" && (p.phys_state == "LinkUp" || p.phys_state.empty()); }
 
+// NCCL_* names that other software sets or reads. NCCL ignores them, so they are no typo.
+struct ForeignName {
+  const char* name;
+  const char* replacement;  // nullptr: harmless, no finding
+  const char* who;
+};
+constexpr ForeignName kForeign[] = {
+    // NVIDIA's CUDA/PyTorch container images export the NCCL package version as image metadata.
+    {"NCCL_VERSION", nullptr, "NVIDIA container images (package metadata)"},
+    // PyTorch's process-group options under their pre-2.2 names (still honoured, deprecated).
+    {"NCCL_ASYNC_ERROR_HANDLING", "TORCH_NCCL_ASYNC_ERROR_HANDLING", "PyTorch"},
+    {"NCCL_BLOCKING_WAIT", "TORCH_NCCL_BLOCKING_WAIT", "PyTorch"},
+    {"NCCL_DESYNC_DEBUG", "TORCH_NCCL_DESYNC_DEBUG", "PyTorch"},
+    {"NCCL_ENABLE_TIMING", "TORCH_NCCL_ENABLE_TIMING", "PyTorch"},
+};
+
 void rule_unknown(Ctx& c, const EnvEntry& e) {
   if (c.info(e.key)) return;
+  for (const auto& f : kForeign) {
+    if (e.key != f.name) continue;
+    if (f.replacement)
+      c.out.push_back(make("env.unknown_variable", Severity::Info, e.key,
+                           e.key + " is read by " + f.who + ", not by NCCL, under a deprecated name",
+                           setting(e), std::string("rename it to ") + f.replacement + " (" + e.where() + ")"));
+    return;
+  }
   std::string close;
   std::size_t best = SIZE_MAX;
   for (const auto& v : c.vars) {

@@ -376,7 +376,8 @@ void plan_sockets(PlanState& s) {
   }
   s.add("NCCL_SOCKET_NTHREADS", "4",
         "socket transport: 4 helper threads per connection (NCCL's default is 1 on most systems), so "
-        "one CPU core does not cap the link",
+        "one CPU core does not cap the link; with 4 sockets per thread, measured 1.5-2.6x the "
+        "all-reduce bandwidth of the defaults (bench/RESULTS.md)",
         s.node.rdma_devices.empty() ? "no RDMA device" : "no usable RDMA port");
   s.add("NCCL_NSOCKS_PERTHREAD", "4",
         "4 TCP sockets per thread: 16 streams per connection fill a 25-100 Gb/s link (NCCL allows "

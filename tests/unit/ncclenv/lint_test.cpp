@@ -67,6 +67,16 @@ TEST(EnvLint, NonNcclNamesAreIgnored) {
   EXPECT_TRUE(lint(rxe(), env({{"PATH", "/bin"}, {"CUDA_VISIBLE_DEVICES", "0"}})).empty());
 }
 
+// Seen on the 2x H200 node: NVIDIA's container image exports NCCL_VERSION=2.28.3-1.
+TEST(EnvLint, NamesOtherSoftwareOwns_AreNoTypo) {
+  EXPECT_TRUE(lint(h200(), env({{"NCCL_VERSION", "2.28.3-1"}})).empty());
+  auto fs = lint(h200(), env({{"NCCL_ASYNC_ERROR_HANDLING", "1"}}));
+  ASSERT_EQ(fs.size(), 1u);
+  EXPECT_EQ(fs[0].id, "env.unknown_variable");
+  EXPECT_EQ(fs[0].severity, Severity::Info);
+  EXPECT_NE(fs[0].remedy.find("TORCH_NCCL_ASYNC_ERROR_HANDLING"), std::string::npos) << fs[0].remedy;
+}
+
 TEST(EnvLint, DebugVariable_InfoAndTraceWarnWarnDoesNot) {
   EXPECT_EQ(count(lint(rxe(), env({{"NCCL_DEBUG", "INFO"}})), "env.debug_variable"), 1u);
   EXPECT_EQ(count(lint(rxe(), env({{"NCCL_DEBUG", "trace"}})), "env.debug_variable"), 1u);
