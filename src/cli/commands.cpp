@@ -3,16 +3,17 @@
 namespace fabscope::cli {
 
 namespace {
-// Add a line here when a subcommand lands (one line per command keeps merges trivial).
+// In the order a user meets them: the node verdict first, then its parts, then the GPU and
+// monitoring commands.
 const Command kCommands[] = {
-    {"version", "print fabscope's version", cmd_version},
-    {"log", "analyze NCCL_DEBUG logs: transports, RDMA/GPUDirect use, known errors", cmd_log},
-    {"probe", "describe RDMA ports, netdevs, PCIe, GPUs, kernel and versions", cmd_probe},
-    {"env", "NCCL variables for this node with reasons (shell, docker, k8s, slurm, torchrun); lint", cmd_env},
-    {"check", "judge RDMA ports, RoCE, GPUDirect RDMA, PCIe, OS settings and versions", cmd_check},
     {"doctor", "what this node has, a verdict and the next steps", cmd_doctor},
-    {"exporter", "serve RDMA counters and check verdicts to Prometheus (/metrics)", cmd_exporter},
+    {"probe", "describe RDMA ports, netdevs, PCIe, GPUs, kernel and versions", cmd_probe},
+    {"check", "judge RDMA ports, RoCE, GPUDirect RDMA, PCIe, OS settings and versions", cmd_check},
+    {"env", "NCCL variables for this node with reasons (shell, docker, k8s, slurm, torchrun); lint", cmd_env},
+    {"log", "analyze NCCL_DEBUG logs: transports, RDMA/GPUDirect use, known errors", cmd_log},
     {"bench", "measure NCCL collectives (nccl-tests columns, JSON/CSV) against the link's rate", cmd_bench},
+    {"exporter", "serve RDMA counters and check verdicts to Prometheus (/metrics)", cmd_exporter},
+    {"version", "print fabscope's version", cmd_version},
 };
 }  // namespace
 

@@ -166,37 +166,73 @@ double ArgParser::get_double(const std::string& name, double min, double max) co
   return *v;
 }
 
+namespace {
+constexpr std::size_t kHelpWidth = 100;  // every command's output fits 100 columns, --help too
+
+// Wraps each line of text that does not fit in kHelpWidth; lines that fit keep their breaks and
+// spacing (hand-made layouts stay). The first output line starts with first, the others with
+// indent.
+std::string wrap_lines(const std::string& text, const std::string& first, const std::string& indent) {
+  std::string out;
+  std::istringstream lines(text);
+  std::string line;
+  bool at_first = true;
+  while (std::getline(lines, line)) {
+    std::string cur = at_first ? first : indent;
+    at_first = false;
+    if (cur.size() + line.size() <= kHelpWidth) {
+      out += cur + line + "\n";
+      continue;
+    }
+    std::istringstream words(line);
+    std::string word;
+    bool empty = true;
+    while (words >> word) {
+      if (!empty && cur.size() + 1 + word.size() > kHelpWidth) {
+        out += cur + "\n";
+        cur = indent;
+        empty = true;
+      }
+      if (!empty) cur += ' ';
+      cur += word;
+      empty = false;
+    }
+    out += cur + "\n";
+  }
+  return out;
+}
+}  // namespace
+
 std::string ArgParser::help() const {
   std::ostringstream os;
   os << "Usage: fabscope " << prog_ << " [options]";
   for (const auto& [metavar, _] : positional_specs_) os << ' ' << metavar;
   if (positional_many_) os << "...";
-  os << "\n\n" << summary_ << "\n\nOptions:\n";
+  os << "\n\n" << wrap_lines(summary_, "", "") << "\nOptions:\n";
+  const std::string col(28, ' ');
   for (const auto& s : specs_) {
     std::string left;
     for (std::size_t i = 0; i < s.names.size(); ++i) left += (i ? ", " : "") + s.names[i];
     if (s.takes_value) left += " " + s.metavar;
-    os << "  " << left;
-    std::size_t pad = left.size() < 26 ? 26 - left.size() : 1;
-    if (left.size() >= 26) os << "\n" << std::string(28, ' ');
-    else os << std::string(pad, ' ');
-    os << s.help;
-    if (!s.default_value.empty()) os << " (default: " << s.default_value << ")";
-    if (s.repeat) os << " (repeatable)";
-    os << "\n";
+    std::string text = s.help;
+    if (!s.default_value.empty()) text += " (default: " + s.default_value + ")";
+    if (s.repeat) text += " (repeatable)";
+    if (left.size() >= 26) os << "  " << left << "\n" << wrap_lines(text, col, col);
+    else os << wrap_lines(text, "  " + left + std::string(26 - left.size(), ' '), col);
   }
   if (!positional_specs_.empty()) {
     os << "\nArguments:\n";
     for (const auto& [metavar, h] : positional_specs_) {
-      os << "  " << metavar << std::string(metavar.size() < 26 ? 26 - metavar.size() : 1, ' ') << h
-         << "\n";
+      if (metavar.size() >= 26) os << "  " << metavar << "\n" << wrap_lines(h, col, col);
+      else os << wrap_lines(h, "  " + metavar + std::string(26 - metavar.size(), ' '), col);
     }
   }
   if (!examples_.empty()) {
     os << "\nExamples:\n";
-    for (const auto& [cmd, what] : examples_) os << "  " << cmd << "\n      " << what << "\n";
+    // Commands stay on one line (they are pasted); what they do wraps.
+    for (const auto& [cmd, what] : examples_) os << "  " << cmd << "\n" << wrap_lines(what, "      ", "      ");
   }
-  if (!footer_.empty()) os << "\n" << footer_ << "\n";
+  if (!footer_.empty()) os << "\n" << wrap_lines(footer_, "", "");
   return os.str();
 }
 
