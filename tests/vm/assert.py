@@ -283,7 +283,11 @@ def check_no_provider(c):
 
 
 def findings(doc):
-    """Every dict with an 'id' and a 'severity' anywhere in a JSON document."""
+    """The findings of a check/doctor document: its "findings" list (fabscope.check lists its
+    registry under "checks" too, which are ids, not findings); else every dict with an 'id' and a
+    'severity' anywhere in the document."""
+    if isinstance(doc, dict) and isinstance(doc.get("findings"), list):
+        return doc["findings"]
     found = []
     def walk(x):
         if isinstance(x, dict):
@@ -332,7 +336,8 @@ def check_check(c):
 def env_vars(text):
     """NCCL_* assignments in any of the env formats (export X=v, X=v, "X": "v", X: v)."""
     out = {}
-    for m in re.finditer(r'"?(NCCL_[A-Z_]+)"?\s*[=:]\s*"?([^"\s,]*)"?', text):
+    body = "\n".join(l for l in text.splitlines() if not l.lstrip().startswith("#"))  # reasons
+    for m in re.finditer(r'"?(NCCL_[A-Z_]+)"?\s*[=:]\s*[\'"]?([^\'"\s,]*(?:,[^\'"\s,]+)*)[\'"]?', body):
         out.setdefault(m.group(1), m.group(2))
     return out
 
@@ -350,6 +355,13 @@ def check_env(c):
     c.ok(len(want) == 1 and v.get("NCCL_IB_GID_INDEX") == str(next(iter(want))),
          f"env mtu9000: NCCL_IB_GID_INDEX is the RoCE v2 IPv4 index {sorted(want)}",
          f"NCCL_IB_GID_INDEX={v.get('NCCL_IB_GID_INDEX')!r}")
+    doc = c.json("phases/mtu9000/env-json.out")
+    if doc is not None:
+        jv = {x.get("name"): x.get("value") for x in doc.get("variables", [])}
+        c.ok(all(jv.get(k) == v.get(k) for k in ("NCCL_IB_HCA", "NCCL_IB_GID_INDEX")),
+             "env mtu9000: --json plans the same NCCL_IB_HCA and NCCL_IB_GID_INDEX as the shell format",
+             f"json {jv.get('NCCL_IB_HCA')!r} {jv.get('NCCL_IB_GID_INDEX')!r}, shell {hca!r} "
+             f"{v.get('NCCL_IB_GID_INDEX')!r}")
 
 
 def perftest_result(c, name):
