@@ -4,21 +4,15 @@
 #include <sstream>
 #include <string>
 
+#include "checks/families.hpp"
+
 namespace fabscope::checks {
 
 namespace {
 
 Finding make(const std::string& id, Severity sev, std::string subject, std::string message,
              std::string evidence, std::string remedy) {
-  Finding f;
-  f.id = id;
-  f.severity = sev;
-  f.subject = std::move(subject);
-  f.message = std::move(message);
-  f.evidence = std::move(evidence);
-  f.remedy = std::move(remedy);
-  f.docs = docs_anchor(id);
-  return f;
+  return make_finding(id, sev, std::move(subject), std::move(message), std::move(evidence), std::move(remedy));
 }
 
 // sysfs gid_attrs/types says "IB/RoCE v1" for both IB and RoCE v1 entries and has no types
