@@ -74,10 +74,17 @@ std::optional<double> verbs_rate_gbps(int active_width, int active_speed) {
 }
 
 std::string format_gid(const std::uint8_t (&raw)[16]) {
-  char buf[40];
-  for (int i = 0; i < 8; ++i)
-    std::snprintf(buf + i * 5, 6, i < 7 ? "%02x%02x:" : "%02x%02x", raw[2 * i], raw[2 * i + 1]);
-  return buf;
+  // Eight groups of four hex digits, as sysfs gids/N shows them. Built digit by digit: the
+  // earlier snprintf into an offset buffer aborted under a fortified libc on the GPU node.
+  static const char hex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(39);
+  for (int i = 0; i < 16; ++i) {
+    if (i > 0 && i % 2 == 0) out += ':';
+    out += hex[raw[i] >> 4];
+    out += hex[raw[i] & 0xf];
+  }
+  return out;
 }
 
 std::string format_guid_be(std::uint64_t guid_be) {

@@ -132,6 +132,26 @@ TEST(Output, SummaryLinesAreThoseParsersLookFor) {
   EXPECT_NE(text.find("# Avg bus bandwidth    : "), std::string::npos);
 }
 
+// Seen with CUDA_VISIBLE_DEVICES=0 on the H200 node: one rank moves nothing over a link, every
+// busbw is 0, and the summary printed "Peak bus bandwidth : 0.00 GB/s at 0 B".
+TEST(Output, OneRankHasNoPeakLine) {
+  auto r = h200_report();
+  r.env.nranks = 1;
+  r.topo.gpus = 1;
+  const auto& d = describe(Collective::AllReduce);
+  for (auto& s : r.results) {
+    s.out_of_place = make_timing(d, 1, s.bytes, s.out_of_place.time_us);
+    s.out_of_place.wrong = 0;
+    s.in_place = make_timing(d, 1, s.bytes, s.in_place->time_us);
+    s.in_place->wrong = 0;
+  }
+  summarise(r);
+  judge(r);
+  auto text = text_summary(r);
+  EXPECT_EQ(text.find("# Peak bus bandwidth"), std::string::npos) << text;
+  EXPECT_NE(text.find("# Verdict              : "), std::string::npos) << text;
+}
+
 TEST(Output, WrongValuesSayFailed) {
   auto r = h200_report();
   r.results[0].out_of_place.wrong = 3;
