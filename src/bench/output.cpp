@@ -96,7 +96,7 @@ std::string text_summary(const Report& r) {
   } else {
     s << "# Path limit           : unknown" << (sm.limit.description.empty() ? "" : " (" + sm.limit.description + ")") << "\n";
   }
-  if (sm.peak_bytes > 0) {  // one rank moves nothing over a link: every busbw is 0, no peak
+  if (sm.peak_busbw > 0) {  // one rank moves nothing over a link: every busbw is 0, no peak
     s << "# Peak bus bandwidth   : " << fmt("%.2f", sm.peak_busbw) << " GB/s at " << sm.peak_bytes << " B";
     if (sm.efficiency) s << ", " << fmt("%.0f", *sm.efficiency * 100) << "% of the limit";
     s << "\n";
