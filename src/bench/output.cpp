@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "bench/sizes.hpp"
+#include "core/table.hpp"
 
 namespace fabscope::bench {
 
@@ -101,7 +102,12 @@ std::string text_summary(const Report& r) {
     if (sm.efficiency) s << ", " << fmt("%.0f", *sm.efficiency * 100) << "% of the limit";
     s << "\n";
   }
-  s << "# Verdict              : " << sm.verdict << "\n";
+  // The verdict wraps to 100 columns; continuation lines stay comments for nccl-tests parsers.
+  const std::string lead = "# Verdict              : ";
+  std::string wrapped = core::wrap(sm.verdict, 100, "#" + std::string(lead.size() - 1, ' '));
+  if (wrapped.size() >= lead.size()) wrapped.replace(0, lead.size(), lead);
+  else wrapped = lead + "\n";
+  s << wrapped;
   return s.str();
 }
 
