@@ -2,15 +2,20 @@
 
 #include <gtest/gtest.h>
 
+#include <deque>
 #include <string>
 #include <vector>
 
 using namespace fabscope::nccllog;
 
 namespace {
+// An Event's text fields view the line it came from (the parser copies nothing), so the lines
+// stay alive for the whole test program (ASan found the views dangling on a temporary).
 Event event_of(const std::string& raw) {
+  static std::deque<std::string> kept;
+  const std::string& line = kept.emplace_back(raw);
   Line l;
-  EXPECT_TRUE(parse_line(raw, l)) << raw;
+  EXPECT_TRUE(parse_line(line, l)) << line;
   return classify(l);
 }
 
