@@ -16,14 +16,14 @@ for a in "$@"; do
 done
 scripts/install-deps.sh
 jobs=$(nproc)
-cmake --preset default
+cmake --preset default -DFABSCOPE_BUILD_TESTS=ON  # on, even where doctor.sh configured it off
 cmake --build --preset default -j "$jobs"
 ctest --preset default -j "$jobs"
 if [ "$vm" = 1 ]; then
   tests/vm/run.sh --quick --fabscope build/src/cli/fabscope
 fi
 if [ "$asan" = 1 ]; then
-  cmake --preset asan
+  cmake --preset asan -DFABSCOPE_BUILD_TESTS=ON
   cmake --build --preset asan -j "$jobs"
   ctest --preset asan -j "$jobs" -LE integration
 fi
