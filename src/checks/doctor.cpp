@@ -134,7 +134,9 @@ DoctorReport diagnose_node(const NodeInfo& node, std::vector<Finding> findings) 
   if (!facts.empty()) r.description.push_back(join(facts, ", ") + ".");
   if (!node.probe_notes.empty())
     r.description.push_back(plural(node.probe_notes.size(), "value", "values") +
-                            " could not be read and were not judged (fabscope probe lists them).");
+                            (node.probe_notes.size() == 1 ? " could not be read and was not judged"
+                                                          : " could not be read and were not judged") +
+                            " (fabscope probe lists them).");
 
   // One step per id that warns or fails, with the subjects it concerns.
   std::vector<std::string> order;
