@@ -4,7 +4,7 @@
 
 #include <sstream>
 
-#include "cli_run.hpp"
+#include "support/cli_run.hpp"
 #include "core/json.hpp"
 #include "support/fixtures.hpp"
 

@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <fstream>
 
-#include "cli_run.hpp"
+#include "support/cli_run.hpp"
 #include "core/json.hpp"
 #include "support/fixtures.hpp"
 

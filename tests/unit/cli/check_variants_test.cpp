@@ -9,7 +9,7 @@
 #include <functional>
 #include <set>
 
-#include "cli_run.hpp"
+#include "support/cli_run.hpp"
 #include "core/json.hpp"
 #include "support/fixtures.hpp"
 

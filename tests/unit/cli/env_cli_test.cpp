@@ -1,32 +1,20 @@
 // `fabscope env` and `fabscope env lint` as a user runs them: help, usage errors, formats,
 // JSON schemas, exit codes, 100 columns.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <cstdio>
 #include <string>
 
 #include "core/json.hpp"
+#include "support/cli_run.hpp"
 #include "support/fixtures.hpp"
 
 namespace {
 
-struct EnvResult {
-  int exit_code = -1;
-  std::string out;  // stdout and stderr
-};
+using fabscope::testing::CliResult;
 
-EnvResult run_env(const std::string& args, const std::string& env = "") {
-  std::string cmd = env + (env.empty() ? "" : " ") + "'" FABSCOPE_BINARY "' env " + args + " 2>&1";
-  EnvResult r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  char buf[4096];
-  std::size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+CliResult run_env(const std::string& args, const std::string& env = "") {
+  return fabscope::testing::run_fabscope("env " + args, env);
 }
 
 std::string root(const std::string& name) { return "--root '" + fabscope::testing::fixture(name).string() + "'"; }

@@ -4,7 +4,7 @@
 #include <sstream>
 
 #include <algorithm>
-#include "cli_run.hpp"
+#include "support/cli_run.hpp"
 
 namespace {
 

@@ -1,32 +1,18 @@
 // `fabscope probe` as a user runs it: exit codes, --help, --json, FABSCOPE_ROOT.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <cstdio>
 #include <string>
 
 #include "core/json.hpp"
+#include "support/cli_run.hpp"
 #include "support/fixtures.hpp"
 
 namespace {
 
-struct Result {
-  int exit_code = -1;
-  std::string out;  // stdout and stderr
-};
+using fabscope::testing::CliResult;
 
-Result run(const std::string& args, const std::string& env = "") {
-  std::string cmd = env + (env.empty() ? "" : " ") + "'" FABSCOPE_BINARY "' " + args + " 2>&1";
-  Result r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  char buf[4096];
-  std::size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+CliResult run(const std::string& args, const std::string& env = "") { return fabscope::testing::run_fabscope(args, env); }
 
 std::string h200_root() { return fabscope::testing::fixture("h200x2-node").string(); }
 
