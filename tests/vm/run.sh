@@ -4,20 +4,24 @@
 # Results come back over a second serial port as a base64 tarball; assert.py judges them here.
 #
 # Usage: tests/vm/run.sh [--quick] [--fabscope PATH] [--out DIR] [--capture DIR] [--timeout S]
+#                        [--accel auto|tcg|kvm]
 #   --quick        shorter traffic runs (CI); the full run also captures the fixture tree
 #   --fabscope P   the binary to test (default: $FABSCOPE_BIN, else build/src/cli/fabscope)
 #   --out DIR      keep the VM's results and console log in DIR (default: a temp dir, removed)
 #   --capture DIR  copy the captured sysfs/procfs tree to DIR (e.g. tests/fixtures/rxe-vm)
 #   --timeout S    kill qemu after S seconds (default 600)
+#   --accel A      auto (default): TCG unless a probe boot under KVM reaches /init; tcg; kvm.
+#                  A failed KVM boot falls back to TCG once (tests/vm/accel.sh, docs/vm.md)
 # Environment: FABSCOPE_VMCACHE (default <repo>/.vmcache) holds downloaded packages and the
-# cached base image; FABSCOPE_VM_KERNEL picks the kernel package.
+# cached base image; FABSCOPE_VM_KERNEL picks the kernel package; FABSCOPE_VM_ACCEL = --accel.
 # Exit: 0 scenario passed, 1 an assertion failed, 2 the VM did not boot or report, 3 usage/setup.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 quick=0 out="" capture="" timeout_s=600 bin="${FABSCOPE_BIN:-$repo/build/src/cli/fabscope}"
-usage() { sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; }
+accel_request=${FABSCOPE_VM_ACCEL:-auto}
+usage() { sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) quick=1 ;;
@@ -25,12 +29,16 @@ while [ $# -gt 0 ]; do
     --out) out=$2; shift ;;
     --capture) capture=$2; shift ;;
     --timeout) timeout_s=$2; shift ;;
+    --accel) accel_request=$2; shift ;;
     -h|--help) usage; exit 0 ;;
     *) echo "run.sh: unknown option '$1'" >&2; usage >&2; exit 3 ;;
   esac
   shift
 done
 die() { echo "run.sh: $*" >&2; exit 3; }
+case "$accel_request" in auto|tcg|kvm) ;; *) die "unknown --accel '$accel_request' (auto, tcg, kvm)" ;; esac
+# shellcheck source=accel.sh
+. "$here/accel.sh"
 [ -x "$bin" ] || die "fabscope binary '$bin' not found: build it, or pass --fabscope PATH"
 for t in qemu-system-x86_64 apt-get dpkg cpio gzip python3 ldd; do
   command -v "$t" >/dev/null || die "'$t' is missing (scripts/install-deps.sh installs it)"
@@ -133,18 +141,16 @@ cat "$base" "$run/overlay.cpio.gz" >"$run/initrd.gz"
 echo "run.sh: image ready in $(elapsed "$t0") s (base $key, $(du -k "$run/initrd.gz" | cut -f1) KiB)"
 
 # --- 4. boot: no network at all, console on ttyS0 (stdout), results on ttyS1 (a file)
-accel=tcg
-if [ -w /dev/kvm ]; then accel=kvm; fi
+vm_choose_accel "$accel_request" "$vmlinuz"
+echo "run.sh: accelerator $VM_ACCEL_REASON"
 t1=$(date +%s.%N)
-set +e
-timeout "$timeout_s" qemu-system-x86_64 -accel "$accel" -cpu max -smp 2 -m 1024 \
+qrc=0
+vm_qemu "$run/console.log" "$timeout_s" -smp 2 -m 1024 \
   -nographic -no-reboot -nic none -monitor none -serial stdio -serial "file:$run/results.b64" \
   -kernel "$vmlinuz" -initrd "$run/initrd.gz" \
-  -append "console=ttyS0 quiet loglevel=3 panic=-1 rdinit=/init" </dev/null >"$run/console.log" 2>&1
-qrc=$?
-set -e
+  -append "console=ttyS0 quiet loglevel=3 panic=-1 rdinit=/init" || qrc=$?
 vm_s=$(elapsed "$t1")
-echo "run.sh: VM ran $vm_s s (qemu exit $qrc, accel $accel)"
+echo "run.sh: VM ran $vm_s s (qemu exit $qrc, accel $VM_ACCEL)"
 
 # --- 5. results
 mkdir -p "$run/results"
