@@ -6,6 +6,14 @@
 
 namespace fabscope::bench {
 
+namespace {
+std::vector<std::string> collective_names() {
+  std::vector<std::string> names;
+  for (const auto& d : all_collectives()) names.emplace_back(d.name);
+  return names;
+}
+}  // namespace
+
 core::ArgParser make_parser() {
   core::ArgParser p(
       "bench",
@@ -40,6 +48,12 @@ core::ArgParser make_parser() {
       .option("--csv-file", "FILE", "also write the CSV to FILE")
       .flag("--no-progress", "no progress bar (it is drawn on stderr only when stderr is a terminal)")
       .option("--debug-hang-rank", "RANK", "test hook: RANK skips its first timed collective, so the watchdog fires")
+      .choices("COLLECTIVE", collective_names())
+      .choices("datatype", type_names())
+      .choices("op", {"sum", "prod", "min", "max", "avg"})
+      .choices("check", {"0", "1"})
+      .choices("cudagraph", {"0", "1"})
+      .choices("launcher", {"auto", "local", "mpi", "torchrun"})
       .example("fabscope bench", "all-reduce, float sum, 8 B to 128 MiB on every local GPU")
       .example("fabscope bench all_gather -b 1M -e 4G -d bfloat16", "all-gather sweep in bfloat16")
       .example("fabscope bench -n 20 -w 5 -b 8 -e 4G", "fixed iterations, as nccl-tests runs them")

@@ -57,6 +57,12 @@ std::string_view op_name(RedOp op) {
   return "sum";
 }
 
+std::vector<std::string> type_names() {
+  std::vector<std::string> names;
+  for (const auto& i : type_table()) names.emplace_back(i.name);
+  return names;
+}
+
 std::optional<DataType> parse_type(std::string_view text) {
   auto t = lower(text);
   for (const auto& i : type_table()) {

@@ -19,6 +19,7 @@ std::string_view op_name(RedOp op);      // "sum", "prod", "max", "min", "avg"
 
 // Accepts nccl-tests' names and the usual aliases ("fp16", "bf16", "int", "char", "fp32").
 std::optional<DataType> parse_type(std::string_view text);
+std::vector<std::string> type_names();  // the canonical names parse_type takes (aliases aside)
 std::optional<RedOp> parse_op(std::string_view text);
 
 std::vector<DataType> all_types();

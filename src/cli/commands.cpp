@@ -20,4 +20,21 @@ const Command kCommands[] = {
 const Command* commands() { return kCommands; }
 int command_count() { return static_cast<int>(sizeof kCommands / sizeof kCommands[0]); }
 
+const char* const kUsage = "fabscope COMMAND [options]";
+const char* const kSummary =
+    "Probe, check and tune the network of a GPU training node (InfiniBand, RoCE, NCCL).";
+const char* const kTrailer =
+    "Run 'fabscope COMMAND --help' for a command's options and examples.\n"
+    "Example: fabscope doctor";
+
+std::string top_help() {
+  std::string out = std::string("Usage: ") + kUsage + "\n\n" + kSummary + "\n\nCommands:\n";
+  for (int i = 0; i < command_count(); ++i) {
+    const std::string name = kCommands[i].name;
+    out += "  " + name + std::string(name.size() < 12 ? 12 - name.size() : 1, ' ') +
+           kCommands[i].summary + "\n";
+  }
+  return out + "\n" + kTrailer + "\n";
+}
+
 }  // namespace fabscope::cli

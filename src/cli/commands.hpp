@@ -1,6 +1,8 @@
 #pragma once
 // Every subcommand: a thin function that parses flags, calls the library and prints.
 // Each returns the process exit code (0/1/2 judged, 3 usage or internal error).
+#include <string>
+
 namespace fabscope::cli {
 
 struct Command {
@@ -12,6 +14,13 @@ struct Command {
 // The registry, in the order `fabscope --help` lists them (commands.cpp).
 const Command* commands();
 int command_count();
+
+// `fabscope --help`: the usage line, kSummary, the registry, kTrailer. The manual page
+// fabscope(1) is made of the same parts (src/docgen).
+extern const char* const kUsage;
+extern const char* const kSummary;
+extern const char* const kTrailer;
+std::string top_help();
 
 int cmd_version(int argc, char** argv);
 int cmd_probe(int argc, char** argv);

@@ -77,6 +77,7 @@ int cmd_env(int argc, char** argv) {
                        "settings instead.");
   args.option("--root", "DIR", "read sys/ and proc/ under DIR instead of / (env FABSCOPE_ROOT)")
       .option("--format", "FORMAT", format_list(), "shell")
+      .choices("format", ncclenv::format_names())
       .flag("--json", "same as --format json (schema fabscope.env, docs/formats.md)")
       .option("--master-addr", "IP", "IPv4 of rank 0: NCCL_SOCKET_IFNAME is the interface on its subnet")
       .option("--roce-dscp", "N", "DSCP of the lossless RoCE class on the switches (0-63): NCCL_IB_TC=N<<2")
@@ -88,6 +89,7 @@ int cmd_env(int argc, char** argv) {
       .example("fabscope env --format k8s --roce-dscp 26", "a Kubernetes env: list, RoCE traffic class 104")
       .example("fabscope env --format torchrun --nodes 4 > launch.sh", "a torchrun launch script")
       .example("fabscope env lint", "judge the current NCCL settings (see fabscope env lint --help)")
+      .subcommand("lint")
       .footer("Exit codes: 0 the plan was printed (its warnings are part of it), 3 usage or error.\n"
               "fabscope env lint exits like check: 0 nothing above info, 1 warnings, 2 failures, 3 usage.");
   if (!args.parse(argc, argv, std::cout)) return 0;

@@ -9,19 +9,7 @@
 
 namespace {
 
-void usage(std::ostream& os) {
-  os << "Usage: fabscope COMMAND [options]\n\n"
-        "Probe, check and tune the network of a GPU training node (InfiniBand, RoCE, NCCL).\n\n"
-        "Commands:\n";
-  const auto* cmds = fabscope::cli::commands();
-  for (int i = 0; i < fabscope::cli::command_count(); ++i) {
-    std::string name = cmds[i].name;
-    os << "  " << name << std::string(name.size() < 12 ? 12 - name.size() : 1, ' ')
-       << cmds[i].summary << "\n";
-  }
-  os << "\nRun 'fabscope COMMAND --help' for a command's options and examples.\n"
-        "Example: fabscope doctor\n";
-}
+void usage(std::ostream& os) { os << fabscope::cli::top_help(); }
 
 }  // namespace
 

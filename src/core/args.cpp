@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <sstream>
+#include <stdexcept>
 
 #include "core/error.hpp"
 #include "core/root.hpp"
@@ -11,8 +12,16 @@ namespace fabscope::core {
 const char* const kExitCodesHelp =
     "Exit codes: 0 nothing above info, 1 warnings, 2 failures, 3 usage or internal error.";
 
-ArgParser::ArgParser(std::string prog, std::string summary)
-    : prog_(std::move(prog)), summary_(std::move(summary)) {
+namespace {
+thread_local DescribeScope* g_describe = nullptr;
+}  // namespace
+
+DescribeScope::DescribeScope() : previous_(g_describe) { g_describe = this; }
+DescribeScope::~DescribeScope() { g_describe = previous_; }
+
+ArgParser::ArgParser(std::string prog, std::string summary) {
+  spec_.prog = std::move(prog);
+  spec_.summary = std::move(summary);
   flag("-h,--help", "show this help and exit");
 }
 
@@ -22,8 +31,8 @@ ArgParser::Spec& ArgParser::add(const std::string& names) {
   std::string last = s.names.back();
   while (!last.empty() && last.front() == '-') last.erase(0, 1);
   s.key = last;
-  specs_.push_back(std::move(s));
-  return specs_.back();
+  spec_.options.push_back(std::move(s));
+  return spec_.options.back();
 }
 
 ArgParser& ArgParser::flag(const std::string& names, const std::string& help) {
@@ -53,24 +62,45 @@ ArgParser& ArgParser::multi(const std::string& names, const std::string& metavar
 
 ArgParser& ArgParser::positional(const std::string& metavar, const std::string& help, bool many,
                                  bool required) {
-  positional_specs_.emplace_back(metavar, help);
-  if (many) positional_many_ = true;
+  spec_.positionals.push_back({metavar, help, {}});
+  if (many) spec_.positional_many = true;
   if (required) ++positional_required_;
   return *this;
 }
 
 ArgParser& ArgParser::example(const std::string& command, const std::string& what) {
-  examples_.emplace_back(command, what);
+  spec_.examples.emplace_back(command, what);
   return *this;
 }
 
 ArgParser& ArgParser::footer(const std::string& text) {
-  footer_ = text;
+  spec_.footer = text;
+  return *this;
+}
+
+ArgParser& ArgParser::choices(const std::string& key_or_metavar, std::vector<std::string> values) {
+  for (auto& o : spec_.options)
+    if (o.key == key_or_metavar && o.takes_value) {
+      o.choices = std::move(values);
+      return *this;
+    }
+  for (auto& p : spec_.positionals)
+    if (p.metavar == key_or_metavar) {
+      p.choices = std::move(values);
+      return *this;
+    }
+  // A definition error in the program, not the user's: no flag or argument of that name.
+  throw std::logic_error(spec_.prog + ": choices() for '" + key_or_metavar +
+                         "', which is no option taking a value and no argument");
+}
+
+ArgParser& ArgParser::subcommand(const std::string& name) {
+  spec_.subcommands.push_back(name);
   return *this;
 }
 
 const ArgParser::Spec* ArgParser::find(const std::string& name) const {
-  for (const auto& s : specs_)
+  for (const auto& s : spec_.options)
     for (const auto& n : s.names)
       if (n == name) return &s;
   return nullptr;
@@ -83,6 +113,10 @@ bool ArgParser::parse(int argc, char** argv, std::ostream& out) {
 }
 
 bool ArgParser::parse(const std::vector<std::string>& args, std::ostream& out) {
+  if (g_describe) {
+    g_describe->specs.push_back(spec_);
+    return false;
+  }
   bool only_positionals = false;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
@@ -102,7 +136,7 @@ bool ArgParser::parse(const std::vector<std::string>& args, std::ostream& out) {
       inline_value = true;
     }
     const Spec* s = find(name);
-    if (!s) throw UsageError(prog_ + ": unknown option '" + name + "' (see " + prog_ + " --help)");
+    if (!s) throw UsageError(spec_.prog + ": unknown option '" + name + "' (see " + spec_.prog + " --help)");
     if (s->key == "help") {
       out << help();
       return false;
@@ -110,22 +144,22 @@ bool ArgParser::parse(const std::vector<std::string>& args, std::ostream& out) {
     if (s->takes_value) {
       if (!inline_value) {
         if (i + 1 >= args.size())
-          throw UsageError(prog_ + ": option '" + name + "' needs a value (" + s->metavar + ")");
+          throw UsageError(spec_.prog + ": option '" + name + "' needs a value (" + s->metavar + ")");
         value = args[++i];
       }
       auto& slot = values_[s->key];
       if (!s->repeat) slot.clear();
       slot.push_back(value);
     } else {
-      if (inline_value) throw UsageError(prog_ + ": option '" + name + "' takes no value");
+      if (inline_value) throw UsageError(spec_.prog + ": option '" + name + "' takes no value");
       values_[s->key].push_back("1");
     }
   }
   if (static_cast<int>(positionals_.size()) < positional_required_)
-    throw UsageError(prog_ + ": missing " + positional_specs_.front().first + " (see --help)");
-  if (!positional_many_ && positionals_.size() > positional_specs_.size())
-    throw UsageError(prog_ + ": unexpected argument '" + positionals_[positional_specs_.size()] +
-                     "' (see " + prog_ + " --help)");
+    throw UsageError(spec_.prog + ": missing " + spec_.positionals.front().metavar + " (see --help)");
+  if (!spec_.positional_many && positionals_.size() > spec_.positionals.size())
+    throw UsageError(spec_.prog + ": unexpected argument '" + positionals_[spec_.positionals.size()] +
+                     "' (see " + spec_.prog + " --help)");
   return true;
 }
 
@@ -134,7 +168,7 @@ bool ArgParser::has(const std::string& name) const { return values_.count(name) 
 std::string ArgParser::get(const std::string& name) const {
   if (auto it = values_.find(name); it != values_.end() && !it->second.empty())
     return it->second.back();
-  for (const auto& s : specs_)
+  for (const auto& s : spec_.options)
     if (s.key == name) return s.default_value;
   return "";
 }
@@ -148,7 +182,7 @@ long long ArgParser::get_int(const std::string& name, long long min, long long m
   auto text = get(name);
   auto v = parse_int(text);
   if (!v || *v < min || *v > max) {
-    throw UsageError(prog_ + ": --" + name + " '" + text + "' is not a whole number from " +
+    throw UsageError(spec_.prog + ": --" + name + " '" + text + "' is not a whole number from " +
                      std::to_string(min) + " to " + std::to_string(max));
   }
   return *v;
@@ -159,7 +193,7 @@ double ArgParser::get_double(const std::string& name, double min, double max) co
   auto v = parse_double(text);
   if (!v || !std::isfinite(*v) || *v < min || *v > max) {
     std::ostringstream os;
-    os << prog_ << ": --" << name << " '" << text << "' is not a number from " << min << " to "
+    os << spec_.prog << ": --" << name << " '" << text << "' is not a number from " << min << " to "
        << max;
     throw UsageError(os.str());
   }
@@ -203,36 +237,51 @@ std::string wrap_lines(const std::string& text, const std::string& first, const 
 }
 }  // namespace
 
+std::string usage_line(const ParserSpec& spec) {
+  std::string line = "fabscope " + spec.prog + " [options]";
+  for (const auto& p : spec.positionals) line += " " + p.metavar;
+  if (spec.positional_many) line += "...";
+  return line;
+}
+
+std::string option_label(const OptionSpec& o) {
+  std::string left;
+  for (std::size_t i = 0; i < o.names.size(); ++i) left += (i ? ", " : "") + o.names[i];
+  if (o.takes_value) left += " " + o.metavar;
+  return left;
+}
+
+std::string option_text(const OptionSpec& o) {
+  std::string text = o.help;
+  if (!o.default_value.empty()) text += " (default: " + o.default_value + ")";
+  if (o.repeat) text += " (repeatable)";
+  return text;
+}
+
 std::string ArgParser::help() const {
   std::ostringstream os;
-  os << "Usage: fabscope " << prog_ << " [options]";
-  for (const auto& [metavar, _] : positional_specs_) os << ' ' << metavar;
-  if (positional_many_) os << "...";
-  os << "\n\n" << wrap_lines(summary_, "", "") << "\nOptions:\n";
+  os << "Usage: " << usage_line(spec_);
+  os << "\n\n" << wrap_lines(spec_.summary, "", "") << "\nOptions:\n";
   const std::string col(28, ' ');
-  for (const auto& s : specs_) {
-    std::string left;
-    for (std::size_t i = 0; i < s.names.size(); ++i) left += (i ? ", " : "") + s.names[i];
-    if (s.takes_value) left += " " + s.metavar;
-    std::string text = s.help;
-    if (!s.default_value.empty()) text += " (default: " + s.default_value + ")";
-    if (s.repeat) text += " (repeatable)";
+  for (const auto& s : spec_.options) {
+    const std::string left = option_label(s);
+    const std::string text = option_text(s);
     if (left.size() >= 26) os << "  " << left << "\n" << wrap_lines(text, col, col);
     else os << wrap_lines(text, "  " + left + std::string(26 - left.size(), ' '), col);
   }
-  if (!positional_specs_.empty()) {
+  if (!spec_.positionals.empty()) {
     os << "\nArguments:\n";
-    for (const auto& [metavar, h] : positional_specs_) {
-      if (metavar.size() >= 26) os << "  " << metavar << "\n" << wrap_lines(h, col, col);
-      else os << wrap_lines(h, "  " + metavar + std::string(26 - metavar.size(), ' '), col);
+    for (const auto& p : spec_.positionals) {
+      if (p.metavar.size() >= 26) os << "  " << p.metavar << "\n" << wrap_lines(p.help, col, col);
+      else os << wrap_lines(p.help, "  " + p.metavar + std::string(26 - p.metavar.size(), ' '), col);
     }
   }
-  if (!examples_.empty()) {
+  if (!spec_.examples.empty()) {
     os << "\nExamples:\n";
     // Commands stay on one line (they are pasted); what they do wraps.
-    for (const auto& [cmd, what] : examples_) os << "  " << cmd << "\n" << wrap_lines(what, "      ", "      ");
+    for (const auto& [cmd, what] : spec_.examples) os << "  " << cmd << "\n" << wrap_lines(what, "      ", "      ");
   }
-  if (!footer_.empty()) os << "\n" << wrap_lines(footer_, "", "");
+  if (!spec_.footer.empty()) os << "\n" << wrap_lines(spec_.footer, "", "");
   return os.str();
 }
 
