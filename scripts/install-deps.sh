@@ -12,7 +12,8 @@ export DEBIAN_FRONTEND=noninteractive
 build=(build-essential cmake ninja-build pkg-config git ca-certificates
        nlohmann-json3-dev libcpp-httplib-dev libibverbs-dev)
 test=(libgtest-dev libgmock-dev openmpi-bin libopenmpi-dev prometheus
-      qemu-system-x86 busybox-static cpio python3 python3-yaml wrk prometheus-node-exporter)
+      qemu-system-x86 busybox-static cpio python3 python3-yaml wrk prometheus-node-exporter
+      man-db bash-completion zsh)
 pkgs=("${build[@]}")
 [ "${1:-}" = "--build-only" ] || pkgs+=("${test[@]}")
 missing=()
