@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs every dependency, builds fabscope and runs all tests: the unit and integration tests
-# on a normal build, the soft-RoCE VM scenario (tests/vm/run.sh --quick: a real RDMA stack under
-# qemu), then the unit tests again under AddressSanitizer + UBSan.
+# on a normal build, the Debian package (scripts/package-test.sh), the soft-RoCE VM scenario
+# (tests/vm/run.sh --quick: a real RDMA stack under qemu), then the unit tests again under
+# AddressSanitizer + UBSan.
 # Usage: scripts/test.sh [--no-asan] [--no-vm]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,6 +20,7 @@ jobs=$(nproc)
 cmake --preset default -DFABSCOPE_BUILD_TESTS=ON  # on, even where doctor.sh configured it off
 cmake --build --preset default -j "$jobs"
 ctest --preset default -j "$jobs"
+scripts/package-test.sh build  # the .deb: lintian, apt-get install, doctor, man, purge
 if [ "$vm" = 1 ]; then
   tests/vm/run.sh --quick --fabscope build/src/cli/fabscope
 fi
