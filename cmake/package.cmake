@@ -84,6 +84,7 @@ if(FABSCOPE_DPKG_SHLIBDEPS)
                  ${PROJECT_BINARY_DIR}/package/dpkg-shlibdeps-filter.sh @ONLY
                  FILE_PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE
                                   WORLD_READ WORLD_EXECUTE)
+  set(FABSCOPE_SHLIBDEPS_FILTER ${PROJECT_BINARY_DIR}/package/dpkg-shlibdeps-filter.sh)
   file(WRITE ${PROJECT_BINARY_DIR}/package/cpack-project.cmake
        "set(SHLIBDEPS_EXECUTABLE \"${PROJECT_BINARY_DIR}/package/dpkg-shlibdeps-filter.sh\")\n")
   set(CPACK_PROJECT_CONFIG_FILE ${PROJECT_BINARY_DIR}/package/cpack-project.cmake)

@@ -21,6 +21,10 @@ debs=("$build"/fabscope_*.deb)
 deb=$(realpath "${debs[0]}")
 dpkg-deb --info "$deb"
 dpkg-deb --contents "$deb"
+depends=$(dpkg-deb --field "$deb" Depends)
+if grep -Eiq 'ibverbs|rdmacm|mpi|nccl|cuda|nvidia' <<<"$depends"; then
+  fail "Depends names a library fabscope opens at run time: $depends"
+fi
 
 echo "== lintian"
 # Errors fail; warnings and notes are shown. (As root it adds a note that root is not
