@@ -4,6 +4,7 @@
 // collective takes an operator or a root, and its bus-bandwidth factor. The expected values
 // (the reference check) are in reference.hpp, shared by the host and the GPU verifier.
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -11,7 +12,11 @@
 
 namespace fabscope::bench {
 
-enum class Collective { AllReduce, AllGather, ReduceScatter, Broadcast, Reduce, AlltoAll, SendRecv };
+// Every collective of nccl-tests 2.19.6 (one *_perf binary each).
+enum class Collective {
+  AllReduce, AllGather, ReduceScatter, Broadcast, Reduce, AlltoAll, SendRecv, Gather, Scatter,
+  AlltoAllv, HyperCube
+};
 
 // Element counts of one rank for one size. "total" is the count nccl-tests prints: the larger
 // of the send and receive buffers, so size = total * type size.
@@ -19,32 +24,55 @@ struct BufferPlan {
   std::size_t total = 0;        // elements in the "count" column
   std::size_t send_count = 0;   // elements this rank sends (its input buffer)
   std::size_t recv_count = 0;   // elements this rank receives (its output buffer)
-  std::size_t param_count = 0;  // the count argument of the NCCL call
+  std::size_t param_count = 0;  // the count argument of the NCCL call (per peer for alltoall(v))
   // In place: one buffer of max(send, recv) elements; input at send_offset, output at recv_offset
   // (NCCL's rule: all-gather sendbuff = recvbuff + rank*count, reduce-scatter recvbuff =
   // sendbuff + rank*count; the others use the same pointer).
   std::size_t inplace_send_offset = 0;
   std::size_t inplace_recv_offset = 0;
-  std::size_t inplace_elements() const { return send_count > recv_count ? send_count : recv_count; }
+  std::size_t inplace_elements() const {
+    std::size_t a = inplace_send_offset + send_count, b = inplace_recv_offset + recv_count;
+    return a > b ? a : b;
+  }
 };
 
 struct CollectiveDesc {
   Collective id;
   std::string_view name;        // "all_reduce", as the nccl-tests binary is named without _perf
   std::string_view nccl_call;   // "ncclAllReduce"
-  bool has_op;                  // takes a reduction operator (else the redop column says "none")
+  bool has_op;                  // takes a reduction operator (--op)
   bool has_root;                // takes a root (else the root column says -1)
-  bool in_place;                // in-place is defined (alltoall and send/recv race on one buffer)
+  // In place is timed for every collective, as nccl-tests does. Where the in-place form is a
+  // race by definition (alltoall(v), send/recv read and write one buffer), its values are not
+  // checked: #wrong says N/A, as in nccl-tests.
+  bool in_place_checked;
+  // The redop column: the operator's name where has_op; else this text ("none"; nccl-tests
+  // prints the -o operator for sendrecv, whose loop runs over operators without using them).
+  std::string_view redop_label;
   // busbw = algbw * factor(nranks): what each rank's busiest link carries, so the number can be
   // compared with the link rate whatever the rank count.
   double (*busbw_factor)(int nranks);
-  // Elements for a requested element count (size / type size) on nranks ranks, for rank.
-  BufferPlan (*plan)(std::size_t count, int nranks, int rank);
+  // Elements for a requested element count (size / type size) of elem_bytes each, on nranks
+  // ranks, for rank. Per-rank blocks are rounded down to 16 bytes, as nccl-tests does.
+  BufferPlan (*plan)(std::size_t count, std::size_t elem_bytes, int nranks, int rank);
+  // Bytes the algorithm bandwidth divides by the time; 0 = the size column. nccl-tests' hypercube
+  // counts the (n-1) blocks a rank receives.
+  std::uint64_t (*algbw_bytes)(const BufferPlan& p, std::size_t elem_bytes, int nranks);
+  // Rank counts it runs on (hypercube: powers of two); nullptr = any.
+  bool (*runs_on)(int nranks);
 };
 
 const CollectiveDesc& describe(Collective c);
 const std::vector<CollectiveDesc>& all_collectives();
 // "all_reduce", "allreduce", "all_reduce_perf", "AllReduce" all name the same collective.
 std::optional<Collective> parse_collective(std::string_view text);
+
+// The bytes algbw is computed from for a plan (the size column unless the descriptor says).
+std::uint64_t algbw_bytes(const CollectiveDesc& d, const BufferPlan& p, std::size_t elem_bytes, int nranks);
+
+// nccl-tests' generated alltoallv pattern (no traffic-matrix file, spread 1.0): rank `from`
+// sends rank `to` a share of total_bytes proportional to their ring distance (to - from) mod n,
+// rounded down to 16 bytes; a rank sends nothing to itself (all of it when n == 1).
+std::uint64_t alltoallv_peer_bytes(int from, int to, int nranks, std::uint64_t total_bytes);
 
 }  // namespace fabscope::bench

@@ -20,9 +20,12 @@ core::ArgParser make_parser() {
       "Measure NCCL collectives on this node's GPUs (or across nodes with mpirun or torchrun): "
       "time, algorithm and bus bandwidth per size, in-place and out-of-place, every size checked "
       "against a reference. Text output keeps nccl-tests' columns; the end compares the best bus "
-      "bandwidth with the path's theoretical rate (NVLink links x per-link rate, or the NIC rate).");
+      "bandwidth with the path's theoretical rate (NVLink links x per-link rate, or the NIC rate). "
+      "The time is nccl-tests' (--timer wall): first launch to completion of a batch of "
+      "back-to-back calls, divided by the batch.");
   p.positional("COLLECTIVE",
-               "all_reduce (default), all_gather, reduce_scatter, broadcast, reduce, alltoall, sendrecv")
+               "all_reduce (default), all_gather, reduce_scatter, broadcast, reduce, alltoall, "
+               "sendrecv, gather, scatter, alltoallv, hypercube")
       .option("-b,--minbytes", "SIZE", "smallest size (K/M/G suffixes, powers of 1024)", "8")
       .option("-e,--maxbytes", "SIZE", "largest size", "128M")
       .option("-f,--stepfactor", "X", "multiply the size by X between steps", "2")
@@ -31,11 +34,24 @@ core::ArgParser make_parser() {
       .option("-d,--datatype", "TYPE",
               "float, half, bfloat16, double, int8, uint8, int32, uint32, int64, uint64", "float")
       .option("-o,--op", "OP", "sum, prod, min, max, avg (reducing collectives)", "sum")
-      .option("-r,--root", "RANK", "root rank of broadcast and reduce", "0")
+      .option("-r,--root", "RANK", "root rank of broadcast, reduce, gather and scatter", "0")
       .option("-n,--iters", "N", "fixed mode: time N iterations per size (nccl-tests' default 20)")
       .option("-w,--warmup_iters", "N", "warm-up iterations per size (default: adaptive, 1 to 5; fixed 5)")
       .option("--precision", "PCT", "adaptive: stop when the 95% confidence interval is within PCT% of the mean", "1")
       .option("--max-time", "SEC", "adaptive: stop after SEC seconds of timed work per size and placement (at least 3 batches)", "0.005")
+      .option("--timer", "wall|gpu",
+              "wall: host clock from the first launch to batch completion, per call, launch cost "
+              "included (nccl-tests); gpu: CUDA events, launch cost hidden", "wall")
+      .option("-a,--average", "0-3", "time reported over ranks: 0 rank 0, 1 mean, 2 min, 3 max", "1")
+      .option("-C,--report_cputime", "0|1", "time column = host time to queue one call (cputime)", "0")
+      .option("-N,--run_cycles", "N", "run the whole sweep N times, every row printed", "1")
+      .option("-R,--local_register", "0|1|2",
+              "register the buffers with NCCL: 0 no, 1 local (ncclCommRegister), 2 symmetric "
+              "(ncclCommWindowRegister, NCCL 2.27+)", "0")
+      .option("-I,--per_iter_timing", "0|1", "CUDA events around every timed iteration: min, max, "
+              "p50/p95/p99, cv columns (max over ranks per iteration)", "0")
+      .option("-K,--per_iter_skip", "N", "-I: leave the first N iterations out of the statistics", "0")
+      .option("-J,--output_file", "FILE", "also write nccl-tests' JSON layout (version 3) to FILE")
       .option("-c,--check", "0|1", "check every size against the reference (#wrong)", "1")
       .option("-G,--cudagraph", "0|1", "capture each timed batch in a CUDA graph", "0")
       .option("-g,--gpus", "N", "local launcher: drive N GPUs from this process (default: all visible)")
@@ -57,6 +73,9 @@ core::ArgParser make_parser() {
       .example("fabscope bench", "all-reduce, float sum, 8 B to 128 MiB on every local GPU")
       .example("fabscope bench all_gather -b 1M -e 4G -d bfloat16", "all-gather sweep in bfloat16")
       .example("fabscope bench -n 20 -w 5 -b 8 -e 4G", "fixed iterations, as nccl-tests runs them")
+      .example("fabscope bench -b 8 -e 1M -I 1 -R 1 -J out.json",
+               "per-iteration percentiles, registered buffers, nccl-tests' JSON file")
+      .example("fabscope bench --timer gpu --sizes 8", "the GPU time of one call, launch cost hidden")
       .example("mpirun -np 16 fabscope bench -b 1G -e 1G", "one rank per GPU across nodes (MPI)")
       .example("torchrun --nproc_per_node=8 --nnodes=2 --no-python fabscope bench sendrecv",
                "torchrun's environment (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT)")
@@ -76,6 +95,31 @@ std::uint64_t size_flag(const core::ArgParser& a, const std::string& name) {
   return *v;
 }
 
+bool bool_flag(const core::ArgParser& a, const std::string& name);
+}  // namespace
+
+std::string_view timer_name(Timer t) { return t == Timer::Gpu ? "gpu" : "wall"; }
+
+std::string_view average_name(Average a) {
+  switch (a) {
+    case Average::Rank0: return "rank0";
+    case Average::Mean: return "mean";
+    case Average::Min: return "min";
+    case Average::Max: return "max";
+  }
+  return "mean";
+}
+
+std::string_view registration_name(Registration r) {
+  switch (r) {
+    case Registration::None: return "none";
+    case Registration::Local: return "local";
+    case Registration::Symmetric: return "symmetric";
+  }
+  return "none";
+}
+
+namespace {
 bool bool_flag(const core::ArgParser& a, const std::string& name) {
   auto v = a.get(name);
   if (v == "0" || v == "false" || v == "no") return false;
@@ -110,7 +154,7 @@ Options options_from(const core::ArgParser& a) {
     throw UsageError("bench: " + std::string(desc.name) + " takes no reduction operator (--op)");
   o.root = static_cast<int>(a.get_int("root", 0, 1 << 24));
   if (a.has("root") && !desc.has_root)
-    throw UsageError("bench: " + std::string(desc.name) + " has no root (--root is for broadcast and reduce)");
+    throw UsageError("bench: " + std::string(desc.name) + " has no root (--root is for broadcast, reduce, gather and scatter)");
 
   if (a.has("sizes")) {
     if (a.has("minbytes") || a.has("maxbytes") || a.has("stepfactor") || a.has("stepbytes"))
@@ -154,6 +198,27 @@ Options options_from(const core::ArgParser& a) {
   o.csv_file = a.get("csv-file");
   o.progress = !a.has("no-progress");
   if (a.has("debug-hang-rank")) o.debug_hang_rank = static_cast<int>(a.get_int("debug-hang-rank", 0, 1 << 24));
+
+  const std::string timer = a.get("timer");
+  if (timer == "wall" || timer == "cpu") o.timer = Timer::Wall;
+  else if (timer == "gpu") o.timer = Timer::Gpu;
+  else throw UsageError("bench: --timer '" + timer + "' is not one of wall, gpu");
+  o.average = static_cast<Average>(a.get_int("average", 0, 3));
+  o.report_cputime = bool_flag(a, "report_cputime");
+  if (o.report_cputime && o.timer == Timer::Gpu)
+    throw UsageError("bench: -C (host time to queue a call) is a host-clock figure; it cannot go with --timer gpu");
+  o.cycles = static_cast<int>(a.get_int("run_cycles", 1, 1000000));
+  o.registration = static_cast<Registration>(a.get_int("local_register", 0, 2));
+  o.per_iter = bool_flag(a, "per_iter_timing");
+  o.per_iter_skip = static_cast<int>(a.get_int("per_iter_skip", 0, 1000000));
+  if (o.per_iter && o.graphs)
+    throw UsageError("bench: -I (per-iteration events) cannot go with -G (a CUDA graph has no per-iteration events)");
+  if (a.has("per_iter_skip") && !o.per_iter) throw UsageError("bench: -K needs -I 1 (it trims per-iteration statistics)");
+  if (o.per_iter && !o.stop.adaptive && o.per_iter_skip >= o.stop.fixed_iters)
+    throw UsageError("bench: -K " + std::to_string(o.per_iter_skip) + " leaves none of the " +
+                     std::to_string(o.stop.fixed_iters) + " iterations (-n) for the statistics");
+  o.nccl_tests_json = a.get("output_file");
+  if (a.has("output_file") && o.nccl_tests_json.empty()) throw UsageError("bench: -J needs a file name");
   return o;
 }
 
@@ -170,7 +235,9 @@ std::uint64_t settings_fingerprint(const Options& o) {
   s << static_cast<int>(o.collective) << '/' << static_cast<int>(o.type) << '/' << static_cast<int>(o.op)
     << '/' << o.root << '/' << o.check << '/' << o.graphs << '/' << o.stop.adaptive << '/'
     << o.stop.fixed_iters << '/' << o.stop.fixed_warmup << '/' << o.warmup_explicit << '/'
-    << o.stop.rel_precision << '/' << o.stop.max_time_s << '/';
+    << o.stop.rel_precision << '/' << o.stop.max_time_s << '/' << static_cast<int>(o.timer) << '/'
+    << static_cast<int>(o.average) << '/' << o.cycles << '/' << static_cast<int>(o.registration) << '/'
+    << o.per_iter << '/' << o.per_iter_skip << '/';
   for (auto b : sweep_sizes(o.sweep)) s << b << ',';
   std::uint64_t h = 1469598103934665603ull;
   for (unsigned char c : s.str()) {

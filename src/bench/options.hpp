@@ -1,6 +1,7 @@
 #pragma once
 // `fabscope bench` settings: the flags (nccl-tests' letters where they exist: -b -e -f -i -n -w
-// -c -d -o -r -G -g) parsed into one value, checked before any GPU is touched.
+// -c -d -o -r -G -g -a -C -N -R -I -K -J) parsed into one value, checked before any GPU is
+// touched.
 #include <cstdint>
 #include <string>
 
@@ -14,6 +15,21 @@
 namespace fabscope::bench {
 
 enum class Format { Text, Json, Csv };
+
+// What the time column measures.
+//  Wall: nccl-tests' definition, what an application issuing back-to-back calls sees: host clock
+//        from before the first launch of a batch to the batch's completion, divided by the batch.
+//  Gpu:  CUDA events around the batch with the GPU held back until the batch is queued, so the
+//        launch cost of the calls is hidden (the collective's time on the GPU alone).
+enum class Timer { Wall, Gpu };
+// -a: how the ranks' times combine into the reported one (nccl-tests' 0..3).
+enum class Average { Rank0, Mean, Min, Max };
+// -R: NCCL buffer registration of the send and receive buffers.
+enum class Registration { None, Local, Symmetric };
+
+std::string_view timer_name(Timer t);           // "wall", "gpu"
+std::string_view average_name(Average a);       // "rank0", "mean", "min", "max"
+std::string_view registration_name(Registration r);  // "none", "local", "symmetric"
 
 struct Options {
   Collective collective = Collective::AllReduce;
@@ -34,6 +50,15 @@ struct Options {
   std::string csv_file;      // also write CSV here
   bool progress = true;
   int debug_hang_rank = -1;  // test hook: this rank skips its first timed collective
+  Timer timer = Timer::Wall;
+  Average average = Average::Mean;      // -a
+  bool report_cputime = false;          // -C: the time column is the host time to queue a call
+  int cycles = 1;                       // -N: run the sweep this many times, every row printed
+  Registration registration = Registration::None;  // -R
+  bool per_iter = false;                // -I: CUDA events around every timed iteration
+  int per_iter_skip = 0;                // -K: leading iterations left out of -I statistics
+  std::string nccl_tests_json;          // -J: also write nccl-tests' JSON layout here
+  std::vector<std::string> argv;        // the command line (nccl-tests' JSON records it)
 };
 
 // The parser with every flag, examples and the exit-code footer (shared by the CLI and tests).

@@ -1,5 +1,6 @@
 #include "bench/output.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 
@@ -19,11 +20,27 @@ std::string pad_left(const std::string& s, std::size_t w) {
   return s.size() >= w ? s : std::string(w - s.size(), ' ') + s;
 }
 
-std::string placement_cells(const std::optional<Timing>& t) {
-  if (!t) return "  " + pad_left("N/A", 7) + "  " + pad_left("N/A", 6) + "  " + pad_left("N/A", 6) + " " + pad_left("N/A", 6);
+std::string cells(const Options& o, const std::optional<Timing>& t) {
+  if (!t) {
+    std::string out = "  " + pad_left("N/A", 7) + "  " + pad_left("N/A", 6) + "  " + pad_left("N/A", 6) + "  " + pad_left("N/A", 6);
+    if (o.per_iter) out += "  " + pad_left("N/A", 7) + "  " + pad_left("N/A", 7) + "  " + pad_left("N/A", 7) + "  " + pad_left("N/A", 7);
+    return out;
+  }
   std::string wrong = t->wrong ? std::to_string(*t->wrong) : "N/A";
-  return "  " + pad_left(format_time_us(t->time_us), 7) + "  " + pad_left(fmt("%.2f", t->algbw_gbytes_per_s), 6) +
-         "  " + pad_left(fmt("%.2f", t->busbw_gbytes_per_s), 6) + " " + pad_left(wrong, 6);
+  double shown = o.report_cputime && t->cpu_time_us >= 0 ? t->cpu_time_us : t->time_us;
+  std::string out = "  " + float_cell(shown, 7) + "  " + float_cell(t->algbw_gbytes_per_s, 6) + "  " +
+                    float_cell(t->busbw_gbytes_per_s, 6) + "  " + pad_left(wrong, 6);
+  if (o.per_iter) {
+    IterStats st = t->per_iter ? *t->per_iter : IterStats{};
+    out += "  " + float_cell(st.min_us, 7) + "  " + float_cell(st.max_us, 7) + "  " + float_cell(st.p99_us, 7) + "  " +
+           float_cell(st.cv_pct, 7);
+  }
+  return out;
+}
+
+std::string redop_text(const Options& o) {
+  const auto& d = describe(o.collective);
+  return d.has_op ? std::string(op_name(o.op)) : std::string(d.redop_label);
 }
 
 std::string iterations_text(const Options& o) {
@@ -35,9 +52,19 @@ std::string iterations_text(const Options& o) {
 }  // namespace
 
 std::string format_time_us(double us) {
-  if (us < 10000) return fmt("%.2f", us);
-  if (us < 100000) return fmt("%.1f", us);
-  return fmt("%.0f", us);
+  std::string s = float_cell(us, 7);
+  return s.substr(std::min(s.find_first_not_of(' '), s.size()));
+}
+
+std::string float_cell(double v, int width) {
+  // nccl-tests' getFloatStr: two decimals, then one, then none, then an exponent, whichever fits.
+  char buf[64];
+  for (const char* f : {"%*.2f", "%*.1f", "%*.0f"}) {
+    int n = std::snprintf(buf, sizeof buf, f, width, v);
+    if (n <= width) return buf;
+  }
+  std::snprintf(buf, sizeof buf, width >= 7 ? "%*.1e" : "%*.0e", width, v);
+  return buf;
 }
 
 std::string text_header(const Report& r) {
@@ -54,7 +81,17 @@ std::string text_header(const Report& r) {
   s << " warmup iters: "
     << ((o.warmup_explicit || !o.stop.adaptive) ? std::to_string(o.stop.fixed_warmup) : std::string("auto"))
     << " iters: " << iterations_text(o) << " validation: " << (o.check ? 1 : 0)
-    << " graph: " << (o.graphs ? 1 : 0) << "\n";
+    << " graph: " << (o.graphs ? 1 : 0) << " timer: " << timer_name(o.timer)
+    << " average: " << average_name(o.average) << " registration: " << registration_name(o.registration);
+  if (o.cycles > 1) s << " cycles: " << o.cycles;
+  s << "\n";
+  if (o.timer == Timer::Gpu)
+    s << "# Timer gpu: CUDA events around each batch, launch cost hidden (not nccl-tests' time)\n";
+  if (o.per_iter) {
+    s << "# Per-iteration report: CUDA event timing; i_* uses the max over ranks";
+    if (o.per_iter_skip) s << "; statistics skip the first " << o.per_iter_skip << " iterations";
+    s << "\n";
+  }
   s << "# NCCL " << (r.env.nccl_version.empty() ? "?" : r.env.nccl_version) << ", CUDA driver "
     << (r.env.cuda_driver.empty() ? "?" : r.env.cuda_driver) << ", runtime "
     << (r.env.cuda_runtime.empty() ? "?" : r.env.cuda_runtime) << ", fabscope " << r.env.fabscope_version << "\n";
@@ -66,10 +103,33 @@ std::string text_header(const Report& r) {
     s << buf;
   }
   s << "#\n";
-  s << "#" << std::string(61, ' ') << "out-of-place" << std::string(22, ' ') << "in-place" << std::string(12, ' ') << "\n";
-  s << "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n";
-  s << "#        (B)    (elements)" << std::string(26, ' ')
-    << "     (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)       \n";
+  const char* time = o.report_cputime ? "cputime" : "time";
+  char line[512];
+  if (o.per_iter) {
+    std::snprintf(line, sizeof line,
+                  "# %10s  %12s  %8s  %6s  %6s              out-of-place (+ per-iteration)"
+                  "                                in-place (+ per-iteration)\n",
+                  "", "", "", "", "");
+    s << line;
+    std::snprintf(line, sizeof line,
+                  "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %7s  %7s  %7s  %7s  %6s  %6s  %6s  %7s  %7s  %7s  %7s\n",
+                  "size", "count", "type", "redop", "root", time, "algbw", "busbw", "#wrong", "i_min", "i_max", "i_p99",
+                  "i_cv%", time, "algbw", "busbw", "#wrong", "i_min", "i_max", "i_p99", "i_cv%");
+    s << line;
+    std::snprintf(line, sizeof line,
+                  "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %7s  %7s  %7s  %7s  %6s  %6s  %6s  %7s  %7s  %7s  %7s\n",
+                  "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(us)", "(us)", "(%)", "(us)",
+                  "(GB/s)", "(GB/s)", "", "(us)", "(us)", "(us)", "(%)");
+    s << line;
+  } else {
+    s << "#" << std::string(61, ' ') << "out-of-place" << std::string(22, ' ') << "in-place" << std::string(12, ' ') << "\n";
+    std::snprintf(line, sizeof line, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s\n", "size",
+                  "count", "type", "redop", "root", time, "algbw", "busbw", "#wrong", time, "algbw", "busbw", "#wrong");
+    s << line;
+    std::snprintf(line, sizeof line, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s\n", "(B)",
+                  "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "");
+    s << line;
+  }
   return s.str();
 }
 
@@ -79,8 +139,8 @@ std::string text_row(const Report& r, const SizeResult& res) {
   char buf[128];
   std::snprintf(buf, sizeof buf, "%12llu  %12llu  %8s  %6s  %6d", static_cast<unsigned long long>(res.bytes),
                 static_cast<unsigned long long>(res.count), std::string(type_name(o.type)).c_str(),
-                d.has_op ? std::string(op_name(o.op)).c_str() : "none", d.has_root ? o.root : -1);
-  return std::string(buf) + placement_cells(res.out_of_place) + placement_cells(res.in_place) + "\n";
+                redop_text(o).c_str(), d.has_root ? o.root : -1);
+  return std::string(buf) + cells(o, res.out_of_place) + cells(o, res.in_place) + "\n";
 }
 
 std::string text_summary(const Report& r) {
@@ -120,7 +180,8 @@ std::string render_text(const Report& r) {
 std::string csv_header() {
   return "collective,size_bytes,count,datatype,redop,root,placement,time_us,algbw_gbytes_per_s,"
          "busbw_gbytes_per_s,wrong,iterations,rel_ci95,nranks,nodes,launcher,graphs,nccl_version,"
-         "cuda_driver,gpu_name,nvlink_active_per_gpu,nvlink_link_gbytes_per_s,host\n";
+         "cuda_driver,gpu_name,nvlink_active_per_gpu,nvlink_link_gbytes_per_s,host,timer,cpu_time_us,cycle,"
+         "i_min_us,i_max_us,i_p50_us,i_p95_us,i_p99_us,i_cv_pct\n";
 }
 
 std::string csv_rows(const Report& r, const SizeResult& res) {
@@ -132,7 +193,7 @@ std::string csv_rows(const Report& r, const SizeResult& res) {
   auto line = [&](const char* placement, const Timing& t) {
     std::ostringstream s;
     s << d.name << ',' << res.bytes << ',' << res.count << ',' << type_name(o.type) << ','
-      << (d.has_op ? std::string(op_name(o.op)) : "none") << ',' << (d.has_root ? o.root : -1) << ','
+      << redop_text(o) << ',' << (d.has_root ? o.root : -1) << ','
       << placement << ',' << fmt("%.3f", t.time_us) << ',' << fmt("%.3f", t.algbw_gbytes_per_s) << ','
       << fmt("%.3f", t.busbw_gbytes_per_s) << ',' << (t.wrong ? std::to_string(*t.wrong) : "") << ','
       << t.iterations << ',' << (t.rel_ci >= 0 ? fmt("%.5f", t.rel_ci) : "") << ',' << r.env.nranks << ','
@@ -140,7 +201,15 @@ std::string csv_rows(const Report& r, const SizeResult& res) {
       << r.env.cuda_driver << ',' << gpu << ','
       << (r.topo.nvlink_active ? std::to_string(*r.topo.nvlink_active) : "") << ','
       << (r.topo.nvlink_link_gbytes_per_s ? fmt("%g", *r.topo.nvlink_link_gbytes_per_s) : "") << ','
-      << r.env.hostname << "\n";
+      << r.env.hostname << ',' << timer_name(o.timer) << ','
+      << (t.cpu_time_us >= 0 ? fmt("%.3f", t.cpu_time_us) : "") << ',' << res.cycle;
+    if (t.per_iter) {
+      const IterStats& st = *t.per_iter;
+      for (double v : {st.min_us, st.max_us, st.p50_us, st.p95_us, st.p99_us, st.cv_pct}) s << ',' << fmt("%.3f", v);
+    } else {
+      s << ",,,,,,";
+    }
+    s << "\n";
     return s.str();
   };
   std::string out = line("out_of_place", res.out_of_place);

@@ -19,5 +19,7 @@ std::string render_csv(const Report& r);
 
 // nccl-tests' time column: 7 characters, fewer decimals as the value grows.
 std::string format_time_us(double us);
+// nccl-tests' number cells: the most decimals (2, 1, 0) that fit in width, else an exponent.
+std::string float_cell(double v, int width);
 
 }  // namespace fabscope::bench

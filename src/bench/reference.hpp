@@ -50,6 +50,15 @@ FABSCOPE_HD inline double wrap_to_type(std::int64_t v, DataType t) {
   }
 }
 
+FABSCOPE_HD inline std::size_t type_bytes(DataType t) {
+  switch (t) {
+    case DataType::Int8: case DataType::Uint8: return 1;
+    case DataType::Half: case DataType::Bfloat16: return 2;
+    case DataType::Int32: case DataType::Uint32: case DataType::Float: return 4;
+    default: return 8;
+  }
+}
+
 FABSCOPE_HD inline bool is_float_type(DataType t) {
   return t == DataType::Half || t == DataType::Float || t == DataType::Double ||
          t == DataType::Bfloat16;
@@ -85,15 +94,26 @@ FABSCOPE_HD inline double reduced_value(RedOp op, DataType t, int n, std::size_t
   }
 }
 
+// collectives.cpp's alltoallv_peer_bytes, here for the GPU verifier (same arithmetic).
+FABSCOPE_HD inline std::uint64_t alltoallv_bytes(int from, int to, int n, std::uint64_t total_bytes) {
+  const std::uint64_t align = ~static_cast<std::uint64_t>(15);
+  if (n <= 1) return total_bytes & align;
+  int distance = ((to - from) % n + n) % n;
+  double sum_distances = static_cast<double>(n) * (n - 1) / 2.0;
+  double bytes = static_cast<double>(distance) * static_cast<double>(total_bytes) / sum_distances;
+  return static_cast<std::uint64_t>(bytes) & align;
+}
+
 struct Expectation {
   bool checked = false;  // false: the element is undefined on this rank (reduce, non-root)
   double value = 0;
 };
 
 // What element `i` of rank `rank`'s output buffer must hold after the collective.
-// per_rank: the plan's param_count (elements per rank block for gather/scatter/alltoall).
+// per_rank: the plan's param_count (elements per rank block for gather/scatter/alltoall(v)).
 FABSCOPE_HD inline Expectation expected(Collective c, RedOp op, DataType t, int n, int rank,
                                         int root, std::size_t per_rank, std::size_t i) {
+  const std::size_t elem_bytes = type_bytes(t);
   Expectation e;
   e.checked = true;
   // Collectives without an operator are initialised with the sum pattern.
@@ -120,6 +140,35 @@ FABSCOPE_HD inline Expectation expected(Collective c, RedOp op, DataType t, int 
                          : 0;
       break;
     case Collective::SendRecv: e.value = input_value(in_op, (rank - 1 + n) % n, i); break;
+    case Collective::Gather:
+      if (rank != root) e.checked = false;
+      else e.value = per_rank ? input_value(in_op, static_cast<int>(i / per_rank), i % per_rank) : 0;
+      break;
+    case Collective::Scatter:
+      e.value = input_value(in_op, root, static_cast<std::size_t>(rank) * per_rank + i);
+      break;
+    case Collective::HyperCube:
+      e.value = per_rank ? input_value(in_op, static_cast<int>(i / per_rank), i % per_rank) : 0;
+      break;
+    case Collective::AlltoAllv: {
+      // The output is the segments of every source in rank order; source s's segment for this
+      // rank starts where its segments for ranks below this one end.
+      std::uint64_t total = static_cast<std::uint64_t>(per_rank) * n * elem_bytes;
+      std::size_t start = 0;
+      e.checked = false;
+      for (int s = 0; s < n && elem_bytes; ++s) {
+        std::size_t len = alltoallv_bytes(s, rank, n, total) / elem_bytes;
+        if (i < start + len) {
+          std::size_t src_offset = 0;
+          for (int k = 0; k < rank; ++k) src_offset += alltoallv_bytes(s, k, n, total) / elem_bytes;
+          e.checked = true;
+          e.value = input_value(in_op, s, src_offset + (i - start));
+          break;
+        }
+        start += len;
+      }
+      break;
+    }
   }
   return e;
 }

@@ -1,6 +1,34 @@
 #include "bench/report.hpp"
 
+#include <algorithm>
+#include <cmath>
+
 namespace fabscope::bench {
+
+IterStats iter_stats(std::vector<double> times_us, int skip) {
+  IterStats s;
+  s.skipped = std::max(0, skip);
+  s.times_us = times_us;
+  if (static_cast<std::size_t>(s.skipped) >= times_us.size()) return s;
+  std::vector<double> v(times_us.begin() + s.skipped, times_us.end());
+  std::sort(v.begin(), v.end());
+  const int n = static_cast<int>(v.size());
+  // nccl-tests' nearest-rank percentile: ceil(n * p / 100) - 1, at most the last sample.
+  auto pct = [&](int p) { return v[std::min(n - 1, (n * p + 99) / 100 - 1)]; };
+  s.min_us = v.front();
+  s.max_us = v.back();
+  s.p50_us = v[n / 2];
+  s.p95_us = pct(95);
+  s.p99_us = pct(99);
+  double sum = 0;
+  for (double x : v) sum += x;
+  s.avg_us = sum / n;
+  double var = 0;
+  for (double x : v) var += (x - s.avg_us) * (x - s.avg_us);
+  s.stdev_us = std::sqrt(var / n);
+  s.cv_pct = s.avg_us > 0 ? s.stdev_us / s.avg_us * 100.0 : 0.0;
+  return s;
+}
 
 Timing make_timing(const CollectiveDesc& d, int nranks, std::uint64_t bytes, double time_us) {
   Timing t;
@@ -35,18 +63,26 @@ void summarise(Report& r) {
   s.avg_busbw = n ? sum / n : 0;
 }
 
+void to_json(json& j, const IterStats& v) {
+  j = json{{"skipped_iterations", v.skipped}, {"min_us", v.min_us}, {"max_us", v.max_us},
+           {"avg_us", v.avg_us}, {"p50_us", v.p50_us}, {"p95_us", v.p95_us}, {"p99_us", v.p99_us},
+           {"stdev_us", v.stdev_us}, {"cv_pct", v.cv_pct}, {"times_us", v.times_us}};
+}
+
 void to_json(json& j, const Timing& v) {
   j = json{{"time_us", v.time_us},
+           {"cpu_time_us", v.cpu_time_us >= 0 ? json(v.cpu_time_us) : json(nullptr)},
            {"algbw_gbytes_per_s", v.algbw_gbytes_per_s},
            {"busbw_gbytes_per_s", v.busbw_gbytes_per_s},
            {"wrong", v.wrong},
            {"iterations", v.iterations},
            {"batches", v.batches},
-           {"rel_ci95", v.rel_ci >= 0 ? json(v.rel_ci) : json(nullptr)}};
+           {"rel_ci95", v.rel_ci >= 0 ? json(v.rel_ci) : json(nullptr)},
+           {"per_iteration", v.per_iter ? json(*v.per_iter) : json(nullptr)}};
 }
 
 void to_json(json& j, const SizeResult& v) {
-  j = json{{"size_bytes", v.bytes}, {"count", v.count}, {"out_of_place", v.out_of_place},
+  j = json{{"size_bytes", v.bytes}, {"count", v.count}, {"cycle", v.cycle}, {"out_of_place", v.out_of_place},
            {"in_place", v.in_place ? json(*v.in_place) : json(nullptr)}};
 }
 
@@ -111,7 +147,14 @@ json settings_json(const Options& o) {
               {"max_time_s", o.stop.adaptive ? json(o.stop.max_time_s) : json(nullptr)},
               {"check", o.check},
               {"cuda_graphs", o.graphs},
-              {"timeout_s", o.timeout_s}};
+              {"timeout_s", o.timeout_s},
+              {"timer", timer_name(o.timer)},
+              {"average", average_name(o.average)},
+              {"report_cputime", o.report_cputime},
+              {"run_cycles", o.cycles},
+              {"registration", registration_name(o.registration)},
+              {"per_iter_timing", o.per_iter},
+              {"per_iter_skip", o.per_iter_skip}};
 }
 
 json report_json(const Report& r) {

@@ -1,6 +1,6 @@
 #pragma once
 // Results of one `fabscope bench` run as plain values, with their JSON form
-// (schema "fabscope.bench", version 1; docs/bench.md).
+// (schema "fabscope.bench", version 2; docs/bench.md).
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -12,25 +12,40 @@
 
 namespace fabscope::bench {
 
+// -I: per-iteration times (CUDA events around each timed iteration, the largest over ranks) and
+// their statistics, as nccl-tests computes them (nearest-rank percentiles, population stdev).
+struct IterStats {
+  int skipped = 0;                 // leading iterations left out of the statistics (-K)
+  double min_us = 0, max_us = 0, avg_us = 0, p50_us = 0, p95_us = 0, p99_us = 0, stdev_us = 0;
+  double cv_pct = 0;               // stdev / avg
+  std::vector<double> times_us;    // every timed iteration, skipped ones included
+};
+// Statistics of times_us[skip..]; an empty range gives zeros.
+IterStats iter_stats(std::vector<double> times_us, int skip);
+
 // One placement (out-of-place or in-place) of one size.
 struct Timing {
-  double time_us = 0;     // mean time of one iteration, averaged over ranks
+  double time_us = 0;     // time of one iteration (timer and -a of the settings)
+  double cpu_time_us = -1;  // host time to queue one call (wall timer); < 0 unknown
   double algbw_gbytes_per_s = 0;  // size / time (1 GB = 1e9 B, as nccl-tests)
   double busbw_gbytes_per_s = 0;  // algbw * the collective's factor
   std::optional<std::int64_t> wrong;  // elements differing from the reference, all ranks; null: not checked
   std::int64_t iterations = 0;        // timed iterations
   int batches = 0;
   double rel_ci = -1;     // half-width of the 95% CI / mean; < 0 unknown (fixed mode)
+  std::optional<IterStats> per_iter;  // -I
 };
 
 struct SizeResult {
   std::uint64_t bytes = 0;  // the size column: count * type size
   std::uint64_t count = 0;  // elements (nccl-tests' count column)
+  int cycle = 0;            // -N: which run of the sweep (0-based)
   Timing out_of_place;
-  std::optional<Timing> in_place;  // null where in-place is undefined (alltoall, sendrecv)
+  std::optional<Timing> in_place;  // null where a run did not time it
 };
 
-// Speed and algbw/busbw from a size and a time: the formulas of docs/bench.md.
+// Speed and algbw/busbw from the algbw bytes (algbw_bytes() of collectives.hpp) and a time: the
+// formulas of docs/bench.md.
 Timing make_timing(const CollectiveDesc& d, int nranks, std::uint64_t bytes, double time_us);
 
 struct DeviceInfo {
@@ -91,7 +106,7 @@ struct Summary {
 };
 
 struct Report {
-  static constexpr int kSchemaVersion = 1;
+  static constexpr int kSchemaVersion = 2;
   Options options;
   Environment env;
   Topology topo;
@@ -103,6 +118,7 @@ struct Report {
 // Fills wrong_total, averages, peak; the limit and verdict come from efficiency.hpp.
 void summarise(Report& r);
 
+void to_json(json& j, const IterStats& v);
 void to_json(json& j, const Timing& v);
 void to_json(json& j, const SizeResult& v);
 void to_json(json& j, const DeviceInfo& v);

@@ -55,6 +55,15 @@ const NcclApi& nccl() {
     bind(h, api.AlltoAll, "ncclAlltoAll", false, missing);
     bind(h, api.GroupStart, "ncclGroupStart", true, missing);
     bind(h, api.GroupEnd, "ncclGroupEnd", true, missing);
+    bind(h, api.CommInitRankConfig, "ncclCommInitRankConfig", false, missing);
+    bind(h, api.Gather, "ncclGather", false, missing);
+    bind(h, api.Scatter, "ncclScatter", false, missing);
+    bind(h, api.MemAlloc, "ncclMemAlloc", false, missing);
+    bind(h, api.MemFree, "ncclMemFree", false, missing);
+    bind(h, api.CommRegister, "ncclCommRegister", false, missing);
+    bind(h, api.CommDeregister, "ncclCommDeregister", false, missing);
+    bind(h, api.CommWindowRegister, "ncclCommWindowRegister", false, missing);
+    bind(h, api.CommWindowDeregister, "ncclCommWindowDeregister", false, missing);
     if (!missing.empty()) {
       error = "" + api.library + " lacks " + missing + " (NCCL 2.10 or newer is needed)";
       return false;

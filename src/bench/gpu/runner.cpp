@@ -20,6 +20,7 @@
 #include "bench/gpu/kernels.hpp"
 #include "bench/gpu/mpi_boot.hpp"
 #include "bench/gpu/nccl_api.hpp"
+#include "bench/nccltests_json.hpp"
 #include "bench/nvml_link.hpp"
 #include "bench/output.hpp"
 #include "bench/progress.hpp"
@@ -106,6 +107,21 @@ struct Rank {
   unsigned long long* h_wrong = nullptr;   // pinned
   cudaGraphExec_t graph = nullptr;
   BufferPlan plan;
+  bool nccl_memory = false;                // send/recv from ncclMemAlloc (else cudaMalloc)
+  void* send_reg = nullptr;                // -R: ncclCommRegister handles or symmetric windows
+  void* recv_reg = nullptr;
+  std::vector<cudaEvent_t> iter_events;    // -I: one before each iteration and one after the last
+  double* d_iter = nullptr;                // -I: per-iteration times, for the max over ranks
+  double* h_iter = nullptr;                // pinned
+  std::size_t iter_cap = 0;
+};
+
+// One timed batch: the per-call time of the timer, the host time to queue one call (wall timer)
+// and, with -I, every iteration's time (the largest over ranks).
+struct BatchTime {
+  double time_us = 0;
+  double cpu_us = -1;
+  std::vector<double> iter_us;
 };
 
 class GpuSession final : public Session {
@@ -131,17 +147,34 @@ class GpuSession final : public Session {
       throw Error(gpu::nccl_error(nccl_, rc, r ? r->comm : nullptr, what) +
                   (r ? " on rank " + std::to_string(r->rank) : ""));
   }
+  ncclResult_t init_rank(ncclComm_t* comm, int n, ncclUniqueId id, int rank) {
+    if (!nccl_.CommInitRankConfig) return nccl_.CommInitRank(comm, n, id, rank);
+    ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 28, 0)
+    // nccl-tests 2.19.6 sets it on NCCL 2.28+; the same communicators measure the same.
+    if (nccl_version_ >= NCCL_VERSION(2, 28, 0)) config.nvlinkCentricSched = 1;
+#endif
+    return nccl_.CommInitRankConfig(comm, n, id, rank, &config);
+  }
   void set_device(const Rank& r) { cuda_check(cudaSetDevice(r.device), "cudaSetDevice(" + std::to_string(r.device) + ")"); }
-  void wait_all(const std::string& step);
+  // Waits for every local stream. spin: poll without sleeping (a timed batch ends when the host
+  // sees it end, as nccl-tests' spin on cudaStreamQuery; a sleep would be timed).
+  void wait_all(const std::string& step, bool spin = false);
   void park_if_aborted();
   void all_reduce(std::size_t n, ncclDataType_t type, ncclRedOp_t op, const std::string& step);
   std::vector<double> reduce_sum(const std::vector<std::vector<double>>& per_rank, const std::string& step);
+  std::vector<double> reduce_iter_max(std::vector<std::vector<double>> per_rank, const std::string& step);
   void gather_devices();
   void ensure_buffers(const Options& o, const std::vector<std::uint64_t>& sizes);
+  void free_buffers(Rank& r);
+  void register_buffers(const Options& o);
   void issue(const Options& o, bool in_place, int iterations, int skip_rank,
-             std::chrono::steady_clock::time_point* first_done = nullptr);
+             std::chrono::steady_clock::time_point* first_done = nullptr, bool events = false);
+  void issue_one(const Options& o, Rank& r, bool in_place, std::size_t shift);
   std::int64_t check(const Options& o, bool in_place);
-  double timed_batch(const Options& o, bool in_place, int iterations, bool graph, int skip_rank, const std::string& step);
+  BatchTime timed_batch(const Options& o, bool in_place, int iterations, bool graph, int skip_rank, const std::string& step);
+  std::vector<double> reduce(const std::vector<std::vector<double>>& per_rank, ncclRedOp_t op, const std::string& step);
+  double combine(const std::vector<double>& per_rank, const std::string& step);
   void capture(const Options& o, bool in_place, int iterations);
   void drop_graphs();
   Timing measure(const Options& o, const SizeResult& res, bool in_place, bool& hang_armed);
@@ -158,13 +191,18 @@ class GpuSession final : public Session {
   int nodes_ = 1;
   std::mutex pending_mu_;
   std::string pending_;
+  std::string pending_all_;  // every local rank's label
   std::unique_ptr<Watchdog> watchdog_;
   double delay_us_ = 100;    // spin ahead of each timed batch (timed_batch)
   int graph_launches_ = 1;   // a batch = this many launches of the captured graph
+  std::uint64_t iter_ = 0;   // iterations issued for the current size: picks the buffer offset
+  int nccl_version_ = 0;
+  Registration registered_ = Registration::None;
 };
 
 GpuSession::GpuSession(const Options& o) : nccl_(gpu::nccl()), opts_(o) {
   host_ = hostname();
+  if (nccl_.GetVersion(&nccl_version_) != ncclSuccess) nccl_version_ = 0;
   watchdog_ = std::make_unique<Watchdog>([this](const std::string& step, double waited) { on_watchdog(step, waited); });
   std::string why;
   int ndev = visible_gpus(&why);
@@ -183,11 +221,26 @@ GpuSession::GpuSession(const Options& o) : nccl_(gpu::nccl()), opts_(o) {
     std::vector<ncclComm_t> comms(n);
     for (int i = 0; i < n; ++i) ranks_[i].rank = ranks_[i].device = devs[i] = i;
     set_pending("ranks 0.." + std::to_string(n - 1) + " on " + host_);
-    watchdog_->arm("ncclCommInitAll over " + std::to_string(n) + " GPUs", o.timeout_s);
-    ncclResult_t rc = nccl_.CommInitAll(comms.data(), n, devs.data());
+    watchdog_->arm("communicator creation over " + std::to_string(n) + " GPUs", o.timeout_s);
+    ncclResult_t rc = ncclSuccess;
+    if (nccl_.CommInitRankConfig) {
+      // As nccl-tests creates them: one id, a group of ncclCommInitRankConfig (so the settings
+      // nccl-tests passes apply here too).
+      ncclUniqueId id;
+      rc = nccl_.GetUniqueId(&id);
+      if (rc == ncclSuccess) rc = nccl_.GroupStart();
+      for (int i = 0; i < n && rc == ncclSuccess; ++i) {
+        cuda_check(cudaSetDevice(devs[i]), "cudaSetDevice(" + std::to_string(devs[i]) + ")");
+        rc = init_rank(&comms[i], n, id, i);
+      }
+      ncclResult_t end = nccl_.GroupEnd();
+      if (rc == ncclSuccess) rc = end;
+    } else {
+      rc = nccl_.CommInitAll(comms.data(), n, devs.data());
+    }
     watchdog_->disarm();
     park_if_aborted();
-    nccl_check(rc, nullptr, "ncclCommInitAll");
+    nccl_check(rc, nullptr, "ncclCommInitRank (local GPUs)");
     for (int i = 0; i < n; ++i) ranks_[i].comm = comms[i];
     prints_ = true;
   } else {
@@ -234,7 +287,7 @@ GpuSession::GpuSession(const Options& o) : nccl_(gpu::nccl()), opts_(o) {
                        (launch_.kind == Launcher::Torchrun ? ", NCCL_COMM_ID=" + launch_.nccl_comm_id : std::string()) +
                        ") waiting for every rank to join",
                    o.timeout_s);
-    ncclResult_t rc = nccl_.CommInitRank(&ranks_[0].comm, nranks_, id, ranks_[0].rank);
+    ncclResult_t rc = init_rank(&ranks_[0].comm, nranks_, id, ranks_[0].rank);
     watchdog_->disarm();
     park_if_aborted();
     nccl_check(rc, &ranks_[0], "ncclCommInitRank");
@@ -266,10 +319,12 @@ GpuSession::~GpuSession() {
   for (auto& r : ranks_) {
     cudaSetDevice(r.device);
     if (r.stream) cudaStreamSynchronize(r.stream);
+    free_buffers(r);
     if (r.comm) nccl_.CommDestroy(r.comm);
-    cudaFree(r.send);
-    cudaFree(r.recv);
     cudaFree(r.d_reduce);
+    cudaFree(r.d_iter);
+    cudaFreeHost(r.h_iter);
+    for (auto e : r.iter_events) cudaEventDestroy(e);
     cudaFree(r.d_wrong);
     cudaFreeHost(r.h_reduce);
     cudaFreeHost(r.h_wrong);
@@ -308,40 +363,48 @@ void GpuSession::on_watchdog(const std::string& step, double waited) {
   std::_Exit(2);
 }
 
-void GpuSession::wait_all(const std::string& step) {
-  std::string all;
-  for (const auto& r : ranks_) all += (all.empty() ? "" : ", ") + rank_label(r);
-  set_pending("rank " + all);
+void GpuSession::wait_all(const std::string& step, bool spin) {
+  if (pending_all_.empty())
+    for (const auto& r : ranks_) pending_all_ += (pending_all_.empty() ? "" : ", ") + rank_label(r);
+  set_pending("rank " + pending_all_);
   watchdog_->arm(step, opts_.timeout_s);
   auto t0 = std::chrono::steady_clock::now();
-  std::string last;
-  for (int spin = 0;; ++spin) {
-    std::string pending;
-    for (auto& r : ranks_) {
-      cudaError_t e = cudaStreamQuery(r.stream);
-      if (e == cudaErrorNotReady) {
-        pending += (pending.empty() ? "" : ", ") + rank_label(r);
-      } else if (e != cudaSuccess) {
+  // Which ranks still run, as a count and a flag per rank: the poll itself builds no strings,
+  // so the end of a timed batch is seen within one cudaStreamQuery.
+  std::vector<char> done(ranks_.size(), 0);
+  std::size_t remaining = ranks_.size(), named = remaining;
+  for (std::uint64_t poll = 0;; ++poll) {
+    for (std::size_t i = 0; i < ranks_.size(); ++i) {
+      if (done[i]) continue;
+      cudaError_t e = cudaStreamQuery(ranks_[i].stream);
+      if (e == cudaSuccess) {
+        done[i] = 1;
+        --remaining;
+      } else if (e != cudaErrorNotReady) {
         watchdog_->disarm();
-        cuda_check(e, step + " on rank " + std::to_string(r.rank));
+        cuda_check(e, step + " on rank " + std::to_string(ranks_[i].rank));
       }
     }
-    if (pending.empty()) break;
-    if (pending != last) {
+    if (remaining == 0) break;
+    if (remaining != named) {  // tell the watchdog who is left
+      std::string pending;
+      for (std::size_t i = 0; i < ranks_.size(); ++i)
+        if (!done[i]) pending += (pending.empty() ? "" : ", ") + rank_label(ranks_[i]);
       set_pending("rank " + pending);
-      last = pending;
+      named = remaining;
     }
-    if (spin % 64 == 0) {
-      for (auto& r : ranks_) {
+    if (poll % 64 == 63) {
+      for (std::size_t i = 0; i < ranks_.size(); ++i) {
+        if (done[i]) continue;
         ncclResult_t async = ncclSuccess;
-        nccl_.CommGetAsyncError(r.comm, &async);
+        nccl_.CommGetAsyncError(ranks_[i].comm, &async);
         if (async != ncclSuccess && async != ncclInProgress) {
           watchdog_->disarm();
-          nccl_check(async, &r, step.c_str());
+          nccl_check(async, &ranks_[i], step.c_str());
         }
       }
     }
-    if (std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(2)) std::this_thread::yield();
+    if (spin || std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(2)) std::this_thread::yield();
     else std::this_thread::sleep_for(std::chrono::microseconds(50));
   }
   watchdog_->disarm();
@@ -370,15 +433,36 @@ void GpuSession::all_reduce(std::size_t n, ncclDataType_t type, ncclRedOp_t op, 
 }
 
 std::vector<double> GpuSession::reduce_sum(const std::vector<std::vector<double>>& per_rank, const std::string& step) {
+  return reduce(per_rank, ncclSum, step);
+}
+
+std::vector<double> GpuSession::reduce(const std::vector<std::vector<double>>& per_rank, ncclRedOp_t op,
+                                       const std::string& step) {
   std::size_t n = per_rank.front().size();
+  if (n > kReduceSlots) throw Error("internal: reduction of " + std::to_string(n) + " values at " + step);
   for (std::size_t i = 0; i < ranks_.size(); ++i) {
     auto& r = ranks_[i];
     set_device(r);
     std::memcpy(r.h_reduce, per_rank[i].data(), n * sizeof(double));
     cuda_check(cudaMemcpyAsync(r.d_reduce, r.h_reduce, n * sizeof(double), cudaMemcpyHostToDevice, r.stream), "cudaMemcpyAsync");
   }
-  all_reduce(n, ncclFloat64, ncclSum, step);
+  all_reduce(n, ncclFloat64, op, step);
   return std::vector<double>(ranks_[0].h_reduce, ranks_[0].h_reduce + n);
+}
+
+// One number per local rank -> the job's number under -a (nccl-tests' average modes).
+double GpuSession::combine(const std::vector<double>& per_rank, const std::string& step) {
+  std::vector<std::vector<double>> vals;
+  ncclRedOp_t op = ncclSum;
+  for (std::size_t i = 0; i < ranks_.size(); ++i) {
+    double v = per_rank[i];
+    if (opts_.average == Average::Rank0 && ranks_[i].rank != 0) v = 0;
+    vals.push_back({v});
+  }
+  if (opts_.average == Average::Min) op = ncclMin;
+  if (opts_.average == Average::Max) op = ncclMax;
+  double v = reduce(vals, op, step)[0];
+  return opts_.average == Average::Mean ? v / nranks_ : v;
 }
 
 void GpuSession::gather_devices() {
@@ -421,83 +505,264 @@ void GpuSession::gather_devices() {
   nodes_ = static_cast<int>(hosts.size());
 }
 
+void GpuSession::free_buffers(Rank& r) {
+  set_device(r);
+  if (registered_ == Registration::Symmetric && nccl_.CommWindowDeregister) {
+    if (r.send_reg) nccl_.CommWindowDeregister(r.comm, r.send_reg);
+    if (r.recv_reg) nccl_.CommWindowDeregister(r.comm, r.recv_reg);
+  } else if (registered_ == Registration::Local && nccl_.CommDeregister) {
+    if (r.send_reg) nccl_.CommDeregister(r.comm, r.send_reg);
+    if (r.recv_reg) nccl_.CommDeregister(r.comm, r.recv_reg);
+  }
+  r.send_reg = r.recv_reg = nullptr;
+  for (char* p : {r.send, r.recv}) {
+    if (!p) continue;
+    if (r.nccl_memory) nccl_.MemFree(p);
+    else cudaFree(p);
+  }
+  r.send = r.recv = nullptr;
+  r.send_cap = r.recv_cap = 0;
+}
+
 void GpuSession::ensure_buffers(const Options& o, const std::vector<std::uint64_t>& sizes) {
   const auto& d = describe(o.collective);
   std::size_t ts = type_size(o.type);
+  bool any = false;
   for (auto& r : ranks_) {
     std::size_t send = 0, recv = 0;
     for (auto b : sizes) {
-      BufferPlan p = d.plan(b / ts, nranks_, r.rank);
+      BufferPlan p = d.plan(b / ts, ts, nranks_, r.rank);
       send = std::max(send, p.send_count * ts);
       recv = std::max(recv, std::max(p.recv_count, p.inplace_elements()) * ts);
     }
     send = std::max<std::size_t>(send, 256);
     recv = std::max<std::size_t>(recv, 256);
-    if (send <= r.send_cap && recv <= r.recv_cap) continue;
+    if (send <= r.send_cap && recv <= r.recv_cap && registered_ == o.registration) continue;
+    any = true;
+  }
+  if (!any) return;
+  // Every rank reallocates (and re-registers: a symmetric window is a collective call).
+  for (auto& r : ranks_) free_buffers(r);
+  registered_ = Registration::None;
+  for (auto& r : ranks_) {
+    std::size_t send = 0, recv = 0;
+    for (auto b : sizes) {
+      BufferPlan p = d.plan(b / ts, ts, nranks_, r.rank);
+      send = std::max(send, p.send_count * ts);
+      recv = std::max(recv, std::max(p.recv_count, p.inplace_elements()) * ts);
+    }
+    send = std::max<std::size_t>(send, 256);
+    recv = std::max<std::size_t>(recv, 256);
     set_device(r);
-    cudaFree(r.send);
-    cudaFree(r.recv);
-    r.send = r.recv = nullptr;
-    r.send_cap = r.recv_cap = 0;
     std::size_t free_b = 0, total_b = 0;
     cudaMemGetInfo(&free_b, &total_b);
     if (send + recv > free_b)
       throw Error("the largest size needs " + size_label(send + recv) + " of buffers on GPU " +
                   std::to_string(r.device) + " but only " + size_label(free_b) + " is free; lower -e/--maxbytes");
-    cuda_check(cudaMalloc(reinterpret_cast<void**>(&r.send), send), "cudaMalloc (" + size_label(send) + ")");
-    cuda_check(cudaMalloc(reinterpret_cast<void**>(&r.recv), recv), "cudaMalloc (" + size_label(recv) + ")");
+    // ncclMemAlloc where NCCL has it (2.19+), as nccl-tests allocates: memory NCCL can register
+    // for every transport, symmetric windows included.
+    r.nccl_memory = nccl_.MemAlloc && nccl_.MemFree;
+    if (r.nccl_memory) {
+      nccl_check(nccl_.MemAlloc(reinterpret_cast<void**>(&r.send), send), &r, "ncclMemAlloc (send buffer)");
+      nccl_check(nccl_.MemAlloc(reinterpret_cast<void**>(&r.recv), recv), &r, "ncclMemAlloc (receive buffer)");
+    } else {
+      cuda_check(cudaMalloc(reinterpret_cast<void**>(&r.send), send), "cudaMalloc (" + size_label(send) + ")");
+      cuda_check(cudaMalloc(reinterpret_cast<void**>(&r.recv), recv), "cudaMalloc (" + size_label(recv) + ")");
+    }
     r.send_cap = send;
     r.recv_cap = recv;
   }
+  register_buffers(o);
+}
+
+void GpuSession::register_buffers(const Options& o) {
+  if (o.registration == Registration::None) return;
+  std::string version = probe::nccl_version_string(nccl_version_);
+  if (o.registration == Registration::Symmetric) {
+    if (!nccl_.CommWindowRegister || !nccl_.CommWindowDeregister || nccl_version_ < NCCL_VERSION(2, 27, 0))
+      throw Error("-R 2 (symmetric registration) needs NCCL 2.27 or newer; this NCCL is " + version +
+                  " (-R 1 registers locally)");
+    if (!ranks_.front().nccl_memory)
+      throw Error("-R 2 needs buffers from ncclMemAlloc, which this NCCL (" + version + ") lacks");
+  } else if (!nccl_.CommRegister || !nccl_.CommDeregister) {
+    throw Error("-R 1 (local registration) needs NCCL 2.19 or newer; this NCCL is " + version);
+  }
+  // A window is created by every rank together: one group over the local ranks.
+  nccl_check(nccl_.GroupStart(), nullptr, "ncclGroupStart");
+  for (auto& r : ranks_) {
+    set_device(r);
+    if (o.registration == Registration::Symmetric) {
+      constexpr int kWinCollSymmetric = 0x01;  // NCCL_WIN_COLL_SYMMETRIC
+      nccl_check(nccl_.CommWindowRegister(r.comm, r.send, r.send_cap, &r.send_reg, kWinCollSymmetric), &r,
+                 "ncclCommWindowRegister (send buffer)");
+      nccl_check(nccl_.CommWindowRegister(r.comm, r.recv, r.recv_cap, &r.recv_reg, kWinCollSymmetric), &r,
+                 "ncclCommWindowRegister (receive buffer)");
+    } else {
+      nccl_check(nccl_.CommRegister(r.comm, r.send, r.send_cap, &r.send_reg), &r, "ncclCommRegister (send buffer)");
+      nccl_check(nccl_.CommRegister(r.comm, r.recv, r.recv_cap, &r.recv_reg), &r, "ncclCommRegister (receive buffer)");
+    }
+  }
+  nccl_check(nccl_.GroupEnd(), nullptr, "ncclGroupEnd (buffer registration)");
+  registered_ = o.registration;
+}
+
+// One operation of one rank. shift moves both buffers by whole sizes from one iteration to the
+// next (nccl-tests' offset rotation through the allocation, against cache effects).
+void GpuSession::issue_one(const Options& o, Rank& r, bool in_place, std::size_t shift) {
+  const BufferPlan& p = r.plan;
+  const std::size_t ts = type_size(o.type);
+  const ncclDataType_t dt = nccl_type(o.type);
+  const char* sp = (in_place ? r.recv + p.inplace_send_offset * ts : r.send) + shift;
+  char* rp = (in_place ? r.recv + p.inplace_recv_offset * ts : r.recv) + shift;
+  const std::size_t n = p.param_count;
+  const int rank = r.rank, nr = nranks_;
+  ncclResult_t rc = ncclSuccess;
+  const char* call = "ncclAllReduce";
+  switch (o.collective) {
+    case Collective::AllReduce: rc = nccl_.AllReduce(sp, rp, n, dt, nccl_op(o.op), r.comm, r.stream); break;
+    case Collective::AllGather: call = "ncclAllGather"; rc = nccl_.AllGather(sp, rp, n, dt, r.comm, r.stream); break;
+    case Collective::ReduceScatter:
+      call = "ncclReduceScatter";
+      rc = nccl_.ReduceScatter(sp, rp, n, dt, nccl_op(o.op), r.comm, r.stream);
+      break;
+    case Collective::Broadcast: call = "ncclBroadcast"; rc = nccl_.Broadcast(sp, rp, n, dt, o.root, r.comm, r.stream); break;
+    case Collective::Reduce: call = "ncclReduce"; rc = nccl_.Reduce(sp, rp, n, dt, nccl_op(o.op), o.root, r.comm, r.stream); break;
+    case Collective::AlltoAll:
+      call = "ncclAlltoAll";
+      if (nccl_.AlltoAll) {
+        rc = nccl_.AlltoAll(sp, rp, n, dt, r.comm, r.stream);
+      } else {
+        call = "ncclSend/ncclRecv (alltoall)";
+        rc = nccl_.GroupStart();
+        for (int peer = 0; peer < nr && rc == ncclSuccess; ++peer) {
+          rc = nccl_.Send(sp + peer * n * ts, n, dt, peer, r.comm, r.stream);
+          if (rc == ncclSuccess) rc = nccl_.Recv(rp + peer * n * ts, n, dt, peer, r.comm, r.stream);
+        }
+        ncclResult_t end = nccl_.GroupEnd();
+        if (rc == ncclSuccess) rc = end;
+      }
+      break;
+    case Collective::SendRecv:
+      call = "ncclSend/ncclRecv";
+      rc = nccl_.GroupStart();
+      if (rc == ncclSuccess) rc = nccl_.Send(sp, n, dt, (rank + 1) % nr, r.comm, r.stream);
+      if (rc == ncclSuccess) rc = nccl_.Recv(rp, n, dt, (rank - 1 + nr) % nr, r.comm, r.stream);
+      if (ncclResult_t end = nccl_.GroupEnd(); rc == ncclSuccess) rc = end;
+      break;
+    case Collective::Gather:
+    case Collective::Scatter: {
+      bool gather = o.collective == Collective::Gather;
+      call = gather ? "ncclGather" : "ncclScatter";
+      if (n == 0) break;
+      auto fn = gather ? nccl_.Gather : nccl_.Scatter;
+      if (fn) {
+        rc = fn(sp, rp, n, dt, o.root, r.comm, r.stream);
+        break;
+      }
+      // NCCL before 2.28: the root's receives (gather) or sends (scatter), one per rank.
+      call = gather ? "ncclSend/ncclRecv (gather)" : "ncclSend/ncclRecv (scatter)";
+      rc = nccl_.GroupStart();
+      if (gather) {
+        if (rc == ncclSuccess) rc = nccl_.Send(sp, n, dt, o.root, r.comm, r.stream);
+        for (int peer = 0; rank == o.root && peer < nr && rc == ncclSuccess; ++peer)
+          rc = nccl_.Recv(rp + peer * n * ts, n, dt, peer, r.comm, r.stream);
+      } else {
+        for (int peer = 0; rank == o.root && peer < nr && rc == ncclSuccess; ++peer)
+          rc = nccl_.Send(sp + peer * n * ts, n, dt, peer, r.comm, r.stream);
+        if (rc == ncclSuccess) rc = nccl_.Recv(rp, n, dt, o.root, r.comm, r.stream);
+      }
+      if (ncclResult_t end = nccl_.GroupEnd(); rc == ncclSuccess) rc = end;
+      break;
+    }
+    case Collective::AlltoAllv: {
+      call = "ncclSend/ncclRecv (alltoallv)";
+      std::uint64_t total = static_cast<std::uint64_t>(n) * nr * ts;
+      rc = nccl_.GroupStart();
+      const char* s = sp;
+      char* d = rp;
+      for (int peer = 0; peer < nr && rc == ncclSuccess; ++peer) {
+        std::size_t sc = alltoallv_peer_bytes(rank, peer, nr, total) / ts;
+        std::size_t rcnt = alltoallv_peer_bytes(peer, rank, nr, total) / ts;
+        if (sc) rc = nccl_.Send(s, sc, dt, peer, r.comm, r.stream);
+        s += sc * ts;
+        if (rc == ncclSuccess && rcnt) rc = nccl_.Recv(d, rcnt, dt, peer, r.comm, r.stream);
+        d += rcnt * ts;
+      }
+      if (ncclResult_t end = nccl_.GroupEnd(); rc == ncclSuccess) rc = end;
+      break;
+    }
+    case Collective::HyperCube:
+      break;  // staged over every local rank at once: issue()
+  }
+  if (rc != ncclSuccess && rc != ncclInProgress) nccl_check(rc, &r, call);
 }
 
 void GpuSession::issue(const Options& o, bool in_place, int iterations, int skip_rank,
-                       std::chrono::steady_clock::time_point* first_done) {
-  const auto& d = describe(o.collective);
-  std::size_t ts = type_size(o.type);
-  ncclDataType_t dt = nccl_type(o.type);
-  ncclRedOp_t op = nccl_op(o.op);
+                       std::chrono::steady_clock::time_point* first_done, bool events) {
+  const BufferPlan& p0 = ranks_.front().plan;
+  const std::size_t ts = type_size(o.type);
+  // Rotation step and count: whole operation footprints that fit in both allocations.
+  std::size_t unit = std::max({p0.send_count, p0.recv_count, p0.inplace_elements()}) * ts;
+  std::size_t cap = std::min(ranks_.front().send_cap, ranks_.front().recv_cap);
+  std::size_t steps = unit ? std::max<std::size_t>(1, cap / unit) : 1;
+  // One rank per process calls NCCL directly, as nccl-tests does with one GPU per thread; a
+  // group is needed only to drive several GPUs from one thread.
+  const bool group = ranks_.size() > 1;
+  const bool hypercube = o.collective == Collective::HyperCube;
   for (int it = 0; it < iterations; ++it) {
-    nccl_check(nccl_.GroupStart(), nullptr, "ncclGroupStart");
-    for (auto& r : ranks_) {
-      if (r.rank == skip_rank) continue;
-      const BufferPlan& p = r.plan;
-      const char* sp = in_place ? r.recv + p.inplace_send_offset * ts : r.send;
-      char* rp = in_place ? r.recv + p.inplace_recv_offset * ts : r.recv;
-      std::size_t n = p.param_count;
-      ncclResult_t rc = ncclSuccess;
-      switch (d.id) {
-        case Collective::AllReduce: rc = nccl_.AllReduce(sp, rp, n, dt, op, r.comm, r.stream); break;
-        case Collective::AllGather: rc = nccl_.AllGather(sp, rp, n, dt, r.comm, r.stream); break;
-        case Collective::ReduceScatter: rc = nccl_.ReduceScatter(sp, rp, n, dt, op, r.comm, r.stream); break;
-        case Collective::Broadcast: rc = nccl_.Broadcast(sp, rp, n, dt, o.root, r.comm, r.stream); break;
-        case Collective::Reduce: rc = nccl_.Reduce(sp, rp, n, dt, op, o.root, r.comm, r.stream); break;
-        case Collective::AlltoAll:
-          if (nccl_.AlltoAll) {
-            rc = nccl_.AlltoAll(sp, rp, n, dt, r.comm, r.stream);
-          } else {
-            for (int peer = 0; peer < nranks_ && rc == ncclSuccess; ++peer) {
-              rc = nccl_.Send(sp + peer * n * ts, n, dt, peer, r.comm, r.stream);
-              if (rc == ncclSuccess) rc = nccl_.Recv(rp + peer * n * ts, n, dt, peer, r.comm, r.stream);
-            }
-          }
-          break;
-        case Collective::SendRecv:
-          rc = nccl_.Send(sp, n, dt, (r.rank + 1) % nranks_, r.comm, r.stream);
-          if (rc == ncclSuccess) rc = nccl_.Recv(rp, n, dt, (r.rank - 1 + nranks_) % nranks_, r.comm, r.stream);
-          break;
+    const std::size_t shift = unit * (iter_ % steps);
+    ++iter_;
+    if (events)
+      for (auto& r : ranks_) {
+        if (group) set_device(r);
+        cuda_check(cudaEventRecord(r.iter_events[it], r.stream), "cudaEventRecord");
       }
-      nccl_check(rc, &r, std::string(d.nccl_call).c_str());
+    if (hypercube) {
+      // Recursive doubling: at step `mask` each rank swaps its mask-sized run of blocks with
+      // rank ^ mask. Every step is its own group over the local ranks: a step sends what the
+      // step before received.
+      const std::size_t n = p0.param_count, block = n * ts;
+      for (auto& r : ranks_) {
+        if (r.rank == skip_rank) continue;
+        char* rb = (in_place ? r.recv + r.plan.inplace_recv_offset * ts : r.recv) + shift;
+        const char* sb = (in_place ? r.recv + r.plan.inplace_send_offset * ts : r.send) + shift;
+        if (group) set_device(r);
+        if (rb + r.rank * block != sb && block)
+          cuda_check(cudaMemcpyAsync(rb + r.rank * block, sb, block, cudaMemcpyDeviceToDevice, r.stream),
+                     "cudaMemcpyAsync (hypercube)");
+      }
+      for (int mask = 1; mask < nranks_; mask <<= 1) {
+        nccl_check(nccl_.GroupStart(), nullptr, "ncclGroupStart");
+        for (auto& r : ranks_) {
+          if (r.rank == skip_rank) continue;
+          char* rb = (in_place ? r.recv + r.plan.inplace_recv_offset * ts : r.recv) + shift;
+          int sblk = r.rank & ~(mask - 1), rblk = sblk ^ mask, peer = r.rank ^ mask;
+          ncclResult_t rc = nccl_.Send(rb + sblk * block, n * mask, nccl_type(o.type), peer, r.comm, r.stream);
+          if (rc == ncclSuccess) rc = nccl_.Recv(rb + rblk * block, n * mask, nccl_type(o.type), peer, r.comm, r.stream);
+          nccl_check(rc, &r, "ncclSend/ncclRecv (hypercube)");
+        }
+        nccl_check(nccl_.GroupEnd(), nullptr, "ncclGroupEnd");
+      }
+    } else {
+      if (group) nccl_check(nccl_.GroupStart(), nullptr, "ncclGroupStart");
+      for (auto& r : ranks_)
+        if (r.rank != skip_rank) issue_one(o, r, in_place, shift);
+      if (group) nccl_check(nccl_.GroupEnd(), nullptr, "ncclGroupEnd");
     }
-    nccl_check(nccl_.GroupEnd(), nullptr, "ncclGroupEnd");
     if (it == 0 && first_done) *first_done = std::chrono::steady_clock::now();
   }
+  if (events)
+    for (auto& r : ranks_) {
+      if (group) set_device(r);
+      cuda_check(cudaEventRecord(r.iter_events[iterations], r.stream), "cudaEventRecord");
+    }
 }
 
 std::int64_t GpuSession::check(const Options& o, bool in_place) {
   const auto& d = describe(o.collective);
   std::size_t ts = type_size(o.type);
   RedOp in_op = ref::input_op(o.collective, o.op);
+  iter_ = 0;  // the checked iteration uses the buffers' start
   for (auto& r : ranks_) {
     set_device(r);
     const BufferPlan& p = r.plan;
@@ -563,58 +828,130 @@ void GpuSession::drop_graphs() {
     }
 }
 
-double GpuSession::timed_batch(const Options& o, bool in_place, int iterations, bool graph, int skip_rank,
-                               const std::string& step) {
-  // A short spin kernel ahead of the start event: the GPU reaches the start event only after
-  // the CPU has queued the first operation, so the launch latency of that operation is not
-  // timed (nccl-tests' CPU timer spreads it over 20 iterations; a batch may have one).
-  for (auto& r : ranks_) {
-    set_device(r);
-    cuda_check(gpu::launch_delay(delay_us_, r.stream), "delay kernel");
+BatchTime GpuSession::timed_batch(const Options& o, bool in_place, int iterations, bool graph, int skip_rank,
+                                  const std::string& step) {
+  BatchTime bt;
+  const bool events = o.per_iter && !graph;
+  if (events) {
+    for (auto& r : ranks_) {
+      set_device(r);
+      while (r.iter_events.size() < static_cast<std::size_t>(iterations) + 1) {
+        cudaEvent_t e;
+        cuda_check(cudaEventCreate(&e), "cudaEventCreate");
+        r.iter_events.push_back(e);
+      }
+    }
   }
+  const bool gpu_timer = o.timer == Timer::Gpu;
+  if (gpu_timer) {
+    // A short spin kernel ahead of the start event: the GPU reaches the start event only after
+    // the CPU has queued the first operation, so the launch latency of that operation is not
+    // timed (the GPU-only time; --timer wall is nccl-tests' time, launch cost included).
+    for (auto& r : ranks_) {
+      set_device(r);
+      cuda_check(gpu::launch_delay(delay_us_, r.stream), "delay kernel");
+    }
+  }
+  // nccl-tests' timer: the host clock from before the first launch to the moment the host sees
+  // the batch complete, so the cost of issuing each call is in the time as an application sees it.
   auto t0 = std::chrono::steady_clock::now();
   auto first = t0;
-  for (auto& r : ranks_) {
-    set_device(r);
-    cuda_check(cudaEventRecord(r.start, r.stream), "cudaEventRecord");
+  if (gpu_timer) {
+    for (auto& r : ranks_) {
+      set_device(r);
+      cuda_check(cudaEventRecord(r.start, r.stream), "cudaEventRecord");
+    }
   }
-  int launches = 0;
   if (graph) {
     for (int g = 0; g < graph_launches_; ++g) {
       for (auto& r : ranks_) {
-        set_device(r);
+        if (ranks_.size() > 1) set_device(r);
         cuda_check(cudaGraphLaunch(r.graph, r.stream), "cudaGraphLaunch");
       }
       if (g == 0) first = std::chrono::steady_clock::now();
     }
-    launches = graph_launches_;
   } else {
-    issue(o, in_place, iterations, skip_rank, &first);
+    issue(o, in_place, iterations, skip_rank, &first, events);
   }
+  auto queued = std::chrono::steady_clock::now();
+  if (gpu_timer) {
+    for (auto& r : ranks_) {
+      set_device(r);
+      cuda_check(cudaEventRecord(r.stop, r.stream), "cudaEventRecord");
+    }
+    // Next batch: cover twice the time it took to queue the start events and the first operation.
+    double queued_us = std::chrono::duration<double, std::micro>(first - t0).count();
+    delay_us_ = std::clamp(2 * queued_us + 10, 20.0, 5000.0);
+  }
+  wait_all(step, /*spin=*/!gpu_timer);
+  auto t1 = std::chrono::steady_clock::now();
+
+  std::vector<double> per_rank;
   for (auto& r : ranks_) {
+    if (gpu_timer) {
+      float ms = 0;
+      cuda_check(cudaEventElapsedTime(&ms, r.start, r.stop), "cudaEventElapsedTime");
+      per_rank.push_back(static_cast<double>(ms) * 1000.0 / iterations);
+    } else {
+      per_rank.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / iterations);
+    }
+  }
+  bt.time_us = combine(per_rank, "reduction of batch times after " + step);
+  if (!gpu_timer) {
+    std::vector<double> cpu(ranks_.size(), std::chrono::duration<double, std::micro>(queued - t0).count() / iterations);
+    bt.cpu_us = combine(cpu, "reduction of queueing times after " + step);
+  }
+  if (events) {
+    // Each iteration's time: the largest over the local ranks, then over every rank.
+    std::vector<std::vector<double>> it(ranks_.size(), std::vector<double>(iterations));
+    for (std::size_t i = 0; i < ranks_.size(); ++i) {
+      for (int k = 0; k < iterations; ++k) {
+        float ms = 0;
+        cuda_check(cudaEventElapsedTime(&ms, ranks_[i].iter_events[k], ranks_[i].iter_events[k + 1]),
+                   "cudaEventElapsedTime");
+        it[i][k] = static_cast<double>(ms) * 1000.0;
+      }
+    }
+    bt.iter_us = reduce_iter_max(std::move(it), "reduction of per-iteration times after " + step);
+  }
+  return bt;
+}
+
+std::vector<double> GpuSession::reduce_iter_max(std::vector<std::vector<double>> per_rank, const std::string& step) {
+  std::size_t n = per_rank.front().size();
+  for (auto& r : ranks_) {
+    if (r.iter_cap >= n) continue;
     set_device(r);
-    cuda_check(cudaEventRecord(r.stop, r.stream), "cudaEventRecord");
+    cudaFree(r.d_iter);
+    cudaFreeHost(r.h_iter);
+    r.d_iter = r.h_iter = nullptr;
+    r.iter_cap = 0;
+    cuda_check(cudaMalloc(reinterpret_cast<void**>(&r.d_iter), n * sizeof(double)), "cudaMalloc (-I times)");
+    cuda_check(cudaMallocHost(reinterpret_cast<void**>(&r.h_iter), n * sizeof(double)), "cudaMallocHost (-I times)");
+    r.iter_cap = n;
   }
-  // Next batch: cover twice the time it took to queue the start events and the first operation.
-  double queued_us = std::chrono::duration<double, std::micro>(first - t0).count();
-  delay_us_ = std::clamp(2 * queued_us + 10, 20.0, 5000.0);
-  (void)launches;
+  for (std::size_t i = 0; i < ranks_.size(); ++i) {
+    auto& r = ranks_[i];
+    set_device(r);
+    std::memcpy(r.h_iter, per_rank[i].data(), n * sizeof(double));
+    cuda_check(cudaMemcpyAsync(r.d_iter, r.h_iter, n * sizeof(double), cudaMemcpyHostToDevice, r.stream), "cudaMemcpyAsync");
+  }
+  nccl_check(nccl_.GroupStart(), nullptr, "ncclGroupStart");
+  for (auto& r : ranks_)
+    nccl_check(nccl_.AllReduce(r.d_iter, r.d_iter, n, ncclFloat64, ncclMax, r.comm, r.stream), &r, "ncclAllReduce");
+  nccl_check(nccl_.GroupEnd(), nullptr, "ncclGroupEnd");
+  for (auto& r : ranks_)
+    cuda_check(cudaMemcpyAsync(r.h_iter, r.d_iter, n * sizeof(double), cudaMemcpyDeviceToHost, r.stream), "cudaMemcpyAsync");
   wait_all(step);
-  std::vector<std::vector<double>> vals;
-  for (auto& r : ranks_) {
-    float ms = 0;
-    cuda_check(cudaEventElapsedTime(&ms, r.start, r.stop), "cudaEventElapsedTime");
-    vals.push_back({static_cast<double>(ms)});
-  }
-  double total_ms = reduce_sum(vals, "reduction of batch times after " + step)[0];
-  return total_ms / nranks_ * 1000.0 / iterations;
+  return std::vector<double>(ranks_[0].h_iter, ranks_[0].h_iter + n);
 }
 
 Timing GpuSession::measure(const Options& o, const SizeResult& res, bool in_place, bool& hang_armed) {
   const auto& d = describe(o.collective);
   std::string what = std::string(d.name) + " " + std::to_string(res.bytes) + " B " + (in_place ? "in-place" : "out-of-place");
   std::optional<std::int64_t> wrong;
-  if (o.check) wrong = check(o, in_place);
+  if (o.check && (!in_place || d.in_place_checked)) wrong = check(o, in_place);
+  iter_ = 0;
   const StopRule& rule = o.stop;
   int skip = -1;
   if (hang_armed) {  // test hook: one rank leaves the others waiting in the first timed batch
@@ -623,10 +960,10 @@ Timing GpuSession::measure(const Options& o, const SizeResult& res, bool in_plac
   }
   int k;
   if (rule.adaptive) {
-    double first = timed_batch(o, in_place, 1, false, skip, what + ", first iteration");
+    double first = timed_batch(o, in_place, 1, false, skip, what + ", first iteration").time_us;
     int warm = o.warmup_explicit ? o.stop.fixed_warmup : warmup_iterations(rule, first);
     // The warm-up is timed too (not kept): a better estimate than the cold first iteration.
-    double est_us = warm > 0 ? timed_batch(o, in_place, warm, false, -1, what + ", warm-up") : first;
+    double est_us = warm > 0 ? timed_batch(o, in_place, warm, false, -1, what + ", warm-up").time_us : first;
     k = batch_iterations(rule, est_us);
   } else {
     issue(o, in_place, rule.fixed_warmup, skip);
@@ -647,15 +984,35 @@ Timing GpuSession::measure(const Options& o, const SizeResult& res, bool in_plac
     }
     wait_all(what + ", graph warm-up");
   }
+  iter_ = 0;  // timed iterations start at the buffers' start, as nccl-tests' do
   Estimator est(rule);
-  while (!est.done()) est.add_batch(timed_batch(o, in_place, k, o.graphs, -1, what), k);
+  double cpu_sum = 0;
+  std::vector<double> iter_us;
+  while (!est.done()) {
+    BatchTime bt = timed_batch(o, in_place, k, o.graphs, -1, what);
+    est.add_batch(bt.time_us, k);
+    cpu_sum += bt.cpu_us * k;
+    iter_us.insert(iter_us.end(), bt.iter_us.begin(), bt.iter_us.end());
+  }
   drop_graphs();
-  Timing t = make_timing(d, nranks_, res.bytes, est.mean_us());
+  Timing t = make_timing(d, nranks_, algbw_bytes(d, ranks_.front().plan, type_size(o.type), nranks_), est.mean_us());
   t.wrong = wrong;
   t.iterations = est.iterations();
   t.batches = est.batches();
   t.rel_ci = est.rel_ci();
+  if (o.timer == Timer::Wall && t.iterations > 0) t.cpu_time_us = cpu_sum / static_cast<double>(t.iterations);
+  if (o.per_iter) t.per_iter = iter_stats(std::move(iter_us), o.per_iter_skip);
   return t;
+}
+
+// nccl-tests' time stamps: local time, "%Y-%m-%d %H:%M:%S".
+std::string local_time_now() {
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  localtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
+  return buf;
 }
 
 std::string utc_now() {
@@ -673,6 +1030,9 @@ Report GpuSession::run(const Options& o, const std::function<void(const Report&,
   if (d.has_root && o.root >= nranks_)
     throw UsageError("bench: --root " + std::to_string(o.root) + " but the job has " + std::to_string(nranks_) +
                      " ranks (0.." + std::to_string(nranks_ - 1) + ")");
+  if (d.runs_on && !d.runs_on(nranks_))
+    throw UsageError("bench: " + std::string(d.name) + " needs a power-of-two number of ranks (recursive "
+                     "doubling); this job has " + std::to_string(nranks_));
   // Ranks started with different flags would wait for each other forever: compare first.
   std::uint64_t fp = settings_fingerprint(o);
   for (auto& r : ranks_) {
@@ -721,21 +1081,25 @@ Report GpuSession::run(const Options& o, const std::function<void(const Report&,
   auto sizes = sweep_sizes(o.sweep);
   ensure_buffers(o, sizes);
   std::size_t ts = type_size(o.type);
-  Progress progress(prints_ && o.progress, sizes.size());
+  Progress progress(prints_ && o.progress, sizes.size() * static_cast<std::size_t>(o.cycles));
   bool hang_armed = o.debug_hang_rank >= 0;
   auto t0 = std::chrono::steady_clock::now();
-  for (std::size_t i = 0; i < sizes.size(); ++i) {
-    for (auto& r : ranks_) r.plan = d.plan(sizes[i] / ts, nranks_, r.rank);
-    SizeResult res;
-    res.count = ranks_[0].plan.total;
-    res.bytes = res.count * ts;
-    progress.update(i, std::string(d.name) + " " + size_label(res.bytes));
-    res.out_of_place = measure(o, res, false, hang_armed);
-    if (d.in_place) res.in_place = measure(o, res, true, hang_armed);
-    rep.results.push_back(res);
-    if (prints_ && row) {
-      progress.clear();
-      row(rep, res);
+  for (int cycle = 0; cycle < o.cycles; ++cycle) {
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+      for (auto& r : ranks_) r.plan = d.plan(sizes[i] / ts, ts, nranks_, r.rank);
+      SizeResult res;
+      res.cycle = cycle;
+      // nccl-tests' columns: size = the larger buffer, count = the count argument of the call.
+      res.count = ranks_[0].plan.param_count;
+      res.bytes = static_cast<std::uint64_t>(ranks_[0].plan.total) * ts;
+      progress.update(cycle * sizes.size() + i, std::string(d.name) + " " + size_label(res.bytes));
+      res.out_of_place = measure(o, res, false, hang_armed);
+      res.in_place = measure(o, res, true, hang_armed);
+      rep.results.push_back(res);
+      if (prints_ && row) {
+        progress.clear();
+        row(rep, res);
+      }
     }
   }
   progress.clear();
@@ -777,6 +1141,8 @@ std::unique_ptr<Session> Session::open(const Options& o) { return std::make_uniq
 
 int run_cli(const Options& o, std::ostream& out, std::ostream& err) {
   try {
+    NcclTestsJsonContext jctx;
+    jctx.start_time = local_time_now();
     auto session = Session::open(o);
     bool header_done = false;
     auto row = [&](const Report& r, const SizeResult& s) {
@@ -806,6 +1172,20 @@ int run_cli(const Options& o, std::ostream& out, std::ostream& err) {
         std::ofstream f(o.csv_file);
         f << render_csv(rep);
         if (!f) err << "fabscope bench: cannot write " << o.csv_file << "\n";
+      }
+      if (!o.nccl_tests_json.empty()) {
+        const auto& api = gpu::nccl();
+        jctx.end_time = local_time_now();
+        jctx.args = o.argv;
+        for (char** e = environ; e && *e; ++e) jctx.env.emplace_back(*e);
+        if (api.GetVersion(&jctx.nccl_version_code) != ncclSuccess) jctx.nccl_version_code = 0;
+        if (api.GetLastError) {
+          const char* last = api.GetLastError(nullptr);
+          jctx.last_error = last ? last : "";
+        }
+        std::ofstream f(o.nccl_tests_json);
+        f << nccl_tests_json(rep, jctx);
+        if (!f) err << "fabscope bench: cannot write " << o.nccl_tests_json << "\n";
       }
     }
     out.flush();

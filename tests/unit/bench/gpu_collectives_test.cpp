@@ -51,9 +51,10 @@ void expect_all_correct(const Report& r, const std::string& what) {
     ASSERT_TRUE(s.out_of_place.wrong.has_value()) << what;
     EXPECT_EQ(*s.out_of_place.wrong, 0) << what << " out-of-place " << s.bytes << " B";
     EXPECT_GT(s.out_of_place.time_us, 0) << what;
-    if (s.in_place) {
-      EXPECT_EQ(*s.in_place->wrong, 0) << what << " in-place " << s.bytes << " B";
-    }
+    ASSERT_TRUE(s.in_place.has_value()) << what << ": nccl-tests times in place for every collective";
+    EXPECT_GT(s.in_place->time_us, 0) << what;
+    if (s.in_place->wrong) EXPECT_EQ(*s.in_place->wrong, 0) << what << " in-place " << s.bytes << " B";
+    else EXPECT_FALSE(describe(r.options.collective).in_place_checked) << what << " in-place not checked";
   }
   EXPECT_EQ(r.summary.wrong_total, 0) << what;
 }
@@ -66,6 +67,7 @@ const char* kSizes = "8,100,4100,1M,3M";
 TEST(GpuCollectives, EveryCollectiveFloatSum) {
   NEED_GPUS();
   for (const auto& d : all_collectives()) {
+    if (d.runs_on && !d.runs_on(S->nranks())) continue;
     auto r = run_case(S, {std::string(d.name), "--sizes", kSizes});
     expect_all_correct(r, std::string(d.name));
   }
@@ -92,7 +94,7 @@ TEST(GpuCollectives, ReduceScatterAndReduceWithEveryOperator) {
 TEST(GpuCollectives, RootSelection) {
   NEED_GPUS();
   for (int root = 0; root < S->nranks(); ++root)
-    for (const char* c : {"broadcast", "reduce"}) {
+    for (const char* c : {"broadcast", "reduce", "gather", "scatter"}) {
       auto r = run_case(S, {c, "-r", std::to_string(root), "--sizes", "4100,1M", "-d", "half"});
       expect_all_correct(r, std::string(c) + " root " + std::to_string(root));
     }
@@ -120,4 +122,52 @@ TEST(GpuCollectives, NcclTestsBusBandwidthAtOneMegabyteIsPositive) {
   if (S->nranks() > 1) {
     EXPECT_GT(r.results[0].out_of_place.busbw_gbytes_per_s, 0.1);
   }
+}
+
+TEST(GpuCollectives, BufferRegistrationLocalAndSymmetric) {
+  NEED_GPUS();
+  for (const char* reg : {"1", "2"})
+    for (const char* c : {"all_reduce", "all_gather", "sendrecv"}) {
+      Report r;
+      try {
+        r = run_case(S, {c, "-R", reg, "--sizes", "8,4100,1M,16M"});
+      } catch (const fabscope::Error& e) {
+        // An NCCL without the call says which version it needs; anything else is a failure.
+        EXPECT_NE(std::string(e.what()).find("needs NCCL"), std::string::npos) << e.what();
+        continue;
+      }
+      expect_all_correct(r, std::string(c) + " -R " + reg);
+    }
+  // Back to unregistered buffers on the same session.
+  expect_all_correct(run_case(S, {"all_reduce", "--sizes", "1M"}), "after -R");
+}
+
+TEST(GpuCollectives, PerIterationTimesAndCycles) {
+  NEED_GPUS();
+  auto r = S->run(parse_options({"all_reduce", "--sizes", "8,1M", "-n", "10", "-w", "2", "-I", "1", "-K", "1", "-N",
+                                 "2", "--no-progress", "--launcher", "local"}),
+                  nullptr);
+  expect_all_correct(r, "-I 1 -N 2");
+  ASSERT_EQ(r.results.size(), 4u);
+  EXPECT_EQ(r.results[2].cycle, 1);
+  for (const auto& s : r.results) {
+    ASSERT_TRUE(s.out_of_place.per_iter.has_value());
+    const auto& st = *s.out_of_place.per_iter;
+    EXPECT_EQ(st.times_us.size(), 10u);
+    EXPECT_EQ(st.skipped, 1);
+    EXPECT_GT(st.min_us, 0);
+    EXPECT_LE(st.min_us, st.p50_us);
+    EXPECT_LE(st.p99_us, st.max_us);
+    EXPECT_GE(s.out_of_place.cpu_time_us, 0);
+  }
+}
+
+TEST(GpuCollectives, BothTimersAndEveryAverageMode) {
+  NEED_GPUS();
+  for (const char* timer : {"wall", "gpu"})
+    for (const char* a : {"0", "1", "2", "3"}) {
+      auto r = run_case(S, {"all_reduce", "--sizes", "64K", "--timer", timer, "-a", a});
+      expect_all_correct(r, std::string("--timer ") + timer + " -a " + a);
+      EXPECT_EQ(r.results[0].out_of_place.cpu_time_us >= 0, std::string(timer) == "wall");
+    }
 }

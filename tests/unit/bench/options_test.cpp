@@ -119,3 +119,63 @@ TEST(Options, FingerprintChangesWithEverySharedSetting) {
   // Output choices are per rank and do not matter.
   EXPECT_EQ(base, settings_fingerprint(parse_options({"--json", "--no-progress"})));
 }
+
+TEST(Options, DefaultTimerIsNcclTestsWallClockMeanOverRanks) {
+  Options o = parse_options({});
+  EXPECT_EQ(o.timer, Timer::Wall);
+  EXPECT_EQ(o.average, Average::Mean);
+  EXPECT_FALSE(o.report_cputime);
+  EXPECT_EQ(o.cycles, 1);
+  EXPECT_EQ(o.registration, Registration::None);
+  EXPECT_FALSE(o.per_iter);
+  EXPECT_TRUE(o.nccl_tests_json.empty());
+}
+
+TEST(Options, GpuTimerIsExplicit) {
+  EXPECT_EQ(parse_options({"--timer", "gpu"}).timer, Timer::Gpu);
+  EXPECT_EQ(parse_options({"--timer", "wall"}).timer, Timer::Wall);
+  EXPECT_NE(usage_error({"--timer", "cuda"}).find("--timer 'cuda'"), std::string::npos);
+}
+
+TEST(Options, NcclTestsLettersOfTheRestOfItsFlags) {
+  Options o = parse_options({"-a", "3", "-C", "1", "-N", "4", "-R", "2", "-I", "1", "-K", "2", "-n", "50", "-J",
+                             "out.json"});
+  EXPECT_EQ(o.average, Average::Max);
+  EXPECT_TRUE(o.report_cputime);
+  EXPECT_EQ(o.cycles, 4);
+  EXPECT_EQ(o.registration, Registration::Symmetric);
+  EXPECT_TRUE(o.per_iter);
+  EXPECT_EQ(o.per_iter_skip, 2);
+  EXPECT_EQ(o.nccl_tests_json, "out.json");
+  EXPECT_EQ(parse_options({"--average", "0"}).average, Average::Rank0);
+  EXPECT_EQ(parse_options({"--local_register", "1"}).registration, Registration::Local);
+}
+
+TEST(Options, BadValuesOfTheNewFlagsNameTheFlag) {
+  EXPECT_NE(usage_error({"-a", "4"}).find("average"), std::string::npos);
+  EXPECT_NE(usage_error({"-R", "3"}).find("local_register"), std::string::npos);
+  EXPECT_NE(usage_error({"-N", "0"}).find("run_cycles"), std::string::npos);
+  EXPECT_NE(usage_error({"-I", "2"}).find("per_iter_timing"), std::string::npos);
+  EXPECT_NE(usage_error({"-C", "yes please"}).find("report_cputime"), std::string::npos);
+}
+
+TEST(Options, PerIterationTimingConflicts) {
+  EXPECT_NE(usage_error({"-I", "1", "-G", "1"}).find("-G"), std::string::npos);
+  EXPECT_NE(usage_error({"-K", "3"}).find("-I 1"), std::string::npos);
+  EXPECT_NE(usage_error({"-I", "1", "-n", "5", "-K", "5"}).find("leaves none"), std::string::npos);
+  EXPECT_NE(usage_error({"-C", "1", "--timer", "gpu"}).find("--timer gpu"), std::string::npos);
+}
+
+TEST(Options, NewCollectivesTakeARootWhereNcclTestsGivesThemOne) {
+  EXPECT_EQ(parse_options({"gather", "-r", "1"}).root, 1);
+  EXPECT_EQ(parse_options({"scatter", "--root", "2"}).root, 2);
+  EXPECT_NE(usage_error({"alltoallv", "-r", "1"}).find("has no root"), std::string::npos);
+  EXPECT_NE(usage_error({"hypercube", "-o", "max"}).find("no reduction operator"), std::string::npos);
+}
+
+TEST(Options, TimerAndRegistrationChangeTheSettingsFingerprint) {
+  auto base = settings_fingerprint(parse_options({}));
+  EXPECT_NE(base, settings_fingerprint(parse_options({"--timer", "gpu"})));
+  EXPECT_NE(base, settings_fingerprint(parse_options({"-R", "1"})));
+  EXPECT_NE(base, settings_fingerprint(parse_options({"-N", "2"})));
+}

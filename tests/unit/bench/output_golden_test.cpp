@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "bench/efficiency.hpp"
+#include "bench/nccltests_json.hpp"
 #include "bench/output.hpp"
 #include "support/fixtures.hpp"
 
@@ -107,6 +108,111 @@ TEST(Golden, Csv) { compare("h200x2-all_reduce.csv", render_csv(h200_report()));
 
 TEST(Golden, Json) { compare("h200x2-all_reduce.json", report_json(h200_report()).dump(2) + "\n"); }
 
+namespace {
+NcclTestsJsonContext nccl_tests_context() {
+  NcclTestsJsonContext c;
+  c.start_time = "2026-11-23 10:00:00";
+  c.end_time = "2026-11-23 10:00:02";
+  c.args = {"fabscope", "bench", "--sizes", "8,1M,16M,256M,1G", "-J", "/tmp/out.json"};
+  c.env = {"NCCL_NVLS_ENABLE=0", "PATH=/usr/bin"};
+  c.nccl_version_code = 22803;
+  return c;
+}
+
+// Keys of an object in document order (nlohmann::ordered_json keeps them).
+std::vector<std::string> keys(const nlohmann::ordered_json& j) {
+  std::vector<std::string> k;
+  for (auto it = j.begin(); it != j.end(); ++it) k.push_back(it.key());
+  return k;
+}
+}  // namespace
+
+TEST(Golden, NcclTestsJsonFile) {
+  compare("h200x2-all_reduce.nccl-tests.json", nccl_tests_json(h200_report(), nccl_tests_context()));
+}
+
+// The key order and value forms nccl-tests 2.19.6 writes (src/util.cu: jsonOutputInit,
+// writeDeviceReport, writeBenchmarkLine*, writeResultFooter, writeErrors, jsonOutputFinalize).
+TEST(NcclTestsJson, KeysInNcclTestsOrderAndValueForms) {
+  auto j = nlohmann::ordered_json::parse(nccl_tests_json(h200_report(), nccl_tests_context()));
+  EXPECT_EQ(keys(j), (std::vector<std::string>{"version", "start_time", "args", "env", "nccl_version", "config",
+                                               "results", "out_of_bounds", "average_bus_bandwidth", "errors",
+                                               "end_time"}));
+  EXPECT_EQ(j["version"], 3);
+  EXPECT_EQ(j["nccl_version"], 22803);
+  EXPECT_EQ(keys(j["config"]),
+            (std::vector<std::string>{"nthreads", "ngpus", "minimum_bytes", "maximum_bytes", "step_bytes",
+                                      "warmup_iters", "iterations", "aggregated_iterations", "validation", "graph",
+                                      "blocking_collectives", "per_iter_timing", "per_iter_skip", "parallel_init",
+                                      "devices"}));
+  EXPECT_EQ(j["config"]["blocking_collectives"], "false");  // booleans are strings in nccl-tests
+  EXPECT_EQ(keys(j["config"]["devices"][1]),
+            (std::vector<std::string>{"rank", "group", "pid", "hostname", "device", "device_hex", "device_info"}));
+  EXPECT_EQ(j["config"]["devices"][1]["device_hex"], "0000:00:07");
+  const auto& row = j["results"][4];
+  EXPECT_EQ(keys(row), (std::vector<std::string>{"size", "count", "type", "redop", "root", "out_of_place",
+                                                 "in_place", "actual_iterations", "experiment_name"}));
+  EXPECT_EQ(row["root"], "    -1");  // the 6-wide text of the column
+  EXPECT_EQ(row["count"], 268435456);
+  EXPECT_EQ(keys(row["out_of_place"]), (std::vector<std::string>{"time", "alg_bw", "bus_bw", "nwrong"}));
+  EXPECT_TRUE(row["in_place"]["nwrong"].is_number_float());
+  EXPECT_EQ(keys(j["out_of_bounds"]), (std::vector<std::string>{"count", "okay"}));
+  EXPECT_EQ(j["out_of_bounds"]["okay"], "true");
+  EXPECT_EQ(j["average_bus_bandwidth"]["okay"], "unchecked");
+}
+
+TEST(NcclTestsJson, CputimePerIterationAndUncheckedPlacements) {
+  auto r = h200_report();
+  r.options = parse_options({"--sizes", "8,1M,16M,256M,1G", "-C", "1", "-I", "1", "-n", "4", "-K", "1"});
+  for (auto& s : r.results) {
+    s.out_of_place.cpu_time_us = 2.5;
+    s.out_of_place.per_iter = iter_stats({9, 4, 3, 5}, 1);
+    s.in_place->per_iter = iter_stats({9, 4, 3, 5}, 1);
+  }
+  r.results[0].in_place->wrong.reset();
+  auto j = nlohmann::ordered_json::parse(nccl_tests_json(r, nccl_tests_context()));
+  const auto& row = j["results"][0];
+  EXPECT_EQ(keys(row), (std::vector<std::string>{"size", "count", "type", "redop", "root", "out_of_place",
+                                                 "out_of_place_per_iter", "in_place", "in_place_per_iter",
+                                                 "actual_iterations", "experiment_name"}));
+  EXPECT_EQ(keys(row["out_of_place"]), (std::vector<std::string>{"cpu_time", "alg_bw", "bus_bw", "nwrong"}));
+  EXPECT_DOUBLE_EQ(row["out_of_place"]["cpu_time"].get<double>(), 2.5);
+  EXPECT_TRUE(row["in_place"]["nwrong"].is_null());
+  const auto& pi = row["out_of_place_per_iter"];
+  EXPECT_EQ(keys(pi), (std::vector<std::string>{"skipped_iterations", "min_us", "max_us", "avg_us", "p50_us", "p95_us",
+                                                "p99_us", "stdev_us", "cv_pct", "times_us"}));
+  EXPECT_EQ(pi["skipped_iterations"], 1);
+  EXPECT_DOUBLE_EQ(pi["min_us"].get<double>(), 3);
+  EXPECT_DOUBLE_EQ(pi["max_us"].get<double>(), 5);
+  EXPECT_EQ(pi["times_us"].size(), 4u);
+  EXPECT_EQ(j["config"]["iterations"], 4);
+  EXPECT_EQ(j["config"]["per_iter_timing"], "true");
+}
+
+TEST(NcclTestsJson, StringsEscapedAsNcclTestsDoes) {
+  EXPECT_EQ(nccl_tests_json_string("a\"b/c\\d\te\n"), "a\\\"b\\/c\\\\d\\te\\n");
+  EXPECT_EQ(nccl_tests_json_string(std::string("ok\x01tail")), "ok");  // stops at a control character
+}
+
+TEST(IterStats, NearestRankPercentilesAndPopulationStdev) {
+  std::vector<double> t;
+  for (int i = 1; i <= 200; ++i) t.push_back(i);
+  auto s = iter_stats(t, 0);
+  EXPECT_EQ(s.min_us, 1);
+  EXPECT_EQ(s.max_us, 200);
+  EXPECT_EQ(s.p50_us, 101);  // sorted[n / 2]
+  EXPECT_EQ(s.p95_us, 190);  // sorted[ceil(0.95 n) - 1]
+  EXPECT_EQ(s.p99_us, 198);
+  EXPECT_DOUBLE_EQ(s.avg_us, 100.5);
+  EXPECT_NEAR(s.stdev_us, 57.7343, 1e-4);
+  auto few = iter_stats({5, 1, 3}, 0);
+  EXPECT_EQ(few.p99_us, 5);  // fewer than 100 samples: p99 is the largest
+  auto skipped = iter_stats({100, 1, 2}, 1);
+  EXPECT_EQ(skipped.max_us, 2);
+  EXPECT_EQ(skipped.times_us.size(), 3u);
+  EXPECT_EQ(iter_stats({1}, 1).max_us, 0);  // nothing left
+}
+
 TEST(Output, RowsParseLikeNcclTestsRows) {
   // What nccl-tests parsers do: split a non-comment line on whitespace, 13 fields, size first,
   // out-of-place busbw at index 7 and in-place busbw at index 11.
@@ -159,6 +265,34 @@ TEST(Output, WrongValuesSayFailed) {
   EXPECT_NE(text_summary(r).find("# Out of bounds values : 3 FAILED"), std::string::npos);
 }
 
+TEST(Output, PerIterationColumnsFollowEachPlacement) {
+  auto r = h200_report();
+  r.options = parse_options({"--sizes", "8,1M,16M,256M,1G", "-I", "1"});
+  r.results[0].out_of_place.per_iter = iter_stats({9, 4, 3, 5}, 0);
+  std::istringstream line(text_row(r, r.results[0]));
+  std::vector<std::string> f;
+  for (std::string w; line >> w;) f.push_back(w);
+  ASSERT_EQ(f.size(), 21u);  // nccl-tests -I 1: i_min i_max i_p99 i_cv% after each placement
+  EXPECT_EQ(f[9], "3.00");
+  EXPECT_EQ(f[10], "9.00");
+  EXPECT_NE(text_header(r).find("i_p99"), std::string::npos);
+}
+
+TEST(Output, CputimeLabelsTheTimeColumn) {
+  auto r = h200_report();
+  r.options = parse_options({"--sizes", "8", "-C", "1"});
+  r.results[0].out_of_place.cpu_time_us = 1.25;
+  EXPECT_NE(text_header(r).find("cputime"), std::string::npos);
+  EXPECT_NE(text_row(r, r.results[0]).find("   1.25"), std::string::npos);
+}
+
+TEST(Output, HeaderNamesTheTimer) {
+  auto r = h200_report();
+  EXPECT_NE(text_header(r).find(" timer: wall"), std::string::npos);
+  r.options.timer = Timer::Gpu;
+  EXPECT_NE(text_header(r).find("launch cost hidden"), std::string::npos);
+}
+
 TEST(Output, UndefinedInPlaceAndUncheckedPrintNA) {
   auto r = h200_report();
   r.results[0].in_place.reset();
@@ -182,7 +316,8 @@ TEST(Output, TimeColumnFitsSevenCharacters) {
 TEST(Output, JsonCarriesSchemaEnvironmentTopologyAndSettings) {
   auto j = report_json(h200_report());
   EXPECT_EQ(j.at("schema"), "fabscope.bench");
-  EXPECT_EQ(j.at("schema_version"), 1);
+  EXPECT_EQ(j.at("schema_version"), 2);
+  EXPECT_EQ(j.at("settings").at("timer"), "wall");
   EXPECT_EQ(j.at("settings").at("collective"), "all_reduce");
   EXPECT_EQ(j.at("environment").at("nccl_version"), "2.28.3");
   EXPECT_EQ(j.at("topology").at("nvlink_active_per_gpu"), 18);

@@ -86,6 +86,41 @@ TEST(Reference, SendRecvRingReceivesFromThePreviousRank) {
             ref::input_value(RedOp::Sum, 1, 9));
 }
 
+TEST(Reference, GatherRootHoldsEveryRanksBlockOthersAreNotChecked) {
+  auto e = ref::expected(Collective::Gather, RedOp::Sum, DataType::Float, 4, 2, 2, 10, 37);
+  EXPECT_TRUE(e.checked);
+  EXPECT_EQ(e.value, ref::input_value(RedOp::Sum, 3, 7));
+  EXPECT_FALSE(ref::expected(Collective::Gather, RedOp::Sum, DataType::Float, 4, 1, 2, 10, 37).checked);
+}
+
+TEST(Reference, ScatterRankRGetsBlockROfTheRootsInput) {
+  auto e = ref::expected(Collective::Scatter, RedOp::Sum, DataType::Float, 4, 3, 1, 10, 4);
+  EXPECT_EQ(e.value, ref::input_value(RedOp::Sum, 1, 34));
+}
+
+TEST(Reference, HypercubeEndsLikeAnAllGather) {
+  for (std::size_t i : {0u, 9u, 10u, 39u})
+    EXPECT_EQ(ref::expected(Collective::HyperCube, RedOp::Sum, DataType::Int32, 4, 1, 0, 10, i).value,
+              ref::expected(Collective::AllGather, RedOp::Sum, DataType::Int32, 4, 1, 0, 10, i).value);
+}
+
+TEST(Reference, AlltoallvSegmentsComeFromEachSourceInRankOrder) {
+  // 4 ranks, 256 floats per peer (4096 B in all): rank 1 receives 168 floats from rank 0
+  // (distance 1), none from itself, 512 from rank 2 (distance 3) and 340 from rank 3 (distance 2),
+  // in source order.
+  const int n = 4, me = 1;
+  auto at = [&](std::size_t i) { return ref::expected(Collective::AlltoAllv, RedOp::Sum, DataType::Float, n, me, 0, 256, i); };
+  // Rank 0 sends rank 0 nothing, so rank 1's segment starts at rank 0's element 0.
+  EXPECT_EQ(at(0).value, ref::input_value(RedOp::Sum, 0, 0));
+  EXPECT_EQ(at(167).value, ref::input_value(RedOp::Sum, 0, 167));
+  // Rank 2's segment for rank 1 follows its segment for rank 0 (340 floats): offset 340.
+  EXPECT_EQ(at(168).value, ref::input_value(RedOp::Sum, 2, 340));
+  // Rank 3's segment for rank 1 follows its segment for rank 0 (distance 1: 168 floats).
+  EXPECT_EQ(at(168 + 512).value, ref::input_value(RedOp::Sum, 3, 168));
+  EXPECT_TRUE(at(1019).checked);
+  EXPECT_FALSE(at(1020).checked);  // past what rank 1 receives
+}
+
 TEST(Reference, BroadcastEveryRankHoldsTheRootsInput) {
   EXPECT_EQ(ref::expected(Collective::Broadcast, RedOp::Sum, DataType::Half, 8, 5, 3, 100, 42).value,
             ref::input_value(RedOp::Sum, 3, 42));
