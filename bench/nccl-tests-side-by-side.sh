@@ -32,24 +32,26 @@ find_fabscope() {
   exit 3
 }
 
+HOME_NCCL=${NCCL_HOME:-}
+if [[ -z $HOME_NCCL ]]; then
+  for d in /usr/local/cuda /usr /usr/local /opt/nccl; do
+    [[ -f $d/include/nccl.h ]] && { HOME_NCCL=$d; break; }
+  done
+fi
+LIBDIR=$HOME_NCCL/lib
+[[ -d $HOME_NCCL/lib64 && ! -e $HOME_NCCL/lib/libnccl.so ]] && LIBDIR=$HOME_NCCL/lib64
+# libnccl where the tests find it at run time, as fabscope's dlopen does.
+[[ -d $LIBDIR ]] && export LD_LIBRARY_PATH=$LIBDIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+
 do_build() {
   [[ -f $SRC/src/common.cu ]] || { echo "no nccl-tests source in $SRC (NCCL_TESTS_SRC)" >&2; exit 3; }
-  local cc home=${NCCL_HOME:-}
+  local cc home=$HOME_NCCL
   cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d ' .')
-  if [[ -z $home ]]; then
-    for d in /usr/local/cuda /usr /usr/local /opt/nccl; do
-      [[ -f $d/include/nccl.h ]] && { home=$d; break; }
-    done
-  fi
-  local libdir=$home/lib
-  [[ -d $home/lib64 && ! -e $home/lib/libnccl.so ]] && libdir=$home/lib64
   echo "nccl-tests $(git -C "$SRC" describe --tags 2>/dev/null || grep -ho 'NCCL_TESTS_VERSION.*' "$SRC/src/common.h" | head -1)" \
     "for sm_$cc, NCCL from $home" | tee "$OUT/nccl-tests-build.log"
   make -C "$SRC" -j"$(nproc)" MPI=0 BUILDDIR="$NT_BUILD" NCCL_HOME="$home" CUDA_HOME=/usr/local/cuda \
     NVCC_GENCODE="-gencode=arch=compute_$cc,code=sm_$cc" >>"$OUT/nccl-tests-build.log" 2>&1 \
     || { tail -30 "$OUT/nccl-tests-build.log" >&2; exit 3; }
-  # libnccl where the tests find it at run time, as fabscope's dlopen does.
-  [[ -d $libdir ]] && export LD_LIBRARY_PATH=$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 }
 
 compare() {  # compare NAME COLLECTIVES SWEEP FABSCOPE_ARGS NCCL_TESTS_ARGS
