@@ -90,4 +90,13 @@ if(FABSCOPE_DPKG_SHLIBDEPS)
   set(CPACK_PROJECT_CONFIG_FILE ${PROJECT_BINARY_DIR}/package/cpack-project.cmake)
 endif()
 
+# Shared libraries in the linker's directories (the NCCL tuner plugin, which NCCL opens by its
+# name, libnccl-tuner-fabscope.so, so it lives in /usr/lib) need the ldconfig trigger (Debian
+# policy 8.1.1; lintian's lacks-ldconfig-trigger). Whether there are any is known only once the
+# install rules ran, so a pre-build script looks at the staging tree and adds the trigger then.
+file(WRITE ${PROJECT_BINARY_DIR}/package/control/triggers "activate-noawait ldconfig\n")
+set(FABSCOPE_DEB_TRIGGERS ${PROJECT_BINARY_DIR}/package/control/triggers)
+set(CPACK_FABSCOPE_DEB_TRIGGERS ${FABSCOPE_DEB_TRIGGERS})  # CPACK_* reach the cpack run
+set(CPACK_PRE_BUILD_SCRIPTS ${PROJECT_SOURCE_DIR}/cmake/package_prebuild.cmake)
+
 include(CPack)
