@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <set>
 #include <sstream>
 #include <string>
@@ -151,6 +152,62 @@ TEST(BashCompletion, LoadsUnderTheBashCompletionPackage) {
   if (run_shell("test -r " + lib + " && echo yes").empty()) GTEST_SKIP() << lib << " not installed";
   EXPECT_EQ(complete({"fabscope", "env", "--format", "k"}, "source " + lib + "\n"),
             (std::set<std::string>{"k8s"}));
+}
+
+// zsh as a user meets it: an interactive zsh on a pseudo-terminal (zsh/zpty) with compinit and
+// the generated _fabscope on fpath; the line is typed and Tab pressed. compadd is wrapped to
+// append the matches it is given (after zsh's own prefix matching, -O) to a file.
+std::set<std::string> zsh_complete(const std::string& line) {
+  const std::string dir = std::string(FABSCOPE_DOCGEN_DIR) + "/zsh";
+  char tmpl[] = "/tmp/fabscope-zsh-XXXXXX";
+  const char* tmp = mkdtemp(tmpl);
+  if (!tmp) return {};
+  const std::string out = std::string(tmp) + "/matches";
+  const std::string script =
+      "zmodload zsh/zpty\n"
+      "zpty -b z zsh -f -i\n"
+      "zpty -w z \"PS1=''; fpath=(" + dir + " \\$fpath); autoload -Uz compinit; compinit -u -D\"\n"
+      "zpty -w z 'compadd() { if [[ \" $* \" == *\" -\"[OAD]\" \"* ]]; then builtin compadd \"$@\"; return; fi; "
+      "local -a m; builtin compadd -O m \"$@\"; print -rl -- $m >> " + out + "; builtin compadd \"$@\"; }'\n"
+      // _main_complete runs comppostfuncs once the completion is over: the end marker.
+      "zpty -w z 'fabscope_done() { print done > " + out + ".done; }; comppostfuncs=(fabscope_done)'\n"
+      "zpty -w z \"bindkey '^I' complete-word\"\n"
+      "zpty -w -n z " + sq(line) + "$'\\t'\n"
+      "for i in {1..300}; do [[ -e " + out + ".done ]] && break; sleep 0.1; done\n"
+      "zpty -d z\n";
+  const std::string script_file = std::string(tmp) + "/drive.zsh";
+  {
+    FILE* f = fopen(script_file.c_str(), "w");
+    if (!f) return {};
+    fputs(script.c_str(), f);
+    fclose(f);
+  }
+  run_shell("zsh -f " + sq(script_file) + " >/dev/null 2>&1");
+  std::set<std::string> got;
+  std::istringstream lines(run_shell("cat " + sq(out) + " 2>/dev/null"));
+  std::string l;
+  while (std::getline(lines, l))
+    if (!l.empty()) got.insert(l);
+  run_shell("rm -rf " + sq(tmp));
+  return got;
+}
+
+std::set<std::string> long_flags(const std::string& cmd) {
+  std::set<std::string> out;
+  for (const auto& f : help_flags(cmd))
+    if (f.rfind("--", 0) == 0) out.insert(f);
+  return out;
+}
+
+TEST(ZshCompletion, CompletesCommandsFlagsAndChoicesInAnInteractiveZsh) {
+  if (run_shell("command -v zsh").empty()) GTEST_SKIP() << "zsh not installed";
+  const auto cmds = registry();
+  EXPECT_EQ(zsh_complete("fabscope "), std::set<std::string>(cmds.begin(), cmds.end()));
+  EXPECT_EQ(zsh_complete("fabscope env --format "),
+            (std::set<std::string>{"shell", "envfile", "docker", "k8s", "slurm", "torchrun", "json"}));
+  EXPECT_EQ(zsh_complete("fabscope bench all_"), (std::set<std::string>{"all_reduce", "all_gather"}));
+  EXPECT_EQ(zsh_complete("fabscope check --"), long_flags("check"));
+  EXPECT_EQ(zsh_complete("fabscope env lint --"), long_flags("env lint"));
 }
 
 TEST(ZshCompletion, ParsesAndDefinesEveryCommandFunction) {
