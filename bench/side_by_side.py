@@ -38,8 +38,12 @@ def parse_rows(text):
             continue
         try:
             size = int(f[0])
-            oop = (float(f[-8]), float(f[-6]), f[-5])
-            ip = (float(f[-4]), float(f[-2]), f[-1])
+            if len(f) >= 20:  # -I 1: four per-iteration columns after each placement
+                oop = (float(f[-16]), float(f[-14]), f[-13])
+                ip = (float(f[-8]), float(f[-6]), f[-5])
+            else:
+                oop = (float(f[-8]), float(f[-6]), f[-5])
+                ip = (float(f[-4]), float(f[-2]), f[-1])
         except ValueError:
             continue
         rows.setdefault((size, "oop"), []).append(oop)

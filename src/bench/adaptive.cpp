@@ -7,9 +7,10 @@ namespace fabscope::bench {
 
 int batch_iterations(const StopRule& rule, double est_iter_us) {
   if (!rule.adaptive) return std::max(1, rule.fixed_iters);
-  if (!(est_iter_us > 0)) return 1;
+  double lo = std::max(1, std::min(rule.min_batch_iters, rule.max_batch_iters));
+  if (!(est_iter_us > 0)) return static_cast<int>(lo);
   double n = std::ceil(rule.batch_time_s * 1e6 / est_iter_us);
-  return static_cast<int>(std::clamp(n, 1.0, static_cast<double>(rule.max_batch_iters)));
+  return static_cast<int>(std::clamp(n, lo, static_cast<double>(rule.max_batch_iters)));
 }
 
 int warmup_iterations(const StopRule& rule, double first_iter_us) {
