@@ -189,6 +189,47 @@ TEST(NcclTestsJson, CputimePerIterationAndUncheckedPlacements) {
   EXPECT_EQ(j["config"]["per_iter_timing"], "true");
 }
 
+// The shape of a JSON value: object keys in order with their shapes, an array's first element,
+// and the kind of every scalar (integer, float, string, null), so two documents with the same
+// layout and different numbers compare equal.
+std::string shape(const nlohmann::ordered_json& j) {
+  if (j.is_object()) {
+    std::string s = "{";
+    for (auto it = j.begin(); it != j.end(); ++it) s += it.key() + ":" + shape(it.value()) + ",";
+    return s + "}";
+  }
+  if (j.is_array()) return j.empty() ? "[]" : "[" + shape(j.front()) + "]";
+  if (j.is_number_integer()) return "int";
+  if (j.is_number_float()) return "float";
+  if (j.is_string()) return "string";
+  if (j.is_null()) return "null";
+  return "bool";
+}
+
+// Against a file nccl-tests 2.19.6 wrote on the H100 node for the same flags
+// (tests/fixtures/nccl-tests-json/SOURCE): the same keys in the same order, the same kinds.
+TEST(NcclTestsJson, SameLayoutAsAFileNcclTestsWrote) {
+  std::ifstream in(std::filesystem::path(FABSCOPE_TEST_FIXTURES) / "nccl-tests-json/h100-all_reduce-I.json");
+  ASSERT_TRUE(in);
+  std::stringstream text;
+  text << in.rdbuf();
+  auto theirs = nlohmann::ordered_json::parse(text.str());
+
+  auto r = h200_report();
+  r.options = parse_options({"-b", "8", "-e", "1M", "-f", "32", "-n", "20", "-w", "1", "-I", "1", "-J", "out.json"});
+  r.env.nranks = 1;
+  r.devices.resize(1);
+  for (auto& s : r.results) {
+    s.out_of_place.per_iter = iter_stats(std::vector<double>(20, 7.5), 0);
+    s.in_place->per_iter = iter_stats(std::vector<double>(20, 2.5), 0);
+  }
+  auto ours = nlohmann::ordered_json::parse(nccl_tests_json(r, nccl_tests_context()));
+  EXPECT_EQ(shape(ours), shape(theirs));
+  EXPECT_EQ(shape(ours["results"][0]), shape(theirs["results"][0]));
+  EXPECT_EQ(shape(ours["config"]), shape(theirs["config"]));
+  EXPECT_EQ(ours["errors"], theirs["errors"]);
+}
+
 TEST(NcclTestsJson, StringsEscapedAsNcclTestsDoes) {
   EXPECT_EQ(nccl_tests_json_string("a\"b/c\\d\te\n"), "a\\\"b\\/c\\\\d\\te\\n");
   EXPECT_EQ(nccl_tests_json_string(std::string("ok\x01tail")), "ok");  // stops at a control character
