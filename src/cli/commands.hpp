@@ -30,5 +30,6 @@ int cmd_env(int argc, char** argv);
 int cmd_log(int argc, char** argv);
 int cmd_bench(int argc, char** argv);
 int cmd_exporter(int argc, char** argv);
+int cmd_report(int argc, char** argv);
 
 }  // namespace fabscope::cli

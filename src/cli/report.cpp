@@ -1,0 +1,94 @@
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <iostream>
+
+#include "cli/commands.hpp"
+#include "core/args.hpp"
+#include "core/error.hpp"
+#include "core/json.hpp"
+#include "report/load.hpp"
+#include "report/render.hpp"
+
+namespace fabscope::cli {
+
+namespace {
+
+std::string now_utc() {
+  std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+// Written next to the target and renamed, so a reader never sees half a report.
+void write_file(const std::string& path, const std::string& text) {
+  std::string tmp = path + ".tmp";
+  std::FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (!f) throw Error(path + ": cannot write: " + std::strerror(errno));
+  bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  ok = (std::fclose(f) == 0) && ok;
+  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    int e = errno;
+    std::remove(tmp.c_str());
+    throw Error(path + ": cannot write: " + std::strerror(e));
+  }
+}
+
+}  // namespace
+
+int cmd_report(int argc, char** argv) {
+  core::ArgParser args("report",
+                       "Write one self-contained HTML report (inline CSS and SVG, no network when opened)\n"
+                       "from the JSON of doctor, check and bench, and nccl-tests text outputs.");
+  args.option("-o,--output", "FILE", "the HTML file to write", "fabscope-report.html")
+      .multi("--nccl-tests", "FILE", "an nccl-tests output (all_reduce_perf ... > FILE)")
+      .option("--title", "TEXT", "the page title", "fabscope report")
+      .option("--docs-url", "URL", "prefix of the docs/checks.md links of findings (default: relative)")
+      .flag("--json", "print what was written as JSON (schema fabscope.report) instead of its path")
+      .positional("FILE.json", "outputs of `doctor --json`, `check --json`, `bench --json`", true, false)
+      .example("fabscope report node.json bench.json -o report.html", "a node's findings and its benchmark")
+      .example("fabscope report default.json tuned.json --nccl-tests nccl.txt -o cmp.html",
+               "two bench runs and an nccl-tests run overlaid")
+      .footer("Exit codes: 0 report written, 3 usage error or an input that cannot be used (unreadable,\n"
+              "empty, truncated, another schema or a newer schema_version); the message names the file.");
+  if (!args.parse(argc, argv, std::cout)) return 0;
+  const auto& files = args.positionals();
+  const auto nccl = args.get_all("nccl-tests");
+  if (files.empty() && nccl.empty())
+    throw UsageError("report: no input: give FILE.json (doctor, check, bench) or --nccl-tests FILE");
+  const std::string output = args.get("output");
+  if (output.empty()) throw UsageError("report: --output must name a file");
+
+  report::Report r;
+  r.title = args.get("title");
+  r.docs_url = args.get("docs-url");
+  r.generated_utc = now_utc();
+  for (const auto& f : files) r.inputs.push_back(report::load_json_file(f));
+  for (const auto& f : nccl)
+    for (auto& in : report::load_nccl_tests_file(f)) r.inputs.push_back(std::move(in));
+
+  report::Rendered page = report::render(r);
+  write_file(output, page.html);
+
+  if (args.has("json")) {
+    json j{{"schema", "fabscope.report"}, {"schema_version", 1}, {"output", output},
+           {"bytes", page.html.size()}, {"sections", page.sections}, {"inputs", json::array()}};
+    for (const auto& in : r.inputs)
+      j["inputs"].push_back({{"file", in.file},
+                             {"label", in.label},
+                             {"schema", in.schema},
+                             {"schema_version", in.schema_version ? json(in.schema_version) : json(nullptr)}});
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::cout << output << "\n";
+  }
+  return 0;
+}
+
+}  // namespace fabscope::cli

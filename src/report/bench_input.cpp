@@ -1,0 +1,73 @@
+// fabscope.bench (docs/bench.md) -> BenchRun.
+#include <algorithm>
+#include <set>
+
+#include "report/fields.hpp"
+#include "report/load.hpp"
+
+namespace fabscope::report {
+
+namespace {
+
+Placement placement(const Fields& p) {
+  Placement x;
+  x.time_us = p.num("time_us");
+  x.algbw_gbytes_per_s = p.num("algbw_gbytes_per_s");
+  x.busbw_gbytes_per_s = p.num("busbw_gbytes_per_s");
+  if (x.time_us < 0) p.fail("time_us", "negative");
+  if (x.busbw_gbytes_per_s < 0) p.fail("busbw_gbytes_per_s", "negative");
+  x.wrong = p.opt_int("wrong");
+  return x;
+}
+
+}  // namespace
+
+BenchRun bench_from_json(const std::string& file, const json& doc) {
+  Fields top(file, doc);
+  BenchRun r;
+  r.source = "fabscope bench";
+  Fields settings = top.object("settings");
+  r.collective = settings.str("collective");
+  r.datatype = settings.str_or("datatype", "");
+  r.op = settings.str_or("op", "");
+  Fields env = top.object("environment");
+  if (auto n = env.opt_int("nranks")) r.nranks = static_cast<int>(*n);
+  r.nccl_version = env.str_or("nccl_version", "");
+  r.cuda_driver = env.str_or("cuda_driver", "");
+  r.nvidia_driver = env.str_or("nvidia_driver", "");
+  r.tool_version = env.str_or("fabscope_version", "");
+  r.date_utc = env.str_or("date_utc", "");
+  if (auto topo = top.optional_object("topology"))
+    if (auto n = topo->opt_int("nodes")) r.nodes = static_cast<int>(*n);
+  std::vector<std::string> hosts;
+  if (top.has("devices")) {
+    for (const auto& d : top.array("devices")) {
+      std::string h = d.str_or("host", "");
+      if (!h.empty() && std::find(hosts.begin(), hosts.end(), h) == hosts.end()) hosts.push_back(h);
+      if (r.gpu_name.empty()) r.gpu_name = d.str_or("name", "");
+    }
+  }
+  if (hosts.empty()) hosts.push_back(env.str_or("hostname", ""));
+  for (const auto& h : hosts) r.hosts += (r.hosts.empty() ? "" : ", ") + h;
+  for (const auto& row : top.array("results")) {
+    BenchRow b;
+    b.size_bytes = row.uint("size_bytes");
+    b.count = row.uint("count");
+    b.out_of_place = placement(row.object("out_of_place"));
+    if (auto ip = row.optional_object("in_place")) b.in_place = placement(*ip);
+    r.rows.push_back(b);
+  }
+  Fields sum = top.object("summary");
+  r.limit_gbytes_per_s = sum.opt_num("limit_gbytes_per_s");
+  if (r.limit_gbytes_per_s && *r.limit_gbytes_per_s <= 0)
+    sum.fail("limit_gbytes_per_s", "expected a positive number or null");
+  r.limit_path = sum.str_or("limit_path", "");
+  r.limit_description = sum.str_or("limit_description", "");
+  r.verdict_level = sum.str_or("verdict_level", "");
+  r.verdict = sum.str_or("verdict", "");
+  r.wrong_total = sum.opt_int("wrong_total");
+  r.avg_busbw_gbytes_per_s = sum.opt_num("avg_busbw_gbytes_per_s").value_or(0);
+  return r;
+}
+
+}  // namespace fabscope::report

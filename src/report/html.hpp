@@ -1,0 +1,28 @@
+#pragma once
+// Small helpers for writing HTML by hand: escaping and number/size formatting. The page's one
+// stylesheet (inline, no web fonts, no network) is here too.
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace fabscope::report {
+
+// Text and attribute escaping (& < > " ').
+std::string esc(std::string_view s);
+
+// 8 -> "8 B", 1048576 -> "1 MiB", 3221225472 -> "3 GiB", 1536 -> "1.5 KiB".
+std::string format_bytes(std::uint64_t bytes);
+// Fixed decimals without trailing noise: (332.3095, 2) -> "332.31".
+std::string fmt(double v, int decimals);
+// A number for SVG coordinates: one decimal at most.
+std::string coord(double v);
+
+// The inline stylesheet: colour-blind-safe palette (Okabe-Ito), readable at 360 px wide, and
+// print rules (no backgrounds needed to read it, sections kept on one page where they fit).
+const char* stylesheet();
+
+// Okabe-Ito colours, in the order series get them (black last).
+constexpr int kPaletteSize = 7;
+const char* palette(int i);
+
+}  // namespace fabscope::report

@@ -1,0 +1,137 @@
+#include "report/load.hpp"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+
+#include "core/error.hpp"
+#include "report/fields.hpp"
+#include "report/nccl_tests.hpp"
+
+namespace fabscope::report {
+
+const std::vector<KnownSchema>& known_schemas() {
+  static const std::vector<KnownSchema> k = {
+      {"fabscope.check", 1, InputKind::Node},
+      {"fabscope.doctor", 1, InputKind::Node},
+      {"fabscope.bench", 1, InputKind::Bench},
+  };
+  return k;
+}
+
+namespace {
+
+std::string known_list() {
+  std::string s;
+  for (const auto& k : known_schemas()) s += (s.empty() ? "" : ", ") + std::string(k.name);
+  return s;
+}
+
+}  // namespace
+
+std::string label_for(const std::string& path) {
+  std::string stem = std::filesystem::path(path).stem().string();
+  return stem.empty() ? path : stem;
+}
+
+std::string read_file(const std::string& path, std::size_t max_bytes) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw Error(path + ": is a directory, not a file");
+  std::FILE* f = path == "-" ? stdin : std::fopen(path.c_str(), "rb");
+  if (!f) throw Error(path + ": cannot open: " + std::strerror(errno));
+  std::string text;
+  char buf[65536];
+  std::size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) {
+    if (text.size() + n > max_bytes) {
+      if (f != stdin) std::fclose(f);
+      throw Error(path + ": larger than " + std::to_string(max_bytes >> 20) + " MiB; not read");
+    }
+    text.append(buf, n);
+  }
+  bool err = std::ferror(f);
+  if (f != stdin) std::fclose(f);
+  if (err) throw Error(path + ": read error");
+  return text;
+}
+
+Input input_from_json(const std::string& file, const json& doc) {
+  if (!doc.is_object())
+    throw Error(file + ": not a fabscope JSON output (the document is " + describe(doc) +
+                ", not an object)");
+  Fields top(file, doc);
+  if (!top.has("schema"))
+    throw Error(file + ": not a fabscope JSON output (no \"schema\" key); report reads " + known_list());
+  Input in;
+  in.file = file;
+  in.label = label_for(file);
+  in.schema = top.str("schema");
+  const KnownSchema* known = nullptr;
+  for (const auto& k : known_schemas())
+    if (in.schema == k.name) known = &k;
+  if (!known) {
+    if (in.schema == "fabscope.node")
+      throw Error(file + ": schema fabscope.node (probe output) is not a report input; give the "
+                         "output of `fabscope check --json` or `fabscope doctor --json`");
+    throw Error(file + ": schema '" + in.schema + "' is not one report reads (" + known_list() + ")");
+  }
+  std::int64_t version = top.integer("schema_version");
+  if (version > known->version)
+    throw Error(file + ": " + in.schema + " schema_version " + std::to_string(version) +
+                " is newer than this fabscope reads (" + std::to_string(known->version) +
+                "); use a newer fabscope report");
+  if (version < 1) top.fail("schema_version", "expected 1 or more, got " + std::to_string(version));
+  in.schema_version = static_cast<int>(version);
+  in.kind = known->kind;
+  if (known->kind == InputKind::Node)
+    in.node = node_from_json(file, doc, in.schema == "fabscope.doctor");
+  else
+    in.bench = bench_from_json(file, doc);
+  return in;
+}
+
+Input input_from_json_text(const std::string& file, std::string_view text) {
+  std::size_t i = 0;
+  while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
+  if (i == text.size()) throw Error(file + ": empty file (no JSON document)");
+  json doc;
+  try {
+    doc = json::parse(text.begin(), text.end());
+  } catch (const json::parse_error& e) {
+    std::string what = e.what();
+    // nlohmann's message: "[json.exception.parse_error.101] parse error at line 3, column 1: ..."
+    auto p = what.find("parse error");
+    if (p != std::string::npos) what = what.substr(p);
+    bool truncated = e.byte >= text.size();
+    throw Error(file + ": not valid JSON" + std::string(truncated ? " (truncated?)" : "") + ": " + what);
+  }
+  return input_from_json(file, doc);
+}
+
+std::vector<Input> inputs_from_nccl_tests_text(const std::string& file, std::string_view text) {
+  auto runs = parse_nccl_tests(file, text);
+  std::vector<Input> out;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    Input in;
+    in.file = file;
+    in.label = label_for(file);
+    if (runs.size() > 1) in.label += " #" + std::to_string(i + 1);
+    in.schema = "nccl-tests";
+    in.schema_version = 0;
+    in.kind = InputKind::Bench;
+    in.bench = std::move(runs[i]);
+    out.push_back(std::move(in));
+  }
+  return out;
+}
+
+Input load_json_file(const std::string& path) {
+  return input_from_json_text(path, read_file(path, kMaxInputBytes));
+}
+
+std::vector<Input> load_nccl_tests_file(const std::string& path) {
+  return inputs_from_nccl_tests_text(path, read_file(path, kMaxInputBytes));
+}
+
+}  // namespace fabscope::report

@@ -1,0 +1,44 @@
+#pragma once
+// Reading the inputs of `fabscope report`: JSON outputs of fabscope commands (recognised by
+// their "schema" and "schema_version" keys) and nccl-tests text outputs. A file that cannot
+// be used (unreadable, empty, truncated, another schema, a newer schema version, a field of the
+// wrong type) throws fabscope::Error with a message that starts with the file name.
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/json.hpp"
+#include "report/model.hpp"
+
+namespace fabscope::report {
+
+// The schemas report reads and the newest version of each it understands.
+struct KnownSchema {
+  const char* name;
+  int version;
+  InputKind kind;
+};
+const std::vector<KnownSchema>& known_schemas();
+
+// Reads a whole file (at most max_bytes; a larger file is an error naming it).
+std::string read_file(const std::string& path, std::size_t max_bytes);
+constexpr std::size_t kMaxInputBytes = 512u << 20;
+
+// From text already read: `file` is only used in messages and labels.
+Input input_from_json_text(const std::string& file, std::string_view text);
+Input input_from_json(const std::string& file, const json& doc);
+// nccl-tests output: every table in the text is one run (one Input each).
+std::vector<Input> inputs_from_nccl_tests_text(const std::string& file, std::string_view text);
+
+// Reading the files.
+Input load_json_file(const std::string& path);
+std::vector<Input> load_nccl_tests_file(const std::string& path);
+
+// "runs/default.json" -> "default".
+std::string label_for(const std::string& path);
+
+// Filled by node_input.cpp and bench_input.cpp.
+NodeDoc node_from_json(const std::string& file, const json& doc, bool doctor);
+BenchRun bench_from_json(const std::string& file, const json& doc);
+
+}  // namespace fabscope::report

@@ -1,0 +1,204 @@
+#include "report/render.hpp"
+
+#include <algorithm>
+
+#include "report/html.hpp"
+
+namespace fabscope::report {
+
+namespace {
+
+// A node's name in tables: its hostname, or the input's label where the JSON has none (a
+// capture taken with --root has no hostname file).
+std::string node_name(const Input& in) {
+  return in.node.hostname.empty() ? in.label : in.node.hostname;
+}
+
+// Check ids break after '.' and '_' rather than anywhere, on narrow screens.
+std::string breakable_id(const std::string& id) {
+  std::string o;
+  for (char c : id) {
+    o += esc(std::string(1, c));
+    if (c == '.' || c == '_') o += "<wbr>";
+  }
+  return o;
+}
+
+std::string sev_cell(const std::string& sev) {
+  return "<td data-label=\"severity\" class=\"sev sev-" + esc(sev) + "\">" + esc(sev) + "</td>";
+}
+
+std::string node_verdict(const NodeDoc& n) {
+  std::string counts = std::to_string(n.fail) + " fail, " + std::to_string(n.warn) + " warn, " +
+                       std::to_string(n.info) + " info";
+  if (!n.verdict.empty())
+    return "<span class=\"verdict-" + esc(n.verdict) + "\">" + esc(n.verdict) + "</span> (" + counts + ")";
+  return "<span class=\"sev sev-" + esc(n.worst) + "\">" + esc(n.worst) + "</span> (" + counts + ")";
+}
+
+std::string bench_verdict(const BenchRun& b) {
+  double peak = 0;
+  std::uint64_t at = 0;
+  for (const auto& row : b.rows) {
+    for (const Placement* p : {&row.out_of_place, row.in_place ? &*row.in_place : nullptr})
+      if (p && p->busbw_gbytes_per_s > peak) peak = p->busbw_gbytes_per_s, at = row.size_bytes;
+  }
+  std::string s = "peak busbw " + fmt(peak, 1) + " GB/s at " + format_bytes(at);
+  if (b.limit_gbytes_per_s)
+    s += ", " + fmt(100 * peak / *b.limit_gbytes_per_s, 0) + "% of the " + esc(b.limit_path) + " limit";
+  if (!b.verdict_level.empty() && b.verdict_level != "unknown")
+    s = "<span class=\"verdict-" + esc(b.verdict_level) + "\">" + esc(b.verdict_level) + "</span>: " + s;
+  if (b.wrong_total && *b.wrong_total > 0)
+    s += ", <span class=\"sev sev-fail\">" + std::to_string(*b.wrong_total) + " wrong values</span>";
+  return s;
+}
+
+std::string bench_versions(const BenchRun& b) {
+  std::vector<std::string> v;
+  if (!b.tool_version.empty()) v.push_back(b.source + " " + b.tool_version);
+  else v.push_back(b.source);
+  if (!b.nccl_version.empty()) v.push_back("NCCL " + b.nccl_version);
+  if (!b.cuda_driver.empty()) v.push_back("CUDA driver " + b.cuda_driver);
+  if (!b.nvidia_driver.empty()) v.push_back("NVIDIA driver " + b.nvidia_driver);
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
+
+}  // namespace
+
+std::string docs_href(const Report& r, const std::string& docs) {
+  return r.docs_url + docs;
+}
+
+std::string render_summary(const Report& r) {
+  std::string o = "<section id=\"summary\"><h2>Summary</h2><div class=\"scroll\"><table class=\"inputs cards\">"
+                  "<thead><tr><th>input</th><th>what</th><th>node(s)</th><th>verdict</th>"
+                  "<th>versions and setup</th></tr></thead><tbody>";
+  for (const auto& in : r.inputs) {
+    o += "<tr data-schema=\"" + esc(in.schema) + "\"><td data-label=\"input\"><span class=\"mono\">" + esc(in.file) + "</span>";
+    if (in.label != in.file) o += "<br><span class=\"muted\">" + esc(in.label) + "</span>";
+    o += "</td><td data-label=\"what\">" + esc(in.schema) + (in.schema_version ? " v" + std::to_string(in.schema_version) : "") + "</td>";
+    if (in.kind == InputKind::Node) {
+      const auto& n = in.node;
+      o += "<td data-label=\"node\">" + esc(node_name(in)) + "</td><td data-label=\"verdict\">" + node_verdict(n) +
+           "</td><td data-label=\"setup\">";
+      std::vector<std::string> d;
+      if (!n.transport.empty()) d.push_back("transport " + n.transport);
+      if (n.gpus) d.push_back(std::to_string(*n.gpus) + " GPUs");
+      if (n.rdma_devices) d.push_back(std::to_string(*n.rdma_devices) + " RDMA devices");
+      if (!n.probe_notes.empty()) d.push_back(std::to_string(n.probe_notes.size()) + " values not read");
+      std::string s;
+      for (const auto& x : d) s += (s.empty() ? "" : ", ") + x;
+      o += esc(s) + "</td>";
+    } else {
+      const auto& b = in.bench;
+      std::string setup = b.collective;
+      if (!b.datatype.empty()) setup += " " + b.datatype;
+      if (!b.op.empty() && b.op != "none") setup += " " + b.op;
+      if (b.nranks) setup += ", " + std::to_string(*b.nranks) + " ranks";
+      if (b.nodes) setup += " on " + std::to_string(*b.nodes) + (*b.nodes == 1 ? " node" : " nodes");
+      if (!b.gpu_name.empty()) setup += ", " + b.gpu_name;
+      o += "<td data-label=\"nodes\">" + esc(b.hosts.empty() ? "(not printed)" : b.hosts) +
+           "</td><td data-label=\"verdict\">" + bench_verdict(b) + "</td><td data-label=\"setup\">" +
+           esc(setup) + "<br>" + esc(bench_versions(b)) + (b.date_utc.empty() ? "" : ", " + esc(b.date_utc)) + "</td>";
+    }
+    o += "</tr>";
+  }
+  o += "</tbody></table></div></section>";
+  return o;
+}
+
+std::string render_findings(const Report& r) {
+  struct Row {
+    const Finding* f;
+    const Input* in;
+  };
+  std::vector<Row> rows;
+  int nodes = 0;
+  for (const auto& in : r.inputs) {
+    if (in.kind != InputKind::Node) continue;
+    ++nodes;
+    for (const auto& f : in.node.findings) rows.push_back({&f, &in});
+  }
+  if (nodes == 0) return "";
+  std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) {
+    if (a.f->severity != b.f->severity) return a.f->severity > b.f->severity;
+    return a.f->id < b.f->id;
+  });
+  std::string o = "<section id=\"findings\" data-findings=\"" + std::to_string(rows.size()) +
+                  "\"><h2>Findings</h2>";
+  if (rows.empty()) {
+    o += "<p>No findings: every check passed on " + std::to_string(nodes) + (nodes == 1 ? " node" : " nodes") +
+         ".</p>";
+  } else {
+    o += "<p class=\"muted\">Most severe first. The check id links to its description in the documentation: "
+         "what it reads, why it matters and how to fix it.</p><div class=\"scroll\"><table class=\"findings cards\">"
+         "<thead><tr><th>severity</th><th>check</th><th>node</th><th>subject</th><th>what</th><th>evidence</th>"
+         "<th>remedy</th></tr></thead><tbody>";
+    for (const auto& row : rows) {
+      const Finding& f = *row.f;
+      std::string sev = to_string(f.severity);
+      o += "<tr class=\"finding\" data-id=\"" + esc(f.id) + "\" data-severity=\"" + esc(sev) + "\">" + sev_cell(sev);
+      std::string docs = f.docs.empty() ? docs_anchor(f.id) : f.docs;
+      o += "<td data-label=\"check\"><a class=\"mono\" href=\"" + esc(docs_href(r, docs)) + "\">" + breakable_id(f.id) + "</a></td>";
+      o += "<td data-label=\"node\">" + esc(node_name(*row.in)) + "</td><td data-label=\"subject\" class=\"mono\">" +
+           esc(f.subject) + "</td><td data-label=\"what\">" + esc(f.message) +
+           "</td><td data-label=\"evidence\" class=\"mono\">" + esc(f.evidence) +
+           "</td><td data-label=\"remedy\" class=\"mono\">" + esc(f.remedy) + "</td></tr>";
+    }
+    o += "</tbody></table></div>";
+  }
+  for (const auto& in : r.inputs) {
+    if (in.kind != InputKind::Node || in.node.next_steps.empty()) continue;
+    o += "<h3>Next steps on " + esc(node_name(in)) + "</h3><ol class=\"next-steps\">";
+    for (const auto& s : in.node.next_steps) o += "<li>" + esc(s) + "</li>";
+    o += "</ol>";
+  }
+  for (const auto& in : r.inputs) {
+    if (in.kind != InputKind::Node || in.node.probe_notes.empty()) continue;
+    o += "<details><summary>Values not read on " + esc(node_name(in)) + " (" +
+         std::to_string(in.node.probe_notes.size()) + ")</summary><ul class=\"mono\">";
+    for (const auto& s : in.node.probe_notes) o += "<li>" + esc(s) + "</li>";
+    o += "</ul></details>";
+  }
+  o += "</section>";
+  return o;
+}
+
+Rendered render(const Report& r) {
+  struct Part {
+    const char* id;
+    const char* title;
+    std::string html;
+  };
+  std::vector<Part> parts = {
+      {"summary", "Summary", render_summary(r)},
+      {"findings", "Findings", render_findings(r)},
+      {"bench", "Benchmarks", render_bench(r)},
+  };
+  Rendered out;
+  std::string& o = out.html;
+  o += "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+       "<meta name=\"generator\" content=\"fabscope " FABSCOPE_VERSION "\">"
+       "<title>" + esc(r.title) + "</title><style>" + stylesheet() + "</style></head>\n<body>";
+  o += "<header><h1>" + esc(r.title) + "</h1><p>" + std::to_string(r.inputs.size()) +
+       (r.inputs.size() == 1 ? " input" : " inputs");
+  if (!r.generated_utc.empty()) o += ", written " + esc(r.generated_utc);
+  o += " by fabscope " FABSCOPE_VERSION ".</p></header>\n<nav><ul>";
+  for (const auto& p : parts)
+    if (!p.html.empty()) o += std::string("<li><a href=\"#") + p.id + "\">" + p.title + "</a></li>";
+  o += "</ul></nav>\n";
+  for (const auto& p : parts) {
+    if (p.html.empty()) continue;
+    o += p.html + "\n";
+    out.sections.push_back(p.id);
+  }
+  o += "<footer><p>One self-contained file: no script, no font or image from the network. Hover a point "
+       "for its values. Sizes use powers of 1024 (KiB, MiB, GiB); bandwidths use 1 GB = 10<sup>9</sup> "
+       "bytes, as nccl-tests does.</p></footer>\n</body></html>\n";
+  return out;
+}
+
+}  // namespace fabscope::report

@@ -1,0 +1,26 @@
+#pragma once
+// Report -> one self-contained HTML page: inline CSS and SVG, no script, no external resource,
+// so it opens the same offline, on a phone and on paper.
+#include <string>
+#include <vector>
+
+#include "report/model.hpp"
+
+namespace fabscope::report {
+
+struct Rendered {
+  std::string html;
+  std::vector<std::string> sections;  // ids of the <section>s written, in page order
+};
+
+Rendered render(const Report& r);
+
+// Sections, each a <section id="..."> element; empty when the report has nothing for it.
+std::string render_summary(const Report& r);
+std::string render_findings(const Report& r);
+std::string render_bench(const Report& r);  // render_bench.cpp
+
+// A finding's docs link: docs_url + "docs/checks.md#link-port_down" (relative without docs_url).
+std::string docs_href(const Report& r, const std::string& docs);
+
+}  // namespace fabscope::report

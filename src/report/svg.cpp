@@ -1,0 +1,227 @@
+#include "report/svg.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#include "report/html.hpp"
+
+namespace fabscope::report {
+
+namespace {
+
+constexpr double kW = 760, kH = 400;
+constexpr double kLeft = 70, kRight = 20, kTop = 16, kBottom = 56;
+
+std::string marker_svg(int marker, double x, double y, const char* colour, const std::string& extra) {
+  const double r = 3.6;
+  std::string fill = std::string(" fill=\"") + colour + "\"";
+  switch (((marker % 4) + 4) % 4) {
+    case 1:
+      return "<rect class=\"pt\" x=\"" + coord(x - r) + "\" y=\"" + coord(y - r) + "\" width=\"" +
+             coord(2 * r) + "\" height=\"" + coord(2 * r) + "\"" + fill + extra + ">";
+    case 2:
+      return "<polygon class=\"pt\" points=\"" + coord(x) + "," + coord(y - r - 1) + " " + coord(x - r - 1) +
+             "," + coord(y + r) + " " + coord(x + r + 1) + "," + coord(y + r) + "\"" + fill + extra + ">";
+    case 3:
+      return "<polygon class=\"pt\" points=\"" + coord(x) + "," + coord(y - r - 1) + " " + coord(x + r + 1) +
+             "," + coord(y) + " " + coord(x) + "," + coord(y + r + 1) + " " + coord(x - r - 1) + "," +
+             coord(y) + "\"" + fill + extra + ">";
+    default:
+      return "<circle class=\"pt\" cx=\"" + coord(x) + "\" cy=\"" + coord(y) + "\" r=\"" + coord(r) + "\"" +
+             fill + extra + ">";
+  }
+}
+
+std::string marker_close(int marker) {
+  switch (((marker % 4) + 4) % 4) {
+    case 1: return "</rect>";
+    case 2:
+    case 3: return "</polygon>";
+    default: return "</circle>";
+  }
+}
+
+std::string tick_label(double v) {
+  if (v == 0) return "0";
+  double a = std::fabs(v);
+  if (a >= 100 || v == std::floor(v)) return fmt(v, 0);
+  if (a >= 1) return fmt(v, 1);
+  return fmt(v, 2);
+}
+
+std::string time_label(double us) {
+  if (us >= 1e6) return fmt(us / 1e6, us >= 1e7 ? 0 : 1) + " s";
+  if (us >= 1e3) return fmt(us / 1e3, us >= 1e4 ? 0 : 1) + " ms";
+  if (us >= 1) return fmt(us, 0) + " \xC2\xB5s";
+  return fmt(us * 1e3, 0) + " ns";
+}
+
+}  // namespace
+
+std::vector<double> nice_ticks(double lo, double hi, int target) {
+  std::vector<double> out;
+  if (!(hi > lo) || target < 1) return {lo};
+  double raw = (hi - lo) / target;
+  double mag = std::pow(10, std::floor(std::log10(raw)));
+  double step = mag;
+  for (double m : {1.0, 2.0, 2.5, 5.0, 10.0})
+    if (m * mag >= raw) {
+      step = m * mag;
+      break;
+    }
+  for (double t = std::ceil(lo / step) * step; t <= hi + step * 1e-9; t += step) out.push_back(t);
+  return out;
+}
+
+std::string render_line_chart(const LineChart& c) {
+  // Data ranges.
+  double xmin = std::numeric_limits<double>::infinity(), xmax = -xmin;
+  double ymin = xmin, ymax = -xmin;
+  for (const auto& s : c.series)
+    for (const auto& p : s.points) {
+      double x = c.x_bytes_log2 ? std::log2(p.x) : p.x;
+      xmin = std::min(xmin, x);
+      xmax = std::max(xmax, x);
+      ymin = std::min(ymin, p.y);
+      ymax = std::max(ymax, p.y);
+    }
+  for (const auto& r : c.ref_lines) {
+    ymax = std::max(ymax, r.y);
+    ymin = std::min(ymin, r.y);
+  }
+  if (!std::isfinite(xmin)) xmin = 0, xmax = 1;
+  if (!std::isfinite(ymin)) ymin = 0, ymax = 1;
+  if (c.x_bytes_log2) {
+    xmin = std::floor(xmin);
+    xmax = std::ceil(xmax);
+  }
+  if (xmax <= xmin) xmin -= 1, xmax += 1;
+  double ylo, yhi;
+  std::vector<double> yticks;
+  if (c.y_log10) {
+    ymin = std::max(ymin, 1e-3);
+    ylo = std::floor(std::log10(ymin));
+    yhi = std::ceil(std::log10(std::max(ymax, ymin)));
+    if (yhi <= ylo) yhi = ylo + 1;
+    for (double d = ylo; d <= yhi + 1e-9; d += 1) yticks.push_back(d);
+  } else {
+    ylo = 0;
+    yticks = nice_ticks(0, ymax > 0 ? ymax * 1.05 : 1, 6);
+    yhi = yticks.back();
+    if (yhi < ymax) yhi = ymax;
+  }
+  const double pw = kW - kLeft - kRight, ph = kH - kTop - kBottom;
+  auto px = [&](double x) {
+    double v = c.x_bytes_log2 ? std::log2(x) : x;
+    return kLeft + (v - xmin) / (xmax - xmin) * pw;
+  };
+  auto py = [&](double y) {
+    double v = c.y_log10 ? std::log10(std::max(y, 1e-3)) : y;
+    return kTop + ph - (v - ylo) / (yhi - ylo) * ph;
+  };
+
+  std::string o;
+  o += "<svg class=\"plot\" id=\"" + esc(c.id) + "\" viewBox=\"0 0 " + coord(kW) + " " + coord(kH) +
+       "\" role=\"img\" xmlns=\"http://www.w3.org/2000/svg\"><title>" + esc(c.title) + "</title>";
+  // Grid and ticks.
+  o += "<g class=\"yaxis\">";
+  for (double t : yticks) {
+    double y = c.y_log10 ? kTop + ph - (t - ylo) / (yhi - ylo) * ph : py(t);
+    o += "<line class=\"grid\" x1=\"" + coord(kLeft) + "\" x2=\"" + coord(kW - kRight) + "\" y1=\"" + coord(y) +
+         "\" y2=\"" + coord(y) + "\"/>";
+    std::string label = c.y_log10 ? time_label(std::pow(10, t)) : tick_label(t);
+    o += "<text x=\"" + coord(kLeft - 6) + "\" y=\"" + coord(y + 4) + "\" text-anchor=\"end\">" + esc(label) +
+         "</text>";
+  }
+  o += "</g><g class=\"xaxis\">";
+  if (c.x_bytes_log2) {
+    int span = static_cast<int>(xmax - xmin);
+    int step = 1;
+    while (span / step > 9) step *= 2;
+    // Start on a power of 1024 where possible, so labels read 1 KiB, 1 MiB, ...
+    int first = static_cast<int>(xmin);
+    for (int e = static_cast<int>(xmin); e <= static_cast<int>(xmax); ++e) {
+      if ((e - static_cast<int>(xmin)) % step != 0 && step > 1) continue;
+      double x = kLeft + (e - xmin) / (xmax - xmin) * pw;
+      o += "<line class=\"grid\" x1=\"" + coord(x) + "\" x2=\"" + coord(x) + "\" y1=\"" + coord(kTop) +
+           "\" y2=\"" + coord(kTop + ph) + "\"/>";
+      std::string label = e >= 0 && e < 63 ? format_bytes(std::uint64_t{1} << e) : "2^" + std::to_string(e);
+      o += "<text x=\"" + coord(x) + "\" y=\"" + coord(kTop + ph + 16) + "\" text-anchor=\"middle\">" +
+           esc(label) + "</text>";
+      (void)first;
+    }
+  } else {
+    for (double t : nice_ticks(xmin, xmax, 8)) {
+      double x = px(t);
+      o += "<line class=\"grid\" x1=\"" + coord(x) + "\" x2=\"" + coord(x) + "\" y1=\"" + coord(kTop) +
+           "\" y2=\"" + coord(kTop + ph) + "\"/><text x=\"" + coord(x) + "\" y=\"" + coord(kTop + ph + 16) +
+           "\" text-anchor=\"middle\">" + esc(tick_label(t)) + "</text>";
+    }
+  }
+  o += "</g>";
+  o += "<line class=\"axis\" x1=\"" + coord(kLeft) + "\" x2=\"" + coord(kLeft) + "\" y1=\"" + coord(kTop) +
+       "\" y2=\"" + coord(kTop + ph) + "\"/><line class=\"axis\" x1=\"" + coord(kLeft) + "\" x2=\"" +
+       coord(kW - kRight) + "\" y1=\"" + coord(kTop + ph) + "\" y2=\"" + coord(kTop + ph) + "\"/>";
+  o += "<text class=\"xlabel\" x=\"" + coord(kLeft + pw / 2) + "\" y=\"" + coord(kH - 12) +
+       "\" text-anchor=\"middle\">" + esc(c.x_label) + "</text>";
+  o += "<text class=\"ylabel\" transform=\"translate(16 " + coord(kTop + ph / 2) +
+       ") rotate(-90)\" text-anchor=\"middle\">" + esc(c.y_label) + "</text>";
+  // Reference lines.
+  for (const auto& r : c.ref_lines) {
+    double y = py(r.y);
+    o += "<g class=\"ref\" data-ref=\"" + esc(r.label) + "\"><line class=\"limit\" x1=\"" + coord(kLeft) +
+         "\" x2=\"" + coord(kW - kRight) + "\" y1=\"" + coord(y) + "\" y2=\"" + coord(y) + "\" stroke=\"" +
+         palette(r.colour) + "\"><title>" + esc(r.label) + "</title></line><text x=\"" + coord(kW - kRight - 4) +
+         "\" y=\"" + coord(y - 5) + "\" text-anchor=\"end\">" + esc(r.label) + "</text></g>";
+  }
+  // Series.
+  for (const auto& s : c.series) {
+    const char* col = palette(s.colour);
+    o += "<g class=\"series\" data-series=\"" + esc(s.label) + "\" data-points=\"" +
+         std::to_string(s.points.size()) + "\">";
+    if (s.points.size() > 1) {
+      o += "<polyline fill=\"none\" stroke=\"";
+      o += col;
+      o += "\" stroke-width=\"2\"";
+      if (s.dashed) o += " stroke-dasharray=\"7 4\"";
+      o += " points=\"";
+      for (std::size_t i = 0; i < s.points.size(); ++i)
+        o += (i ? " " : "") + coord(px(s.points[i].x)) + "," + coord(py(s.points[i].y));
+      o += "\"/>";
+    }
+    for (const auto& p : s.points)
+      o += marker_svg(s.marker, px(p.x), py(p.y), col, "") + "<title>" + esc(p.title) + "</title>" +
+           marker_close(s.marker);
+    o += "</g>";
+  }
+  o += "</svg>";
+  return o;
+}
+
+std::string render_legend(const LineChart& c) {
+  std::string o = "<ul class=\"legend\">";
+  for (const auto& s : c.series) {
+    const char* col = palette(s.colour);
+    o += "<li><svg width=\"34\" height=\"12\" viewBox=\"0 0 34 12\" aria-hidden=\"true\"><line x1=\"1\" x2=\"33\" "
+         "y1=\"6\" y2=\"6\" stroke-width=\"2\" stroke=\"";
+    o += col;
+    o += "\"";
+    if (s.dashed) o += " stroke-dasharray=\"7 4\"";
+    o += "/>";
+    std::string m = marker_svg(s.marker, 17, 6, col, "");
+    m.replace(m.find("class=\"pt\""), 10, "class=\"mk\"");
+    o += m + marker_close(s.marker) + "</svg> " + esc(s.label) + "</li>";
+  }
+  for (const auto& r : c.ref_lines) {
+    o += "<li><svg width=\"34\" height=\"12\" viewBox=\"0 0 34 12\" aria-hidden=\"true\"><line x1=\"1\" x2=\"33\" "
+         "y1=\"6\" y2=\"6\" stroke-width=\"1.5\" stroke-dasharray=\"6 4\" stroke=\"";
+    o += palette(r.colour);
+    o += "\"/></svg> " + esc(r.label) + "</li>";
+  }
+  o += "</ul>";
+  return o;
+}
+
+}  // namespace fabscope::report

@@ -1,0 +1,141 @@
+// The report's HTML structure against golden outlines (tests/golden/report): which sections,
+// tables, rows, plots and how many points each series has. Styles, coordinates and wording
+// are left out, so a change of look does not break it, a lost section or point does.
+// After an intended change, regenerate and review:
+//   FABSCOPE_UPDATE_GOLDEN=1 <build>/tests/fabscope_report_tests --gtest_filter='ReportGolden*'
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "report/load.hpp"
+#include "report/render.hpp"
+#include "support/fixtures.hpp"
+
+using namespace fabscope::report;
+
+namespace {
+
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::filesystem::path src(const std::string& rel) { return std::filesystem::path(FABSCOPE_SOURCE_DIR) / rel; }
+
+// One line per structural element, with its identifying attributes; runs of identical lines
+// are folded into "xN".
+std::string outline(const std::string& html) {
+  static const std::regex tag(R"(<(section|h1|h2|h3|nav|table|tr|svg|g|figure|details|circle|rect|polygon|polyline|li|a)\b([^>]*)>)");
+  static const std::regex attr(R"(\b(id|class|data-[a-z-]+|href)="([^"]*)\")");
+  std::vector<std::string> lines;
+  for (auto it = std::sregex_iterator(html.begin(), html.end(), tag); it != std::sregex_iterator(); ++it) {
+    std::string line = (*it)[1];
+    std::string attrs = (*it)[2];
+    for (auto a = std::sregex_iterator(attrs.begin(), attrs.end(), attr); a != std::sregex_iterator(); ++a)
+      line += " " + (*a)[1].str() + "=" + (*a)[2].str();
+    lines.push_back(line);
+  }
+  std::string out;
+  for (std::size_t i = 0; i < lines.size();) {
+    std::size_t j = i;
+    while (j < lines.size() && lines[j] == lines[i]) ++j;
+    out += lines[i] + (j - i > 1 ? " x" + std::to_string(j - i) : "") + "\n";
+    i = j;
+  }
+  return out;
+}
+
+void compare(const std::string& name, const Report& r) {
+  std::string actual = outline(render(r).html);
+  auto path = src("tests/golden/report/" + name + ".outline");
+  if (const char* update = std::getenv("FABSCOPE_UPDATE_GOLDEN"); update && *update) {
+    std::filesystem::create_directories(path.parent_path());
+    std::ofstream(path) << actual;
+    GTEST_SKIP() << "rewrote " << path;
+  }
+  ASSERT_TRUE(std::filesystem::exists(path)) << "missing " << path << " (run with FABSCOPE_UPDATE_GOLDEN=1)";
+  EXPECT_EQ(actual, slurp(path)) << "structure differs from " << path;
+}
+
+Input json_input(const std::string& rel, const std::string& as) {
+  return input_from_json_text(as, slurp(src("tests/golden/" + rel)));
+}
+
+}  // namespace
+
+TEST(ReportGolden, NodesBenchAndNcclTests) {
+  Report r;
+  r.inputs.push_back(json_input("check/rxe-vm.json", "rxe-vm.json"));
+  r.inputs.push_back(json_input("check/procfs-infiniband.json", "procfs-infiniband.json"));
+  r.inputs.push_back(json_input("bench/h200x2-all_reduce.json", "h200x2-all_reduce.json"));
+  for (auto& in : inputs_from_nccl_tests_text(
+           "a3mega-h100x16-all_reduce.txt", slurp(fabscope::testing::fixture("nccl-tests/a3mega-h100x16-all_reduce.txt"))))
+    r.inputs.push_back(std::move(in));
+  compare("nodes-bench-nccl-tests", r);
+}
+
+TEST(ReportGolden, BenchOnly) {
+  Report r;
+  r.inputs.push_back(json_input("bench/h200x2-all_reduce.json", "h200x2-all_reduce.json"));
+  compare("bench-only", r);
+}
+
+TEST(ReportGolden, CheckWithoutFindings) {
+  auto j = fabscope::json::parse(slurp(src("tests/golden/check/h200x2-node.json")));
+  j["findings"] = fabscope::json::array();
+  j["summary"] = {{"fail", 0}, {"warn", 0}, {"info", 0}, {"worst", "ok"}};
+  Report r;
+  r.inputs.push_back(input_from_json("clean.json", j));
+  compare("check-clean", r);
+}
+
+TEST(ReportRender, EveryPointHasATitleAndPointsMatchSizes) {
+  Report r;
+  r.inputs.push_back(json_input("bench/h200x2-all_reduce.json", "h200x2.json"));
+  std::string html = render(r).html;
+  // 5 sizes, out-of-place and in-place, on the bandwidth and the time plot.
+  std::regex pt(R"(class="pt"[^>]*><title>)");
+  auto n = std::distance(std::sregex_iterator(html.begin(), html.end(), pt), std::sregex_iterator());
+  EXPECT_EQ(n, 20);
+  EXPECT_NE(html.find("data-series=\"h200x2 out-of-place\" data-points=\"5\""), std::string::npos);
+  EXPECT_NE(html.find("NVLink limit 450 GB/s"), std::string::npos);
+}
+
+TEST(ReportRender, NoNetworkReference) {
+  Report r;
+  r.inputs.push_back(json_input("bench/h200x2-all_reduce.json", "h200x2.json"));
+  r.inputs.push_back(json_input("check/rxe-vm.json", "rxe.json"));
+  std::string html = render(r).html;
+  // Only the SVG namespace URI may look like a URL; nothing is loaded from anywhere.
+  std::string stripped = std::regex_replace(html, std::regex(R"(xmlns="http://www\.w3\.org/2000/svg")"), "");
+  EXPECT_EQ(stripped.find("http"), std::string::npos);
+  EXPECT_EQ(stripped.find("<script"), std::string::npos);
+  EXPECT_EQ(stripped.find("<link"), std::string::npos);
+  EXPECT_EQ(stripped.find("@import"), std::string::npos);
+  EXPECT_EQ(stripped.find("url("), std::string::npos);
+}
+
+TEST(ReportRender, TextFromInputsIsEscaped) {
+  auto j = fabscope::json::parse(slurp(src("tests/golden/check/rxe-vm.json")));
+  j["hostname"] = "<script>alert(1)</script>";
+  j["findings"][0]["evidence"] = "a=\"<b>\" & c";
+  Report r;
+  r.inputs.push_back(input_from_json("x.json", j));
+  std::string html = render(r).html;
+  EXPECT_EQ(html.find("<script>"), std::string::npos);
+  EXPECT_NE(html.find("&lt;script&gt;alert(1)&lt;/script&gt;"), std::string::npos);
+  EXPECT_NE(html.find("a=&quot;&lt;b&gt;&quot; &amp; c"), std::string::npos);
+}
+
+TEST(ReportRender, DocsUrl_PrefixesFindingLinks) {
+  Report r;
+  r.docs_url = "https://example.org/fabscope/";
+  r.inputs.push_back(json_input("check/rxe-vm.json", "rxe.json"));
+  std::string html = render(r).html;
+  EXPECT_NE(html.find("href=\"https://example.org/fabscope/docs/checks.md#os-memlock_limited\""), std::string::npos);
+}
