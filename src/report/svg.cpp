@@ -137,20 +137,22 @@ std::string render_line_chart(const LineChart& c) {
   }
   o += "</g><g class=\"xaxis\">";
   if (c.x_bytes_log2) {
+    // Steps of 1, 2, 5 or 10 powers of two, on exponents divisible by the step, so the labels
+    // meet the powers of 1024 (1 KiB = 2^10, 1 MiB = 2^20, ...).
     int span = static_cast<int>(xmax - xmin);
     int step = 1;
-    while (span / step > 9) step *= 2;
-    // Start on a power of 1024 where possible, so labels read 1 KiB, 1 MiB, ...
-    int first = static_cast<int>(xmin);
+    for (int s : {1, 2, 5, 10, 20}) {
+      step = s;
+      if (span / s <= 9) break;
+    }
     for (int e = static_cast<int>(xmin); e <= static_cast<int>(xmax); ++e) {
-      if ((e - static_cast<int>(xmin)) % step != 0 && step > 1) continue;
+      if (((e % step) + step) % step != 0) continue;
       double x = kLeft + (e - xmin) / (xmax - xmin) * pw;
       o += "<line class=\"grid\" x1=\"" + coord(x) + "\" x2=\"" + coord(x) + "\" y1=\"" + coord(kTop) +
            "\" y2=\"" + coord(kTop + ph) + "\"/>";
       std::string label = e >= 0 && e < 63 ? format_bytes(std::uint64_t{1} << e) : "2^" + std::to_string(e);
       o += "<text x=\"" + coord(x) + "\" y=\"" + coord(kTop + ph + 16) + "\" text-anchor=\"middle\">" +
            esc(label) + "</text>";
-      (void)first;
     }
   } else {
     for (double t : nice_ticks(xmin, xmax, 8)) {
