@@ -51,6 +51,10 @@ BenchRun bench_from_json(const std::string& file, const json& doc) {
   for (const auto& h : hosts) r.hosts += (r.hosts.empty() ? "" : ", ") + h;
   for (const auto& row : top.array("results")) {
     BenchRow b;
+    if (auto c = row.opt_int("cycle")) {
+      if (*c < 0 || *c > 1000000) row.fail("cycle", "out of range: " + std::to_string(*c));
+      b.cycle = static_cast<int>(*c);
+    }
     b.size_bytes = row.uint("size_bytes");
     b.count = row.uint("count");
     b.out_of_place = placement(row.object("out_of_place"));

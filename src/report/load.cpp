@@ -15,7 +15,7 @@ const std::vector<KnownSchema>& known_schemas() {
   static const std::vector<KnownSchema> k = {
       {"fabscope.check", 1, InputKind::Node},
       {"fabscope.doctor", 1, InputKind::Node},
-      {"fabscope.bench", 1, InputKind::Bench},
+      {"fabscope.bench", 2, InputKind::Bench},  // 2: wall timer by default, -N cycles; the keys read are in both
   };
   return k;
 }

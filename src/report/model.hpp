@@ -33,6 +33,7 @@ struct Placement {
 };
 
 struct BenchRow {
+  int cycle = 0;  // bench -N: which repetition of the sweep (0-based)
   std::uint64_t size_bytes = 0;
   std::uint64_t count = 0;
   Placement out_of_place;

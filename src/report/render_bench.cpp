@@ -42,13 +42,20 @@ LineChart chart(const Group& g, bool time) {
   for (std::size_t i = 0; i < g.runs.size(); ++i) {
     const Input& in = *g.runs[i];
     const BenchRun& b = in.bench;
+    // bench -N repeats the sweep: one curve per repetition, so none is averaged away.
+    std::vector<int> cycles;
+    for (const auto& row : b.rows)
+      if (std::find(cycles.begin(), cycles.end(), row.cycle) == cycles.end()) cycles.push_back(row.cycle);
+    for (int cycle : cycles)
     for (int placement = 0; placement < 2; ++placement) {
       PlotSeries s;
-      s.label = in.label + (placement ? " in-place" : " out-of-place");
+      s.label = in.label + (cycles.size() > 1 ? " cycle " + std::to_string(cycle) : std::string()) +
+                (placement ? " in-place" : " out-of-place");
       s.colour = static_cast<int>(i);
       s.marker = static_cast<int>(i);
       s.dashed = placement == 1;
       for (const auto& row : b.rows) {
+        if (row.cycle != cycle) continue;
         const Placement* p = placement ? (row.in_place ? &*row.in_place : nullptr) : &row.out_of_place;
         if (!p || row.size_bytes == 0) continue;  // no place for 0 bytes on a log axis
         if (time && p->time_us <= 0) continue;

@@ -107,7 +107,7 @@ TEST(ReportCli, BadInputs_Exit3NamingTheFile) {
   json newer = json::parse(bench);
   newer["schema_version"] = 7;
   write(p("newer.json"), newer.dump());
-  expect_refused(p("newer.json"), "", "schema_version 7 is newer than this fabscope reads (1)");
+  expect_refused(p("newer.json"), "", "schema_version 7 is newer than this fabscope reads (2)");
   expect_refused(p("missing.json"), "", "cannot open");
   write(p("log.txt"), "NCCL INFO Bootstrap : Using eth0\n");
   expect_refused(p("log.txt"), "--nccl-tests ", "no nccl-tests table");

@@ -36,7 +36,7 @@ TEST(ReportLoad, BenchGolden_GivesRowsLimitAndVerdict) {
   EXPECT_EQ(in.kind, InputKind::Bench);
   EXPECT_EQ(in.label, "h200x2");
   EXPECT_EQ(in.schema, "fabscope.bench");
-  EXPECT_EQ(in.schema_version, 1);
+  EXPECT_EQ(in.schema_version, 2);
   const BenchRun& b = in.bench;
   EXPECT_EQ(b.collective, "all_reduce");
   EXPECT_EQ(b.nranks, 2);
@@ -95,9 +95,9 @@ TEST(ReportLoad, WrongSchema_NamesItAndListsWhatIsRead) {
 TEST(ReportLoad, NewerSchemaVersion_SaysSo) {
   std::string text = golden("bench/h200x2-all_reduce.json");
   auto j = fabscope::json::parse(text);
-  j["schema_version"] = 2;
+  j["schema_version"] = 3;
   auto e = error_of("new.json", j.dump());
-  EXPECT_EQ(e, "new.json: fabscope.bench schema_version 2 is newer than this fabscope reads (1); use a newer "
+  EXPECT_EQ(e, "new.json: fabscope.bench schema_version 3 is newer than this fabscope reads (2); use a newer "
                "fabscope report");
 }
 
@@ -125,6 +125,26 @@ TEST(ReportLoad, MissingFile_NamesIt) {
   } catch (const fabscope::Error& e) {
     EXPECT_EQ(std::string(e.what()).rfind("/nonexistent/x.json: cannot open", 0), 0u) << e.what();
   }
+}
+
+TEST(ReportLoad, BenchVersion1_IsStillRead) {
+  auto j = fabscope::json::parse(golden("bench/h200x2-all_reduce.json"));
+  j["schema_version"] = 1;
+  for (auto& r : j["results"]) r.erase("cycle");
+  Input in = input_from_json("v1.json", j);
+  EXPECT_EQ(in.schema_version, 1);
+  EXPECT_EQ(in.bench.rows.size(), 5u);
+}
+
+TEST(ReportLoad, BenchCycles_AreKeptPerRow) {
+  auto j = fabscope::json::parse(golden("bench/h200x2-all_reduce.json"));
+  auto again = j["results"];
+  for (auto& r : again) r["cycle"] = 1;
+  for (auto& r : again) j["results"].push_back(r);
+  Input in = input_from_json("n2.json", j);
+  ASSERT_EQ(in.bench.rows.size(), 10u);
+  EXPECT_EQ(in.bench.rows[0].cycle, 0);
+  EXPECT_EQ(in.bench.rows[9].cycle, 1);
 }
 
 TEST(ReportLoad, Label_IsTheFileStem) {

@@ -106,6 +106,18 @@ TEST(ReportRender, EveryPointHasATitleAndPointsMatchSizes) {
   EXPECT_NE(html.find("NVLink limit 450 GB/s"), std::string::npos);
 }
 
+TEST(ReportRender, BenchCycles_AreOneCurveEach) {
+  auto j = fabscope::json::parse(slurp(src("tests/golden/bench/h200x2-all_reduce.json")));
+  auto again = j["results"];
+  for (auto& r : again) r["cycle"] = 1;
+  for (auto& r : again) j["results"].push_back(r);
+  Report r;
+  r.inputs.push_back(input_from_json("n2.json", j));
+  std::string html = render(r).html;
+  EXPECT_NE(html.find("data-series=\"n2 cycle 0 out-of-place\" data-points=\"5\""), std::string::npos);
+  EXPECT_NE(html.find("data-series=\"n2 cycle 1 in-place\" data-points=\"5\""), std::string::npos);
+}
+
 TEST(ReportRender, NoNetworkReference) {
   Report r;
   r.inputs.push_back(json_input("bench/h200x2-all_reduce.json", "h200x2.json"));
