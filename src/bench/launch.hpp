@@ -1,7 +1,7 @@
 #pragma once
 // Which launcher started this process, from the environment alone (pure: the environment is
 // passed in, so tests need no real mpirun or torchrun).
-//   local     one process drives every GPU it was given (ncclCommInitAll)
+//   local     one process drives every GPU it was given (ncclCommInitRankConfig in a group)
 //   mpi       mpirun/srun: one GPU per rank, the NCCL id is broadcast with MPI_Bcast
 //   torchrun  RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT: one GPU per rank; NCCL
 //             bootstraps itself through NCCL_COMM_ID=MASTER_ADDR:port (rank 0 hosts NCCL's
