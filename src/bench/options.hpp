@@ -59,6 +59,7 @@ struct Options {
   int per_iter_skip = 0;                // -K: leading iterations left out of -I statistics
   std::string nccl_tests_json;          // -J: also write nccl-tests' JSON layout here
   std::vector<std::string> argv;        // the command line (nccl-tests' JSON records it)
+  bool in_place = true;      // false: out-of-place only (fabscope tune measures one placement)
 };
 
 // The parser with every flag, examples and the exit-code footer (shared by the CLI and tests).

@@ -36,6 +36,7 @@ class Session {
   virtual int rank() const = 0;    // global rank of this process's first GPU
   virtual int nranks() const = 0;
   virtual bool prints() const = 0;  // global rank 0 lives here
+  virtual int nodes() const { return 1; }  // distinct hosts of the job (every rank agrees)
 };
 
 // The whole `fabscope bench` after flag parsing: open, run, print in the chosen format.

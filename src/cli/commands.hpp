@@ -29,6 +29,7 @@ int cmd_doctor(int argc, char** argv);
 int cmd_env(int argc, char** argv);
 int cmd_log(int argc, char** argv);
 int cmd_bench(int argc, char** argv);
+int cmd_tune(int argc, char** argv);
 int cmd_exporter(int argc, char** argv);
 int cmd_report(int argc, char** argv);
 

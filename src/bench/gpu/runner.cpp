@@ -132,6 +132,7 @@ class GpuSession final : public Session {
   int rank() const override { return ranks_.front().rank; }
   int nranks() const override { return nranks_; }
   bool prints() const override { return prints_; }
+  int nodes() const override { return nodes_; }
 
  private:
   void on_watchdog(const std::string& step, double waited);
@@ -1094,7 +1095,7 @@ Report GpuSession::run(const Options& o, const std::function<void(const Report&,
       res.bytes = static_cast<std::uint64_t>(ranks_[0].plan.total) * ts;
       progress.update(cycle * sizes.size() + i, std::string(d.name) + " " + size_label(res.bytes));
       res.out_of_place = measure(o, res, false, hang_armed);
-      res.in_place = measure(o, res, true, hang_armed);
+      if (o.in_place) res.in_place = measure(o, res, true, hang_armed);
       rep.results.push_back(res);
       if (prints_ && row) {
         progress.clear();

@@ -1,0 +1,42 @@
+#pragma once
+// The Measurer on real GPUs: one bench session (its launchers, communicators, adaptive timing),
+// with fabscope's tuner plugin loaded into NCCL (NCCL_TUNER_PLUGIN) and each choice forced per
+// call through the plugin's fabscope_tuner_force() in the same communicator: no communicator is
+// rebuilt between candidates. Every rank runs the same search on the same (rank-averaged) times,
+// so every rank forces the same choice without talking.
+#include <memory>
+#include <string>
+
+#include "bench/options.hpp"
+#include "bench/run.hpp"
+#include "tune/measure.hpp"
+
+namespace fabscope::tune {
+
+// The plugin: the path given (flag or FABSCOPE_TUNER_PLUGIN), else libnccl-tuner-fabscope.so beside
+// the fabscope binary, in ../lib/ or in the build tree. Throws fabscope::Error listing the paths.
+std::string find_tuner_plugin(const std::string& given);
+
+class GpuMeasurer : public Measurer {
+ public:
+  // Sets NCCL_TUNER_PLUGIN (and an empty NCCL_TUNER_CONFIG_FILE) before NCCL starts, opens the
+  // plugin and the bench session. Throws fabscope::Error.
+  GpuMeasurer(const bench::Options& base, const std::string& plugin_path);
+  ~GpuMeasurer() override;
+  Measurement measure(bench::Collective c, std::uint64_t bytes, const Choice& choice, double budget_s) override;
+  int nranks() const override { return session_->nranks(); }
+  int nnodes() const override { return session_->nodes(); }
+  bool prints() const { return session_->prints(); }
+  std::string nccl_version() const { return nccl_version_; }
+  std::string launcher() const { return launcher_; }
+
+ private:
+  bench::Options base_;
+  std::unique_ptr<bench::Session> session_;
+  void* plugin_ = nullptr;
+  int (*force_)(int, int, int, int) = nullptr;
+  void (*stats_)(long*, long*) = nullptr;
+  std::string nccl_version_, launcher_;
+};
+
+}  // namespace fabscope::tune

@@ -1,0 +1,195 @@
+#include "tune/report.hpp"
+
+#include <cstdio>
+#include <sstream>
+
+#include "bench/sizes.hpp"
+
+namespace fabscope::tune {
+
+namespace {
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+std::string gain_text(const SizeOutcome& s) {
+  if (s.search.best.is_default()) return "-";
+  const Verdict& v = s.verdict;
+  if (v.pairs == 0) return "not run";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%+.1f%% [%+.1f,%+.1f]", (v.speedup - 1) * 100, (v.speedup_lo - 1) * 100,
+                (v.speedup_hi - 1) * 100);
+  return buf;
+}
+
+json choice_json(const Choice& c) {
+  return json{{"algorithm", c.algo < 0 ? json(nullptr) : json(algo_name(c.algo))},
+              {"protocol", c.proto < 0 ? json(nullptr) : json(proto_name(c.proto))},
+              {"channels", c.channels < 0 ? json(nullptr) : json(c.channels)},
+              {"label", label(c)}};
+}
+
+void wrap(std::ostringstream& o, const std::string& text, std::size_t width, const std::string& indent) {
+  std::istringstream words(text);
+  std::string w, line;
+  while (words >> w) {
+    if (!line.empty() && line.size() + 1 + w.size() > width) {
+      o << line << "\n";
+      line = indent;
+    }
+    line += (line.empty() || line == indent ? "" : " ") + w;
+  }
+  if (!line.empty() && line != indent) o << line << "\n";
+}
+}  // namespace
+
+std::vector<BucketAdvice> advise(const TuneResult& r) {
+  std::vector<BucketAdvice> out;
+  for (const auto& co : r.collectives) {
+    if (co.collective != bench::Collective::AllReduce && co.collective != bench::Collective::AllGather &&
+        co.collective != bench::Collective::ReduceScatter)
+      continue;
+    std::vector<CurvePoint> curve;
+    for (const auto& s : co.sizes) curve.push_back({s.bytes, s.written_busbw});
+    if (auto a = bucket_advice(co.collective, curve)) out.push_back(*a);
+  }
+  return out;
+}
+
+std::string render_report(const TuneResult& r, const std::vector<TableRow>& rows,
+                          const std::vector<BucketAdvice>& advice, std::size_t width) {
+  std::ostringstream o;
+  wrap(o, "# fabscope tune: " + r.source + (r.simulated ? " (SIMULATED: no GPU was measured)" : ""),
+       width, "#   ");
+  for (const auto& co : r.collectives) {
+    o << "#\n# " << bench::describe(co.collective).name << ": " << co.candidates.size() - 1
+      << " candidates besides NCCL's default per size\n";
+    char head[160];
+    std::snprintf(head, sizeof head, "%12s %10s %8s  %-22s %10s %8s  %s\n", "size", "default", "busbw",
+                  "written", "tuned", "busbw", "speedup [95% CI]");
+    o << head;
+    std::snprintf(head, sizeof head, "%12s %10s %8s  %-22s %10s %8s\n", "(B)", "(us)", "(GB/s)", "", "(us)",
+                  "(GB/s)");
+    o << head;
+    for (const auto& s : co.sizes) {
+      char line[200];
+      const double tuned_us = s.written.is_default() ? s.verdict.default_us : s.verdict.tuned_us;
+      std::snprintf(line, sizeof line, "%12llu %10.2f %8.2f  %-22s %10.2f %8.2f  %s\n",
+                    static_cast<unsigned long long>(s.bytes), s.verdict.default_us, s.default_busbw,
+                    label(s.written).c_str(), tuned_us, s.written_busbw, gain_text(s).c_str());
+      o << line;
+    }
+    for (const auto& s : co.sizes) {
+      if (s.search.best.is_default() && s.search.unavailable.empty()) continue;
+      std::string why = bench::size_label(s.bytes) + ": best searched " + label(s.search.best) + "; " +
+                        s.verdict.reason;
+      if (!s.search.unavailable.empty())
+        why += "; " + std::to_string(s.search.unavailable.size()) + " choices NCCL could not run here";
+      wrap(o, "#  " + why, width, "#     ");
+    }
+  }
+  o << "#\n";
+  wrap(o, "# table: " + std::to_string(rows.size()) + " rows; sizes without a row keep NCCL's choice; " +
+              std::to_string(r.measurements) + " measurements",
+       width, "#   ");
+  for (const auto& a : advice) wrap(o, "# " + a.advice, width, "#   ");
+  return o.str();
+}
+
+json report_json(const TuneResult& r, const std::vector<TableRow>& rows, const std::vector<BucketAdvice>& advice) {
+  json j;
+  j["schema"] = "fabscope.tune";
+  j["schema_version"] = TuneResult::kSchemaVersion;
+  j["simulated"] = r.simulated;
+  j["source"] = r.source;
+  j["nranks"] = r.nranks;
+  j["nnodes"] = r.nnodes;
+  j["measurements"] = r.measurements;
+  j["collectives"] = json::array();
+  for (const auto& co : r.collectives) {
+    json c;
+    c["collective"] = std::string(bench::describe(co.collective).name);
+    c["candidates"] = json::array();
+    for (const auto& ch : co.candidates) c["candidates"].push_back(label(ch));
+    c["sizes"] = json::array();
+    for (const auto& s : co.sizes) {
+      json x;
+      x["bytes"] = s.bytes;
+      x["default_time_us"] = s.verdict.default_us;
+      x["default_busbw_gbytes_per_s"] = s.default_busbw;
+      x["best_searched"] = choice_json(s.search.best);
+      x["written"] = choice_json(s.written);
+      x["written_busbw_gbytes_per_s"] = s.written_busbw;
+      x["verified"] = s.verdict.pairs > 0;
+      x["kept_tuned"] = s.verdict.keep_tuned;
+      x["speedup"] = s.verdict.pairs > 0 ? json(s.verdict.speedup) : json(nullptr);
+      x["speedup_ci95"] = s.verdict.pairs > 0 ? json::array({s.verdict.speedup_lo, s.verdict.speedup_hi}) : json(nullptr);
+      x["tuned_time_us"] = s.verdict.pairs > 0 ? json(s.verdict.tuned_us) : json(nullptr);
+      x["pairs"] = s.verdict.pairs;
+      x["reason"] = s.verdict.reason;
+      x["rungs"] = s.search.rungs;
+      x["trials"] = json::array();
+      for (const auto& t : s.search.trials)
+        x["trials"].push_back({{"choice", label(t.choice)}, {"rung", t.rung}, {"time_us", t.m.time_us},
+                               {"rel_ci", t.m.rel_ci}, {"applied", t.m.applied}});
+      c["sizes"].push_back(std::move(x));
+    }
+    j["collectives"].push_back(std::move(c));
+  }
+  j["table"] = json::array();
+  for (const auto& row : rows)
+    j["table"].push_back({{"collective", table_name(row.collective)}, {"min_bytes", row.min_bytes},
+                          {"max_bytes", row.max_bytes}, {"choice", choice_json(row.choice)},
+                          {"nnodes", row.nnodes}, {"nranks", row.nranks}});
+  j["advice"] = json::array();
+  for (const auto& a : advice)
+    j["advice"].push_back({{"collective", std::string(bench::describe(a.collective).name)},
+                           {"knee_bytes", a.knee_bytes}, {"knee_busbw_gbytes_per_s", a.knee_busbw},
+                           {"peak_busbw_gbytes_per_s", a.peak_busbw}, {"peak_bytes", a.peak_bytes},
+                           {"still_rising", a.still_rising},
+                           {"bucket_cap_mb", a.collective == bench::Collective::AllReduce ? json(a.bucket_cap_mb) : json(nullptr)},
+                           {"advice", a.advice}});
+  return j;
+}
+
+std::string optimize_config_csv(const TuneResult& r) {
+  std::ostringstream o;
+  o << "collective,size_bytes,algorithm,protocol,channels,nodes,ranks,pipeOps,regBuff,bandwidth_gbps,latency_us\n";
+  for (const auto& co : r.collectives) {
+    const double factor = bench::describe(co.collective).busbw_factor(r.nranks);
+    for (const auto& s : co.sizes)
+      for (const auto& t : s.search.trials) {
+        if (t.choice.algo < 0 || !t.m.applied || t.m.time_us <= 0) continue;
+        const double busbw = static_cast<double>(s.bytes) / (t.m.time_us * 1e3) * factor;
+        o << table_name(co.collective) << ',' << s.bytes << ',' << algo_name(t.choice.algo) << ','
+          << proto_name(t.choice.proto) << ',' << t.choice.channels << ',' << r.nnodes << ',' << r.nranks
+          << ",-1,-1," << fmt("%.3f", busbw) << ',' << fmt("%.3f", t.m.time_us) << "\n";
+      }
+  }
+  return o.str();
+}
+
+ncclenv::EnvPlan tuned_env(const TuneResult& r, const std::vector<TableRow>& rows,
+                           const std::string& plugin_path, const std::string& table_path) {
+  ncclenv::EnvPlan p;
+  p.notes.push_back("tuned for " + std::to_string(r.nranks) + " ranks on " + std::to_string(r.nnodes) +
+                    " node(s): rows match only communicators of that shape");
+  if (rows.empty()) {
+    p.warnings.push_back("no size was faster than NCCL's default beyond the noise: the table is "
+                         "empty and loading it changes nothing");
+  }
+  p.vars.push_back({"NCCL_TUNER_PLUGIN", plugin_path,
+                    "fabscope's tuner plugin (NCCL 2.19-2.28) applies the table per collective call; "
+                    "NVIDIA's example plugin reads the same table",
+                    "the table has " + std::to_string(rows.size()) + " rows"});
+  p.vars.push_back({"NCCL_TUNER_CONFIG_FILE", table_path,
+                    "the table written by fabscope tune: verified faster than NCCL's default at each "
+                    "measured size it covers",
+                    r.source});
+  if (r.simulated) p.warnings.push_back("SIMULATED run: the table comes from a model, not this machine");
+  return p;
+}
+
+}  // namespace fabscope::tune

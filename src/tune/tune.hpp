@@ -1,0 +1,54 @@
+#pragma once
+// `fabscope tune` after flag parsing, over any Measurer: for each collective and size, successive
+// halving over the candidates, then the verification pass against NCCL's default. Pure over the
+// Measurer (tests run it on the simulated model).
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "bench/collectives.hpp"
+#include "tune/halving.hpp"
+#include "tune/space.hpp"
+#include "tune/verify.hpp"
+
+namespace fabscope::tune {
+
+struct TuneOptions {
+  std::vector<bench::Collective> collectives{bench::Collective::AllReduce};
+  std::vector<std::uint64_t> sizes;  // ascending
+  SpaceSpec space;
+  HalvingRule halving;
+  VerifyRule verify;
+};
+
+struct SizeOutcome {
+  std::uint64_t bytes = 0;
+  HalvingResult search;
+  Verdict verdict;        // best vs NCCL's default (not run when the search kept the default)
+  Choice written;         // what the table says for this size: best when verified, else default
+  double default_busbw = 0;  // GB/s, from the verification means (or the search when not run)
+  double written_busbw = 0;
+};
+
+struct CollectiveOutcome {
+  bench::Collective collective = bench::Collective::AllReduce;
+  std::vector<Choice> candidates;
+  std::vector<SizeOutcome> sizes;
+};
+
+struct TuneResult {
+  static constexpr int kSchemaVersion = 1;
+  int nranks = 0;
+  int nnodes = 0;
+  bool simulated = false;
+  std::string source;  // "simulated model, seed 7" | "NCCL 2.28.3, 8 ranks on 1 node (local)"
+  std::vector<CollectiveOutcome> collectives;
+  std::int64_t measurements = 0;
+};
+
+using Progress = std::function<void(bench::Collective, const SizeOutcome&)>;
+
+TuneResult run_tune(Measurer& m, const TuneOptions& o, const Progress& progress = {});
+
+}  // namespace fabscope::tune

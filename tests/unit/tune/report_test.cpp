@@ -1,0 +1,101 @@
+// The outputs besides the table: bucket advice, optimize_config.py CSV, environment, report.
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "ncclenv/render.hpp"
+#include "tune/advice.hpp"
+#include "tune/report.hpp"
+#include "tune/sim.hpp"
+
+namespace fabscope::tune {
+namespace {
+
+using bench::Collective;
+
+TEST(BucketAdvice, SmallestSizeReachingNinetyPercentOfThePeak) {
+  std::vector<CurvePoint> curve{{1 << 20, 60}, {4 << 20, 200}, {16 << 20, 300}, {64 << 20, 330}, {256 << 20, 340}};
+  auto a = bucket_advice(Collective::AllReduce, curve);
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->knee_bytes, 64u << 20);  // 0.9 * 340 = 306: 300 GB/s at 16 MiB falls short
+  EXPECT_EQ(a->bucket_cap_mb, 64);
+  EXPECT_EQ(a->peak_bytes, 256u << 20);
+  EXPECT_FALSE(a->still_rising);
+}
+
+TEST(BucketAdvice, RoundsUpToWholeMiBAndSaysWhenStillRising) {
+  std::vector<CurvePoint> curve{{1000, 1}, {3000000, 10}};
+  auto a = bucket_advice(Collective::AllReduce, curve);
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->bucket_cap_mb, 3);
+  EXPECT_TRUE(a->still_rising);
+  EXPECT_NE(a->advice.find("measure larger sizes"), std::string::npos);
+  EXPECT_FALSE(bucket_advice(Collective::AllReduce, {{1024, 0}, {2048, 0}}));
+  EXPECT_FALSE(bucket_advice(Collective::AllReduce, {}));
+}
+
+TEST(BucketAdvice, FsdpWordingForAllGather) {
+  auto a = bucket_advice(Collective::AllGather, {{1 << 20, 50}, {8 << 20, 100}, {64 << 20, 101}});
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->advice.rfind("FSDP: all_gather", 0), 0u) << a->advice;
+}
+
+TuneResult simulated() {
+  SimMeasurer sim(SimModel{}, 11);
+  TuneOptions o;
+  o.sizes = {1 << 10, 1 << 20, 1 << 30};
+  o.space.channels = {-1, 16, 32};
+  TuneResult r = run_tune(sim, o);
+  r.simulated = true;
+  r.source = "simulated model, seed 11";
+  return r;
+}
+
+TEST(OptimizeConfigCsv, HeaderAndOneLinePerExplicitMeasurement) {
+  TuneResult r = simulated();
+  std::string csv = optimize_config_csv(r);
+  std::istringstream in(csv);
+  std::string line;
+  std::getline(in, line);
+  EXPECT_EQ(line, "collective,size_bytes,algorithm,protocol,channels,nodes,ranks,pipeOps,regBuff,bandwidth_gbps,latency_us");
+  std::size_t lines = 0, explicit_trials = 0;
+  while (std::getline(in, line)) {
+    ++lines;
+    EXPECT_EQ(std::count(line.begin(), line.end(), ','), 10) << line;
+    EXPECT_EQ(line.rfind("allreduce,", 0), 0u) << line;
+  }
+  for (const auto& s : r.collectives[0].sizes)
+    for (const auto& t : s.search.trials) explicit_trials += t.choice.algo >= 0;
+  EXPECT_EQ(lines, explicit_trials);
+}
+
+TEST(TunedEnv, LoadsThePluginAndTheTableWithReasons) {
+  TuneResult r = simulated();
+  auto rows = table_rows(r);
+  auto plan = tuned_env(r, rows, "/opt/fabscope/lib/libnccl-tuner-fabscope.so", "/etc/fabscope/nccl_tuner.csv");
+  ASSERT_NE(plan.find("NCCL_TUNER_PLUGIN"), nullptr);
+  EXPECT_EQ(plan.find("NCCL_TUNER_CONFIG_FILE")->value, "/etc/fabscope/nccl_tuner.csv");
+  std::string text = ncclenv::render(plan, ncclenv::Format::EnvFile, {});
+  EXPECT_NE(text.find("NCCL_TUNER_CONFIG_FILE=/etc/fabscope/nccl_tuner.csv"), std::string::npos) << text;
+  EXPECT_NE(text.find("SIMULATED"), std::string::npos) << text;
+}
+
+TEST(Report, TextFitsOneHundredColumnsAndJsonIsVersioned) {
+  TuneResult r = simulated();
+  auto rows = table_rows(r);
+  auto advice = advise(r);
+  std::string text = render_report(r, rows, advice);
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) EXPECT_LE(line.size(), 100u) << line;
+  EXPECT_NE(text.find("SIMULATED"), std::string::npos);
+  EXPECT_NE(text.find("DDP bucket_cap_mb="), std::string::npos) << text;
+  json j = report_json(r, rows, advice);
+  EXPECT_EQ(j["schema"], "fabscope.tune");
+  EXPECT_EQ(j["schema_version"], 1);
+  EXPECT_EQ(j["collectives"][0]["sizes"].size(), 3u);
+  EXPECT_EQ(j["table"].size(), rows.size());
+}
+
+}  // namespace
+}  // namespace fabscope::tune
