@@ -53,6 +53,8 @@ core::ArgParser tune_parser() {
       .option("--simulate", "SEED", "measure nothing: run the whole command on a simulated noisy cost model (outputs say SIMULATED)")
       .flag("--json", "print the report as JSON (schema fabscope.tune, docs/formats.md)")
       .flag("--no-progress", "no line per size on stderr")
+      .choices("env-format", ncclenv::format_names())
+      .choices("launcher", {"auto", "local", "mpi", "torchrun"})
       .example("fabscope tune -g 8", "all-reduce, 1 KiB to 1 GiB, on the 8 local GPUs; files in ./fabscope-tune")
       .example("mpirun -np 16 -N 8 fabscope tune -c all_reduce,all_gather -o /shared/tune",
                "two nodes; every rank measures, rank 0 writes")
