@@ -45,7 +45,7 @@ core::ArgParser tune_parser() {
       .option("--verify-time", "SEC", "verification: timed work per measurement", "0.02")
       .option("-o,--out-dir", "DIR", "write nccl_tuner.csv, tune.env, tune-report.txt, tune.json, measurements.csv here", "fabscope-tune")
       .option("--env-format", "FORMAT", "format of tune.env: shell, envfile, docker, k8s, slurm, torchrun, json", "envfile")
-      .option("--plugin", "PATH", "libnccl-tuner-fabscope.so (default: beside the binary, ../lib/; env FABSCOPE_TUNER_PLUGIN)")
+      .option("--plugin", "PATH", "libnccl-tuner-fabscope.so (default: beside the binary, ../lib/fabscope/; env FABSCOPE_TUNER_PLUGIN)")
       .option("-g,--gpus", "N", "local launcher: drive N GPUs from this process (default: all visible)")
       .option("--launcher", "NAME", "auto (default), local, mpi, torchrun (as fabscope bench)", "auto")
       .option("--nccl-port", "PORT", "torchrun: port of NCCL's bootstrap on MASTER_ADDR (default MASTER_PORT+1)")

@@ -28,7 +28,8 @@ std::string find_tuner_plugin(const std::string& given) {
   fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   if (!ec) {
     fs::path dir = exe.parent_path();
-    for (fs::path p : {dir / "libnccl-tuner-fabscope.so", dir.parent_path() / "lib" / "libnccl-tuner-fabscope.so",
+    for (fs::path p : {dir / "libnccl-tuner-fabscope.so",
+                       dir.parent_path() / "lib" / "fabscope" / "libnccl-tuner-fabscope.so",
                        dir.parent_path().parent_path() / "plugins" / "nccl-tuner" / "libnccl-tuner-fabscope.so"}) {
       tried.push_back(p.lexically_normal().string());
       if (fs::is_regular_file(p, ec)) return p.lexically_normal().string();

@@ -14,7 +14,7 @@
 namespace fabscope::tune {
 
 // The plugin: the path given (flag or FABSCOPE_TUNER_PLUGIN), else libnccl-tuner-fabscope.so beside
-// the fabscope binary, in ../lib/ or in the build tree. Throws fabscope::Error listing the paths.
+// the fabscope binary, in ../lib/fabscope/ (installed) or in the build tree. Throws fabscope::Error listing the paths.
 std::string find_tuner_plugin(const std::string& given);
 
 class GpuMeasurer : public Measurer {

@@ -67,6 +67,7 @@ Verdict verify(Measurer& m, bench::Collective c, std::uint64_t bytes, const Choi
     }
     if (!b.applied) {
       Verdict v;
+      v.default_us = v.tuned_us = a.time_us;
       v.reason = "NCCL could not run " + label(tuned) + " during verification: default kept";
       return v;
     }
