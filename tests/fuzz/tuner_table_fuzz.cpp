@@ -1,7 +1,7 @@
 // libFuzzer target for the tuner table reader that runs inside NCCL's process
 // (plugins/nccl-tuner/table.c): whole texts, single lines, and matching on what was read.
 // Build: cmake -DFABSCOPE_FUZZ=ON -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ ...; run:
-//   build/tests/fuzz/fabscope_tuner_table_fuzz tests/fuzz/corpus/tuner
+//   build/tests/fuzz/fabscope_tuner_table_fuzz tests/fuzz/corpus/tuner_table
 #include <cstddef>
 #include <cstdint>
 
