@@ -3,16 +3,19 @@
 # on a normal build, the Debian package (scripts/package-test.sh), the soft-RoCE VM scenario
 # (tests/vm/run.sh --quick: a real RDMA stack under qemu), then the unit tests again under
 # AddressSanitizer + UBSan.
-# Usage: scripts/test.sh [--no-asan] [--no-vm]
+# The CLI tests and every read-only command also run once as an unprivileged user
+# (scripts/test-unprivileged.sh).
+# Usage: scripts/test.sh [--no-asan] [--no-vm] [--no-unprivileged]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-asan=1 vm=1
+asan=1 vm=1 unpriv=1
 for a in "$@"; do
   case "$a" in
     --no-asan) asan=0 ;;
     --no-vm) vm=0 ;;
-    -h|--help) sed -n '2,5p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "test.sh: unknown option '$a' (--no-asan, --no-vm)" >&2; exit 3 ;;
+    --no-unprivileged) unpriv=0 ;;
+    -h|--help) sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "test.sh: unknown option '$a' (--no-asan, --no-vm, --no-unprivileged)" >&2; exit 3 ;;
   esac
 done
 scripts/install-deps.sh
@@ -21,6 +24,9 @@ cmake --preset default -DFABSCOPE_BUILD_TESTS=ON  # on, even where doctor.sh con
 cmake --build --preset default -j "$jobs"
 ctest --preset default -j "$jobs"
 scripts/package-test.sh build  # the .deb: lintian, apt-get install, doctor, man, purge
+if [ "$unpriv" = 1 ]; then
+  scripts/test-unprivileged.sh build
+fi
 if [ "$vm" = 1 ]; then
   tests/vm/run.sh --quick --fabscope build/src/cli/fabscope
 fi

@@ -125,6 +125,11 @@ std::vector<PciDevice> collect_pci(const core::Root& root, std::vector<std::stri
           d.acs_enabled = false;  // no ACS capability: nothing can redirect P2P
         } else if (acs.status == S::Malformed) {
           notes.push_back(dir + "/config: extended capability list is malformed, ACS unknown");
+        } else if (config->size() == kUnprivilegedConfigBytes) {
+          // 64 bytes is what the kernel's pci_read_config() gives a reader without
+          // CAP_SYS_ADMIN; a bridge's own config space is at least 256 bytes.
+          notes.push_back(dir + "/config: ACS control not readable as this user (the kernel shows 64 bytes of "
+                                "config space without CAP_SYS_ADMIN); run as root to judge ACS");
         }
       }
     }

@@ -1,6 +1,7 @@
 #pragma once
 // PCI functions from sys/bus/pci/devices: identity, NUMA node, link speed and width, the bridge
 // chain up to the root complex (from the device's sysfs path) and ACS on bridges.
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -38,5 +39,7 @@ AcsLookup find_acs_ctrl(const std::vector<std::uint8_t>& config);
 // 7.7.8.3): P2P Request Redirect, P2P Completion Redirect, Upstream Forwarding, P2P Egress
 // Control. Source Validation and Translation Blocking alone do not reroute P2P.
 constexpr std::uint16_t kAcsP2pRedirectMask = 0x0004 | 0x0008 | 0x0010 | 0x0020;
+// Bytes of config space a process without CAP_SYS_ADMIN reads (drivers/pci/pci-sysfs.c).
+constexpr std::size_t kUnprivilegedConfigBytes = 64;
 
 }  // namespace fabscope::probe

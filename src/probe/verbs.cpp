@@ -217,7 +217,10 @@ VerbsDevice read_device(const Lib& lib, ibv_device* d) {
   ibv_context* ctx = lib.open_device(d);
   if (!ctx) {
     // EACCES/ENOENT here usually means /dev/infiniband/uverbsN is missing or not readable.
-    dev.error = std::string("ibv_open_device failed: ") + std::strerror(errno);
+    int err = errno;
+    dev.error = std::string("ibv_open_device failed: ") + std::strerror(err);
+    if (err == EACCES || err == EPERM)
+      dev.error += " (/dev/infiniband/uverbs* not readable as this user; rdma-core's udev rules make it 0666)";
     return dev;
   }
   ibv_device_attr attr{};
