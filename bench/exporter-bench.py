@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """Scrape latency and memory of `fabscope exporter` vs Debian's prometheus-node-exporter.
 
-Usage: exporter-bench.py FABSCOPE [--node-exporter PATH] [--scrapes N] [--archive TTAR]
+Usage: exporter-bench.py FABSCOPE [FABSCOPE...] [--node-exporter PATH] [--scrapes N] [--archive TTAR]
+
+FABSCOPE is the all-in-one `fabscope` binary (run as `fabscope exporter`) or the standalone
+`fabscope-exporter`; several are measured side by side with node_exporter in the same run.
 
 Both exporters read the same unpacked sysfs capture (tests/fixtures/procfs-infiniband); node_exporter
 runs only its infiniband collector. One Python http.client connection per exporter on loopback
@@ -57,7 +60,7 @@ def proc_kib(pid, field, path="status"):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("fabscope")
+    ap.add_argument("fabscope", nargs="+")
     ap.add_argument("--node-exporter", default="/usr/bin/prometheus-node-exporter")
     ap.add_argument("--scrapes", type=int, default=2000)
     ap.add_argument("--archive", default=os.path.join(HERE, "..", "tests", "fixtures", "procfs-infiniband",
@@ -68,10 +71,16 @@ def main():
     try:
         root = os.path.join(work, "root")
         ttar.unpack(args.archive, root)
-        ports = {"fabscope": free_port(), "node_exporter": free_port()}
-        procs["fabscope"] = subprocess.Popen(
-            [args.fabscope, "exporter", "--listen", f"127.0.0.1:{ports['fabscope']}", "--root", root],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        ports = {}
+        for binary in args.fabscope:
+            name = os.path.basename(binary)
+            cmd = [binary] if name.startswith("fabscope-exporter") else [binary, "exporter"]
+            name = " ".join([name] + cmd[1:])
+            ports[name] = free_port()
+            procs[name] = subprocess.Popen(
+                cmd + ["--listen", f"127.0.0.1:{ports[name]}", "--root", root],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        ports["node_exporter"] = free_port()
         procs["node_exporter"] = subprocess.Popen(
             [args.node_exporter, "--collector.disable-defaults", "--collector.infiniband",
              f"--path.sysfs={root}/sys", f"--web.listen-address=127.0.0.1:{ports['node_exporter']}"],
@@ -107,8 +116,11 @@ def main():
                   f"{proc_kib(procs[name].pid, 'VmHWM') / 1024:.1f} | "
                   f"{proc_kib(procs[name].pid, 'Pss', 'smaps_rollup') / 1024:.1f} | "
                   f"{proc_kib(procs[name].pid, 'RssAnon') / 1024:.1f} |")
-        print(f"\nnode_exporter / fabscope: median latency x{med['node_exporter'] / med['fabscope']:.1f}, "
-              f"RSS x{rss['node_exporter'] / rss['fabscope']:.1f}")
+        print()
+        for name in ports:
+            if name != "node_exporter":
+                print(f"node_exporter / {name}: median latency x{med['node_exporter'] / med[name]:.1f}, "
+                      f"RSS x{rss['node_exporter'] / rss[name]:.1f}")
     finally:
         for p in procs.values():
             p.kill()

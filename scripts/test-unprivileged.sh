@@ -72,6 +72,10 @@ check_cmd env
 check_cmd env lint
 check_cmd log "$repo/tests/fixtures/nccl-logs/h200x2/nvlink-default.log"
 check_cmd exporter --once
+if [ -x "$build/src/cli/fabscope-exporter" ]; then
+  rc=0; run "$build/src/cli/fabscope-exporter" --once > "$work/out" 2>&1 || rc=$?
+  if [ $rc -ne 0 ]; then echo "FAIL  fabscope-exporter --once exited $rc"; failed=1; else echo "ok    fabscope-exporter --once"; fi
+fi
 run "$fabscope" exporter --once > "$work/metrics" 2>/dev/null || true
 grep -q '^# TYPE ' "$work/metrics" || { echo "FAIL  exporter --once printed no metric family"; failed=1; }
 # A value the kernel shows only to root must be said so, never judged (probe notes).

@@ -8,7 +8,7 @@
 #    no privilege escalation and every capability dropped.
 # Usage: deploy_hardening_test.sh FABSCOPE [MAX_EXPOSURE]   (exit 77: systemd-analyze missing)
 set -euo pipefail
-fabscope=$1 max=${2:-2.0}
+fabscope=$(realpath "$1") max=${2:-2.0}
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 unit=$repo/deploy/systemd/fabscope-exporter.service
 work=$(mktemp -d)
