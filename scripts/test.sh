@@ -4,18 +4,19 @@
 # (tests/vm/run.sh --quick: a real RDMA stack under qemu), then the unit tests again under
 # AddressSanitizer + UBSan.
 # The CLI tests and every read-only command also run once as an unprivileged user
-# (scripts/test-unprivileged.sh).
-# Usage: scripts/test.sh [--no-asan] [--no-vm] [--no-unprivileged]
+# (scripts/test-unprivileged.sh), and each libFuzzer target runs for 20 s (scripts/fuzz.sh).
+# Usage: scripts/test.sh [--no-asan] [--no-vm] [--no-unprivileged] [--no-fuzz]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-asan=1 vm=1 unpriv=1
+asan=1 vm=1 unpriv=1 fuzz=1
 for a in "$@"; do
   case "$a" in
     --no-asan) asan=0 ;;
     --no-vm) vm=0 ;;
     --no-unprivileged) unpriv=0 ;;
+    --no-fuzz) fuzz=0 ;;
     -h|--help) sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "test.sh: unknown option '$a' (--no-asan, --no-vm, --no-unprivileged)" >&2; exit 3 ;;
+    *) echo "test.sh: unknown option '$a' (--no-asan, --no-vm, --no-unprivileged, --no-fuzz)" >&2; exit 3 ;;
   esac
 done
 scripts/install-deps.sh
@@ -34,4 +35,7 @@ if [ "$asan" = 1 ]; then
   cmake --preset asan -DFABSCOPE_BUILD_TESTS=ON
   cmake --build --preset asan -j "$jobs"
   ctest --preset asan -j "$jobs" -LE integration
+fi
+if [ "$fuzz" = 1 ]; then
+  scripts/fuzz.sh --time 20 --jobs "$jobs"
 fi

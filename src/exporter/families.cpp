@@ -96,8 +96,9 @@ std::vector<MetricFamily> port_families(const std::vector<RdmaDevice>& devices) 
     for (const auto& p : d.ports) {
       Labels base = port_labels(d, p);
       for (const auto& [name, value] : p.counters) {
+        // Captured by an explicit reference: clang before 16 cannot capture a structured binding.
         auto it = std::find_if(known.begin(), known.end(),
-                               [&](const KnownCounter& k) { return name == k.file; });
+                               [&file = name](const KnownCounter& k) { return file == k.file; });
         if (it != known.end()) fams[it - known.begin()].samples.push_back(Sample::of_u64(base, value));
         else other.samples.push_back(Sample::of_u64(with(base, "counter", name), value));
       }
