@@ -322,6 +322,17 @@ const Signature* match_signature(MatchOn on, std::string_view message) {
   return nullptr;
 }
 
+const Signature* completion_signature(int wc_status) {
+  if (wc_status == 0) return nullptr;
+  const Signature* generic = nullptr;
+  for (const Signature& s : kSignatures) {
+    if (s.on != MatchOn::Warn || std::strcmp(s.contains, "Got completion") != 0) continue;
+    if (s.wc_status == wc_status) return &s;
+    if (s.wc_status < 0 && !generic) generic = &s;
+  }
+  return generic;
+}
+
 const char* wc_status_name(int code) {
   // enum ibv_wc_status, libibverbs <infiniband/verbs.h>.
   static const char* const kNames[] = {

@@ -39,6 +39,10 @@ const Signature* match_signature(MatchOn on, std::string_view message);
 // counter exceeded(12)". nullopt when absent or unreadable.
 std::optional<int> completion_status(std::string_view message);
 
+// The catalog entry for an ibv_wc_status code (its own entry, else the generic completion-error
+// entry): what `fabscope rdma` reports for a failed work request. nullptr for 0 (success).
+const Signature* completion_signature(int wc_status);
+
 // libibverbs' name of an ibv_wc_status code ("IBV_WC_RETRY_EXC_ERR"), "?" when unknown.
 const char* wc_status_name(int code);
 

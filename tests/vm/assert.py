@@ -424,6 +424,132 @@ def check_traffic(c):
     c.perf = results
 
 
+def rdma_doc(c, rel):
+    """A fabscope rdma --json output, None (and a failure) when it is not one."""
+    doc = c.json(rel)
+    if doc is not None and doc.get("schema") != "fabscope.rdma":
+        c.fail(f"{rel}: schema {doc.get('schema')!r}, expected fabscope.rdma")
+        return None
+    return doc
+
+
+def rdma_counters(c, name):
+    out = {}
+    for line in c.text(f"rdma/{name}.counters").splitlines():
+        parts = line.split()
+        if len(parts) == 3:
+            out[(parts[0], parts[1])] = float(parts[2])
+        elif len(parts) == 2:
+            out[parts[0]] = float(parts[1])
+    return out
+
+
+def ids(doc):
+    return [f.get("id") for f in (doc or {}).get("findings", [])]
+
+
+def check_rdma(c):
+    if not c.exists("rdma/fab_bw.1.client.rc"):
+        c.skip("fabscope rdma", "did not run (not in this build's --help, or no RoCE v2 IPv4 GID)")
+        return
+    gids = dict(l.split() for l in c.text("gid-index.txt").splitlines() if len(l.split()) == 2)
+    rounds = sorted(int(n.split(".")[1]) for n in os.listdir(c.path("rdma"))
+                    if n.startswith("fab_bw.") and n.endswith(".client.rc"))
+    c.rdma = {"bw": [], "lat": [], "pt_bw": [], "pt_lat": []}
+    for name in [f"fab_bw.{i}" for i in rounds] + [f"fab_lat.{i}" for i in rounds] + ["fab_send", "fab_read_all"]:
+        if not c.exists(f"rdma/{name}.client.rc"):
+            continue
+        crc, src = c.rc(f"rdma/{name}.client"), c.rc(f"rdma/{name}.server")
+        if not c.ok(crc == 0 and src == 0, f"rdma {name}: client and server exit 0",
+                    f"client rc={crc} server rc={src}: {c.text(f'rdma/{name}.client.out')[-600:]}"):
+            continue
+        cl, sv = rdma_doc(c, f"rdma/{name}.client.out"), rdma_doc(c, f"rdma/{name}.server.out")
+        if cl is None or sv is None:
+            continue
+        c.ok(cl.get("completed") and sv.get("completed"), f"rdma {name}: both sides completed")
+        ch = {x["what"]: x["value"] for x in cl.get("choices", [])}
+        c.ok(ch.get("device") == "rxe1:1" and ch.get("gid_index") == gids.get("rxe1"),
+             f"rdma {name}: the client chose rxe1:1 and its RoCE v2 IPv4 GID from the route to 10.9.0.1",
+             f"choices {ch}, scenario's gid {gids.get('rxe1')}")
+        sch = {x["what"]: x["value"] for x in sv.get("choices", [])}
+        c.ok(sch.get("device") == "rxe0:1", f"rdma {name}: the server chose rxe0:1 (the address the client reached)",
+             f"choices {sch}")
+        cs, ss = cl.get("sizes", []), sv.get("sizes", [])
+        c.ok(len(cs) == len(ss) and len(cs) == len(cl["options"]["sizes_bytes"]),
+             f"rdma {name}: both sides report every size", f"client {len(cs)}, server {len(ss)}")
+        for a, b in zip(cs, ss):
+            c.ok(a["total_bytes"] > 0 and a["total_bytes"] == b["total_bytes"] == a.get("peer_total_bytes")
+                 == b.get("peer_total_bytes"),
+                 f"rdma {name} {a['bytes']} B: both sides agree on the bytes moved",
+                 f"client {a['total_bytes']} (peer says {a.get('peer_total_bytes')}), server {b['total_bytes']} "
+                 f"(peer says {b.get('peer_total_bytes')})")
+            if cl["options"]["test"] == "bw":
+                c.ok(a.get("data_verified") is True and b.get("data_verified") is True,
+                     f"rdma {name} {a['bytes']} B: the receiving side found the sender's byte pattern",
+                     f"client {a.get('data_verified')}, server {b.get('data_verified')}")
+        k = rdma_counters(c, name)
+        moved = sum(x["total_bytes"] for x in cs)
+        if cl["options"]["op"] in ("write", "send") and moved:
+            tx = k[("after", "veth1_tx")] - k[("before", "veth1_tx")]
+            c.ok(tx >= moved, f"rdma {name}: veth1 tx_bytes grew by at least the bytes fabscope reports",
+                 f"veth1 tx grew {tx:.0f}, fabscope {moved}")
+            pkts = k[("after", "rxe1_sent")] - k[("before", "rxe1_sent")]
+            rcvd = k[("after", "rxe0_rcvd")] - k[("before", "rxe0_rcvd")]
+            mtu = cl.get("path_mtu") or 4096
+            need = sum(x["iterations"] * -(-x["bytes"] // mtu) for x in cs)
+            c.ok(pkts >= need and rcvd >= need, f"rdma {name}: rxe1 sent_pkts and rxe0 rcvd_pkts grew by at least "
+                 "the packets the messages need", f"sent {pkts:.0f}, rcvd {rcvd:.0f}, need {need} at MTU {mtu}")
+        if name.startswith("fab_bw."):
+            c.rdma["bw"].append(cs[0]["mib_per_s"])
+        if name.startswith("fab_lat."):
+            c.rdma["lat"].append(cs[0]["latency"]["median_us"])
+    for i in rounds:
+        for kind, fname, col in (("pt_bw", f"rdma/pt_bw.{i}.out", 3), ("pt_lat", f"rdma/pt_lat.{i}.out", 4)):
+            if c.exists(fname):
+                rows = [l.split() for l in c.text(fname).splitlines()
+                        if re.match(r"\s*\d+\s+\d+\s+(?:[\d.]+|inf|-?nan)\s", l)]
+                if rows:
+                    c.rdma[kind].append(float(rows[-1][col]))
+
+    # failure paths: each ends with a finding that explains it, within the timeout
+    if c.exists("rdma/fab_wrong_gid.client.rc"):
+        d = rdma_doc(c, "rdma/fab_wrong_gid.client.out")
+        c.ok(c.rc("rdma/fab_wrong_gid.client") == 2 and d is not None and "rdma.gid_index" in ids(d)
+             and any(f.get("severity") == "fail" for f in d.get("findings", [])),
+             "rdma failure: -x 0 (link-local GID) fails with exit 2, rdma.gid_index and the failure it causes",
+             f"rc={c.rc('rdma/fab_wrong_gid.client')} ids={ids(d)}")
+        k = rdma_counters(c, "fab_wrong_gid")
+        c.ok(k.get("client_s", 999) < 60, "rdma failure: the wrong GID run ended within its timeout",
+             f"{k.get('client_s')} s")
+    if c.exists("rdma/fab_no_server.rc"):
+        d = rdma_doc(c, "rdma/fab_no_server.out")
+        c.ok(c.rc("rdma/fab_no_server") == 3 and "rdma.no_server" in ids(d) and
+             "18719" in c.text("rdma/fab_no_server.err"),
+             "rdma failure: no server listening exits 3 with rdma.no_server naming the port",
+             f"rc={c.rc('rdma/fab_no_server')} ids={ids(d)} err={c.text('rdma/fab_no_server.err')[-200:]}")
+    if c.exists("rdma/fab_memlock.client.rc"):
+        d = rdma_doc(c, "rdma/fab_memlock.client.out")
+        c.ok(c.rc("rdma/fab_memlock.client") == 2 and "rdma.memlock" in ids(d),
+             "rdma failure: ulimit -l 64 (not root) fails with exit 2 and rdma.memlock",
+             f"rc={c.rc('rdma/fab_memlock.client')} ids={ids(d)} err={c.text('rdma/fab_memlock.client.err')[-300:]}")
+        s = rdma_doc(c, "rdma/fab_memlock.server.out")
+        c.ok(s is not None and "rdma.memlock" in ids(s),
+             "rdma failure: the server reports the client's memlock finding too", f"server ids={ids(s)}")
+    if c.exists("rdma/fab_down.client.rc"):
+        d = rdma_doc(c, "rdma/fab_down.client.out")
+        k = rdma_counters(c, "fab_down")
+        fail = [f for f in (d or {}).get("findings", []) if f.get("severity") == "fail"]
+        c.ok(c.rc("rdma/fab_down.client") == 2 and fail and
+             fail[0]["id"] in ("rdma.completion_error", "rdma.timeout", "rdma.control_lost"),
+             "rdma failure: veth1 down mid-run ends the client with exit 2 and a completion error or the watchdog",
+             f"rc={c.rc('rdma/fab_down.client')} ids={ids(d)}")
+        c.ok(k.get("client_s", 999) < 3 + 5 + 15,
+             "rdma failure: ... within the timeout (5 s) of the link going down, not after -D 60",
+             f"client ran {k.get('client_s')} s, link down after 3 s")
+        c.ok(c.rc("rdma/fab_down.server") == 2, "rdma failure: the server of the port-down run exits 2",
+             f"rc={c.rc('rdma/fab_down.server')}")
+
+
 def metrics(c, phase):
     """Prometheus text exposition -> {(name, frozenset(labels)): value}"""
     out = {}
@@ -524,6 +650,16 @@ def capture(results, dest):
 
 
 def report_numbers(c):
+    r = getattr(c, "rdma", {})
+    if r.get("bw") and r.get("pt_bw"):
+        fb, pb = sorted(r["bw"])[len(r["bw"]) // 2], sorted(r["pt_bw"])[len(r["pt_bw"]) // 2]
+        print(f"  rdma 64 KiB WRITE bw, median of {len(r['bw'])} alternating runs: fabscope {fb:.2f} MiB/s, "
+              f"ib_write_bw {pb:.2f} MiB/s, ratio {fb / pb:.3f} (runs: fabscope {r['bw']}, perftest {r['pt_bw']})")
+    if r.get("lat") and r.get("pt_lat"):
+        fl, pl = sorted(r["lat"])[len(r["lat"]) // 2], sorted(r["pt_lat"])[len(r["pt_lat"]) // 2]
+        ratio = f"{fl / pl:.3f}" if pl == pl and pl not in (0, float("inf")) else "n/a (perftest's clock)"
+        print(f"  rdma 8 B WRITE latency, median of {len(r['lat'])} alternating runs: fabscope {fl:.2f} us, "
+              f"ib_write_lat t_typical {pl:.2f} us, ratio {ratio} (runs: fabscope {r['lat']}, perftest {r['pt_lat']})")
     if c.exists("timings.txt"):
         t = {k: float(v) for k, v in (l.split() for l in c.text("timings.txt").splitlines())}
         print("  times (VM uptime, s): " + ", ".join(f"{k} {v:.1f}" for k, v in t.items()))
@@ -546,8 +682,9 @@ def main():
             tail = c.text("scenario.log").strip().splitlines()[-1:]
             c.ok(tail == ["scenario_rc=0"], "scenario ran to the end", f"last line {tail}")
         c.perf = {}
-        for step in (check_basics, check_probe, check_check, check_env, check_traffic, check_exporter,
-                     check_no_provider, check_capture):
+        c.rdma = {}
+        for step in (check_basics, check_probe, check_check, check_env, check_traffic, check_rdma,
+                     check_exporter, check_no_provider, check_capture):
             try:
                 step(c)
             except (OSError, KeyError, ValueError, TypeError) as e:

@@ -38,7 +38,7 @@ uname -r >kernel-release.txt
 cp /etc/packages packages.txt
 run . fabscope-version fabscope --version
 fabscope --help >fabscope-help.txt 2>&1
-for c in probe check doctor env exporter; do
+for c in probe check doctor env exporter rdma; do
   if has_cmd $c; then echo "$c" >>commands.txt; else skip "$c" "not in this build's 'fabscope --help'"; fi
 done
 
@@ -174,6 +174,70 @@ else
   skip traffic "no RoCE v2 IPv4 GID on rxe0 ('$gid0') or rxe1 ('$gid1')"
 fi
 mark traffic-done
+
+# --- fabscope rdma beside perftest, rxe1 (client) -> rxe0 (server), alternating runs. The
+# client names the server by its veth0 address: fabscope picks rxe1 from the route to it (policy
+# rules above: out of veth1) and RDMA CM binds there. perftest's rows above are its first runs;
+# the alternating pairs below are the comparison.
+# fr NAME PORT ARGS...: fabscope server in the background, client on 10.9.0.1 with ARGS; the
+# veth1 byte counter and rxe hw_counters before and after the client, in NAME.counters
+fr() {
+  name=$1 port=$2; shift 2
+  log "fabscope rdma $name $*"
+  timeout 120 fabscope rdma --server --port "$port" --json >rdma/$name.server.out 2>rdma/$name.server.err &
+  spid=$!
+  {
+    echo "before veth1_tx $(cat /sys/class/net/veth1/statistics/tx_bytes)"
+    echo "before rxe1_sent $(cat /sys/class/infiniband/rxe1/ports/1/hw_counters/sent_pkts)"
+    echo "before rxe0_rcvd $(cat /sys/class/infiniband/rxe0/ports/1/hw_counters/rcvd_pkts)"
+  } >rdma/$name.counters
+  if wait_listen "$port"; then
+    t0=$(cut -d' ' -f1 /proc/uptime)
+    run rdma "$name.client" fabscope rdma 10.9.0.1 --port "$port" --json "$@"
+    echo "client_s $(awk -v a="$t0" -v b="$(cut -d' ' -f1 /proc/uptime)" 'BEGIN{print b-a}')" >>rdma/$name.counters
+  else
+    echo "fabscope rdma server did not listen on $port" >rdma/$name.client.err; echo 99 >rdma/$name.client.rc
+  fi
+  {
+    echo "after veth1_tx $(cat /sys/class/net/veth1/statistics/tx_bytes)"
+    echo "after rxe1_sent $(cat /sys/class/infiniband/rxe1/ports/1/hw_counters/sent_pkts)"
+    echo "after rxe0_rcvd $(cat /sys/class/infiniband/rxe0/ports/1/hw_counters/rcvd_pkts)"
+  } >>rdma/$name.counters
+  wait $spid; echo $? >rdma/$name.server.rc
+}
+mkdir -p rdma
+if has_cmd rdma && [ -n "$gid0" ] && [ -n "$gid1" ]; then
+  if [ "$QUICK" = 1 ]; then rounds=1; else rounds=5; fi
+  i=1; port=18600
+  while [ $i -le $rounds ]; do
+    # perftest's -D/-n and sizes, fabscope's the same: 64 KiB WRITE bandwidth, 8 B WRITE latency
+    perf ib_write_bw $port -D "$bw_s" -s 65536; mv traffic/ib_write_bw.client.out rdma/pt_bw.$i.out
+    mv traffic/ib_write_bw.client.rc rdma/pt_bw.$i.rc
+    fr fab_bw.$i $((port + 1)) -D "$bw_s" -s 64K
+    perf ib_write_lat $((port + 2)) -n "$lat_n" -s 8; mv traffic/ib_write_lat.client.out rdma/pt_lat.$i.out
+    mv traffic/ib_write_lat.client.rc rdma/pt_lat.$i.rc
+    fr fab_lat.$i $((port + 3)) --test lat -s 8 -n "$lat_n"
+    i=$((i + 1)); port=$((port + 10))
+  done
+  mark rdma-alternating
+  # SEND: the server counts what it received on its own; --oob tcp: perftest's QP exchange
+  fr fab_send 18700 --op send -D 1 -s 64K --oob tcp
+  [ "$QUICK" != 1 ] && fr fab_read_all 18701 --op read -a -n 200 -q 2
+  # failure paths: a link-local GID (-x 0) cannot reach an IPv4 peer; nothing listens; memlock
+  fr fab_wrong_gid 18710 -x 0 --oob tcp --timeout 5 -n 100
+  run rdma fab_no_server fabscope rdma 10.9.0.1 --port 18719 --json --timeout 5
+  grep -q '^nobody:' /etc/passwd 2>/dev/null || echo 'nobody:x:65534:65534:nobody:/tmp:/bin/sh' >>/etc/passwd
+  grep -q '^nogroup:' /etc/group 2>/dev/null || echo 'nogroup:x:65534:' >>/etc/group
+  log "fabscope rdma memlock"
+  timeout 60 fabscope rdma --server --port 18720 --json >rdma/fab_memlock.server.out 2>rdma/fab_memlock.server.err &
+  spid=$!
+  wait_listen 18720 && run rdma fab_memlock.client su -s /bin/sh nobody -c \
+    'ulimit -l 64 && exec fabscope rdma 10.9.0.1 --port 18720 --json -s 1M -n 10'
+  wait $spid; echo $? >rdma/fab_memlock.server.rc
+  mark rdma-failures
+else
+  skip rdma "fabscope rdma not in this build, or no RoCE v2 IPv4 GID"
+fi
 snapshot after-traffic
 
 # --- fixture capture of the healthy, post-traffic state
@@ -196,7 +260,24 @@ mark no-provider
 
 # --- a link goes down: veth1 down takes rxe1's port down (and veth0 loses carrier)
 log "link down"
+# fabscope rdma is mid-run when veth1 goes down: it must end with an error within its timeout
+rdma_down=""
+if has_cmd rdma && [ -n "$gid0" ]; then
+  timeout 120 fabscope rdma --server --port 18730 --json >rdma/fab_down.server.out 2>rdma/fab_down.server.err &
+  rdma_down=$!
+  if wait_listen 18730; then
+    ( t0=$(cut -d' ' -f1 /proc/uptime)
+      run rdma fab_down.client fabscope rdma 10.9.0.1 --port 18730 --json -D 60 --timeout 5
+      echo "client_s $(awk -v a="$t0" -v b="$(cut -d' ' -f1 /proc/uptime)" 'BEGIN{print b-a}')" >rdma/fab_down.counters ) &
+    cpid=$!
+    sleep 3
+  fi
+fi
 ip2 link set veth1 down
+if [ -n "$rdma_down" ]; then
+  [ -n "$cpid" ] && wait "$cpid"
+  wait "$rdma_down"; echo $? >rdma/fab_down.server.rc
+fi
 sleep 0.3
 snapshot link-down
 [ -n "$exporter_pid" ] && kill "$exporter_pid" && wait "$exporter_pid"; echo "$?" >exporter.rc

@@ -1,0 +1,262 @@
+// The two sides of a session over the control connection:
+//   client                              server
+//   hello {options, endpoint}    ->
+//                                <-     welcome {endpoint, choices, cm_address, findings}
+//   --oob tcp: qps {qpn, psn, gid, lid} both ways; RDMA CM: one connect per QP
+//   buf {addr, rkey, stride}     <->    buf
+//   per size: run {size} -> <- ready; the loop; sent/done both ways (progress while running)
+//   bye                          <->    bye
+// Any failure sends {"error": finding} to the peer (best effort), so both sides explain it.
+#include <atomic>
+
+#include "core/root.hpp"
+#include "probe/probe.hpp"
+#include "rdma/choose.hpp"
+#include "rdma/control.hpp"
+#include "rdma/engine.hpp"
+#include "rdma/findings.hpp"
+#include "rdma/rdma.hpp"
+#include "rdma/stats.hpp"
+
+namespace fabscope::rdma {
+
+namespace {
+
+constexpr const char* kMagic = "fabscope.rdma";
+constexpr int kProtocol = 1;
+
+void send_error(Control& ctl, const Finding& f) {
+  try {
+    Watchdog quick("error", 1.0);
+    quick.begin("sending the error to the peer");
+    ctl.send(json{{"error", f}}, quick);
+  } catch (const std::exception&) {
+    // the peer is gone; its own watchdog explains it there
+  }
+}
+
+json expect(Control& ctl, Watchdog& wd, const char* key) {
+  for (;;) {
+    json m = ctl.recv(wd);
+    if (m.contains(key)) return m[key];
+    if (m.contains("progress")) continue;
+    throw Failure(control_lost(wd.where(), std::string("expected '") + key + "', got " + m.dump().substr(0, 80)));
+  }
+}
+
+Chosen choose_here(const Options& o, const std::string& local_ipv4, const std::string& peer, bool server) {
+  NodeInfo node = probe::collect(core::Root("/"));
+  return choose(node, {o.device, o.ib_port, o.gid_index, local_ipv4, peer, server});
+}
+
+// Fail problems end the session; warnings join the findings.
+void apply(Result& res, const Chosen& c) {
+  res.local = c.endpoint;
+  res.choices = c.choices;
+  const Finding* fail = nullptr;
+  for (const auto& f : c.problems) {
+    if (f.severity == Severity::Fail && !fail) fail = &f;
+    else res.findings.push_back(f);
+  }
+  if (fail) throw Failure(*fail);
+}
+
+std::optional<int> min_mtu(const Endpoint& a, const Endpoint& b) {
+  if (a.active_mtu && b.active_mtu) return std::min(*a.active_mtu, *b.active_mtu);
+  return a.active_mtu ? a.active_mtu : b.active_mtu;
+}
+
+void run_sizes_client(Engine& eng, Control& ctl, Watchdog& wd, Result& res) {
+  for (auto size : res.options.sizes_bytes) {
+    wd.begin("start of size " + std::to_string(size));
+    eng.prepare(size);
+    ctl.send(json{{"run", size}}, wd);
+    expect(ctl, wd, "ready");
+    json peer_done;
+    res.sizes.push_back(eng.run_size(size, ctl, peer_done));
+  }
+  wd.begin("bye");
+  ctl.send(json{{"bye", true}}, wd);
+  expect(ctl, wd, "bye");
+}
+
+}  // namespace
+
+Result run(const std::string& host, const Options& opts) {
+  Options o = normalized(opts);
+  Result res;
+  res.role = "client";
+  res.options = o;
+  res.remote.host = host;
+  Watchdog wd("client", o.timeout_s);
+  wd.begin("tcp connect to " + host + ":" + std::to_string(o.tcp_port));
+  std::optional<Control> ctl;
+  try {
+    ctl.emplace(Control::connect(host, o.tcp_port, o.timeout_s));
+  } catch (const Failure& f) {
+    res.findings.push_back(f.finding);
+    judge(res);
+    throw Unreachable(f.finding.message, res);
+  }
+  try {
+    const std::string peer = ctl->peer_address();
+    res.remote.address = peer;
+    wd.begin("choosing the local port");
+    apply(res, choose_here(o, source_address_for(peer), host == peer ? host : host + " (" + peer + ")", false));
+    wd.begin("hello");
+    ctl->send(json{{"hello", {{"magic", kMagic}, {"version", kProtocol}, {"options", o}, {"endpoint", res.local}}}},
+              wd);
+    json w = expect(*ctl, wd, "welcome");
+    res.remote = w.at("endpoint").get<Endpoint>();
+    for (auto f : w.value("findings", std::vector<Finding>{})) res.findings.push_back(from_peer(f, "server"));
+    res.path_mtu = min_mtu(res.local, res.remote);
+    Engine eng(o, res.local, wd, true);
+    eng.set_control(&*ctl);
+    if (o.oob == Oob::Tcp) {
+      eng.open_device();
+      ctl->send(json{{"qps", eng.qp_addrs()}}, wd);
+      wd.begin("QP exchange");
+      auto theirs = expect(*ctl, wd, "qps").get<std::vector<QpAddr>>();
+      eng.connect_qps(theirs, res.path_mtu.value_or(1024), res.remote);
+    } else {
+      eng.cm_connect(w.value("cm_address", res.remote.address), o.tcp_port);
+    }
+    wd.begin("buffer exchange");
+    ctl->send(json{{"buf", eng.buf_key()}}, wd);
+    eng.set_remote(expect(*ctl, wd, "buf").get<BufKey>());
+    run_sizes_client(eng, *ctl, wd, res);
+    res.completed = true;
+  } catch (const PeerFailure& f) {
+    res.findings.push_back(from_peer(f.finding, "server"));
+  } catch (const Failure& f) {
+    res.findings.push_back(f.finding);
+    send_error(*ctl, f.finding);
+  } catch (const UsageError&) {
+    throw;
+  } catch (const std::exception& e) {
+    Finding f = control_lost(wd.where(), e.what());
+    res.findings.push_back(f);
+    send_error(*ctl, f);
+  }
+  judge(res);
+  return res;
+}
+
+struct Server::Impl {
+  Options opts;
+  Listener listener;
+  std::atomic<bool> stopped{false};
+  Impl(const Options& o) : opts(o), listener(o.bind_address, o.tcp_port) {}
+
+  Result session(Control& ctl) {
+    Result res;
+    res.role = "server";
+    res.options = opts;
+    Watchdog wd("server", opts.timeout_s);
+    try {
+      wd.begin("hello");
+      json h = expect(ctl, wd, "hello");
+      if (h.value("magic", "") != kMagic || h.value("version", 0) != kProtocol)
+        throw Failure(control_lost(wd.where(), "the client speaks " + h.value("magic", std::string("?")) +
+                                                   " protocol " + std::to_string(h.value("version", 0)) +
+                                                   ", this server " + kMagic + " " + std::to_string(kProtocol) +
+                                                   ": run the same fabscope version on both sides"));
+      Options o;
+      try {
+        o = h.at("options").get<Options>();
+        o.device = opts.device;
+        o.ib_port = opts.ib_port;
+        o.gid_index = opts.gid_index;
+        o.timeout_s = opts.timeout_s;
+        o.tcp_port = opts.tcp_port;
+        o = normalized(o);
+      } catch (const std::exception& e) {
+        throw Failure(control_lost(wd.where(), std::string("the client's options are not usable: ") + e.what()));
+      }
+      res.options = o;
+      res.remote = h.at("endpoint").get<Endpoint>();
+      wd.begin("choosing the local port");
+      apply(res, choose_here(o, ctl.local_address(), ctl.peer_address(), true));
+      if (res.local.address.empty()) res.local.address = ctl.local_address();
+      res.path_mtu = min_mtu(res.local, res.remote);
+      Engine eng(o, res.local, wd, false);
+      eng.set_control(&ctl);
+      if (o.oob == Oob::Cm) eng.cm_listen(res.local.address, o.tcp_port);
+      ctl.send(json{{"welcome",
+                     {{"endpoint", res.local},
+                      {"choices", res.choices},
+                      {"cm_address", res.local.address},
+                      {"findings", res.findings}}}},
+               wd);
+      if (o.oob == Oob::Tcp) {
+        eng.open_device();
+        wd.begin("QP exchange");
+        auto theirs = expect(ctl, wd, "qps").get<std::vector<QpAddr>>();
+        ctl.send(json{{"qps", eng.qp_addrs()}}, wd);
+        eng.connect_qps(theirs, res.path_mtu.value_or(1024), res.remote);
+      } else {
+        eng.cm_accept();
+      }
+      wd.begin("buffer exchange");
+      eng.set_remote(expect(ctl, wd, "buf").get<BufKey>());
+      ctl.send(json{{"buf", eng.buf_key()}}, wd);
+      for (;;) {
+        wd.begin("waiting for the next size");
+        json m = ctl.recv(wd);
+        if (m.contains("bye")) {
+          ctl.send(json{{"bye", true}}, wd);
+          break;
+        }
+        if (!m.contains("run")) continue;
+        auto size = m["run"].get<std::uint64_t>();
+        bool known = false;
+        for (auto s : o.sizes_bytes) known = known || s == size;
+        if (!known) throw Failure(control_lost(wd.where(), "the client asked for size " + std::to_string(size) +
+                                                               " it did not announce"));
+        eng.prepare(size);
+        ctl.send(json{{"ready", size}}, wd);
+        json peer_done;
+        res.sizes.push_back(eng.run_size(size, ctl, peer_done));
+      }
+      res.completed = true;
+    } catch (const PeerFailure& f) {
+      res.findings.push_back(from_peer(f.finding, "client"));
+    } catch (const Failure& f) {
+      res.findings.push_back(f.finding);
+      send_error(ctl, f.finding);
+    } catch (const std::exception& e) {
+      Finding f = control_lost(wd.where(), e.what());
+      res.findings.push_back(f);
+      send_error(ctl, f);
+    }
+    judge(res);
+    return res;
+  }
+};
+
+Server::Server(const Options& opts) : impl_(std::make_unique<Impl>(opts)) {}
+Server::~Server() = default;
+
+int Server::tcp_port() const { return impl_->listener.port(); }
+
+std::optional<Result> Server::serve_one(double wait_s) {
+  if (impl_->stopped) return std::nullopt;
+  auto ctl = impl_->listener.accept(wait_s);
+  if (!ctl) return std::nullopt;
+  return impl_->session(*ctl);
+}
+
+void Server::serve(int sessions, const std::function<void(const Result&)>& on_result) {
+  for (int n = 0; sessions <= 0 || n < sessions; ++n) {
+    auto r = serve_one(0);
+    if (!r) return;
+    if (on_result) on_result(*r);
+  }
+}
+
+void Server::stop() {
+  impl_->stopped = true;
+  impl_->listener.stop();
+}
+
+}  // namespace fabscope::rdma

@@ -1,0 +1,102 @@
+// Failures explained: completion statuses through the log analyzer's catalog, RDMA CM events,
+// TCP errors, memlock, the watchdog.
+#include <gtest/gtest.h>
+
+#include <cerrno>
+
+#include "rdma/findings.hpp"
+#include "rdma/watchdog.hpp"
+
+using namespace fabscope;
+using namespace fabscope::rdma;
+
+namespace {
+Endpoint rxe1() {
+  Endpoint e;
+  e.device = "rxe1";
+  e.port = 1;
+  e.address = "10.9.0.2";
+  e.netdev = "veth1";
+  return e;
+}
+}  // namespace
+
+TEST(RdmaFindings, CompletionError_UsesTheCatalogEntryOfTheStatus) {
+  Finding f = completion_error({"client", "write bw 65536 B"}, 12, 0, 0x81, rxe1());
+  EXPECT_EQ(f.id, "rdma.completion_error");
+  EXPECT_EQ(f.severity, Severity::Fail);
+  EXPECT_EQ(f.subject, "rxe1:1");
+  EXPECT_NE(f.message.find("IBV_WC_RETRY_EXC_ERR"), std::string::npos) << f.message;
+  EXPECT_NE(f.message.find("client, step write bw 65536 B"), std::string::npos) << f.message;
+  EXPECT_NE(f.evidence.find("vendor_err=0x81"), std::string::npos) << f.evidence;
+  EXPECT_NE(f.remedy.find("GID"), std::string::npos) << f.remedy;
+  EXPECT_EQ(f.docs, "docs/rdma.md#rdma-completion_error");
+}
+
+TEST(RdmaFindings, CompletionError_UnknownStatusFallsBackToTheGenericEntry) {
+  Finding f = completion_error({"server", "x"}, 19, 0, 0, rxe1());
+  EXPECT_NE(f.message.find("IBV_WC_FATAL_ERR"), std::string::npos) << f.message;
+  EXPECT_FALSE(f.remedy.empty());
+}
+
+TEST(RdmaFindings, CmEvents_EachHasItsIdAndRemedy) {
+  struct Case {
+    const char* event;
+    const char* id;
+    const char* remedy_part;
+  } cases[] = {{"RDMA_CM_EVENT_ADDR_ERROR", "rdma.cm_addr_error", "ip route get"},
+               {"RDMA_CM_EVENT_ROUTE_ERROR", "rdma.cm_route_error", "ping -I"},
+               {"RDMA_CM_EVENT_UNREACHABLE", "rdma.cm_unreachable", "4791"},
+               {"RDMA_CM_EVENT_REJECTED", "rdma.cm_rejected", "--server"},
+               {"RDMA_CM_EVENT_CONNECT_ERROR", "rdma.cm_connect_error", "--oob tcp"}};
+  for (const auto& c : cases) {
+    Finding f = cm_event({"client", "rdma_connect"}, 0, c.event, -110, "10.9.0.1", rxe1());
+    EXPECT_EQ(f.id, c.id) << c.event;
+    EXPECT_NE(f.remedy.find(c.remedy_part), std::string::npos) << c.event << ": " << f.remedy;
+    EXPECT_NE(f.evidence.find("status=-110"), std::string::npos) << f.evidence;
+  }
+}
+
+TEST(RdmaFindings, TcpRefused_IsNoServerWithTheCommandToStartIt) {
+  Finding f = tcp_connect("10.9.0.1", 18515, ECONNREFUSED);
+  EXPECT_EQ(f.id, "rdma.no_server");
+  EXPECT_NE(f.remedy.find("fabscope rdma --server --port 18515"), std::string::npos) << f.remedy;
+  EXPECT_NE(f.evidence.find("ECONNREFUSED"), std::string::npos) << f.evidence;
+}
+
+TEST(RdmaFindings, TcpTimeout_NamesTheFirewallPort) {
+  Finding f = tcp_connect("10.9.0.1", 18515, ETIMEDOUT);
+  EXPECT_EQ(f.id, "rdma.tcp_timeout");
+  EXPECT_NE(f.remedy.find("18515"), std::string::npos);
+}
+
+TEST(RdmaFindings, Memlock_QuotesNeedAndLimit) {
+  Finding f = memlock({"client", "ibv_reg_mr"}, 1u << 20, 65536, ENOMEM);
+  EXPECT_EQ(f.id, "rdma.memlock");
+  EXPECT_NE(f.evidence.find("need=1048576 B memlock_soft=65536"), std::string::npos) << f.evidence;
+  EXPECT_NE(f.remedy.find("ulimit -l"), std::string::npos);
+}
+
+TEST(RdmaFindings, ModifyQpInvalid_PointsAtTheGidIndex) {
+  Finding f = verbs_call({"client", "ibv_modify_qp(RTR)"}, "ibv_modify_qp(RTR)", EINVAL, rxe1());
+  EXPECT_EQ(f.id, "rdma.verbs_call");
+  EXPECT_NE(f.remedy.find("GID index"), std::string::npos) << f.remedy;
+}
+
+TEST(RdmaFindings, Watchdog_ThrowsTimeoutNamingSideAndStep) {
+  Watchdog wd("server", 0.1);
+  wd.begin("waiting for the next size");
+  wd.note("12 of 20 sends complete");
+  EXPECT_NO_THROW(wd.check());
+  while (wd.remaining_s() > 0) {
+  }
+  try {
+    wd.check();
+    FAIL() << "no throw";
+  } catch (const Failure& e) {
+    EXPECT_EQ(e.finding.id, "rdma.timeout");
+    EXPECT_NE(e.finding.message.find("server, step waiting for the next size"), std::string::npos)
+        << e.finding.message;
+    EXPECT_EQ(e.finding.evidence, "12 of 20 sends complete");
+  }
+}
