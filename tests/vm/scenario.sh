@@ -208,21 +208,22 @@ fr() {
 mkdir -p rdma
 if has_cmd rdma && [ -n "$gid0" ] && [ -n "$gid1" ]; then
   if [ "$QUICK" = 1 ]; then rounds=1; else rounds=5; fi
-  i=1; port=18600
-  while [ $i -le $rounds ]; do
+  # (perf, fr, run and wait_listen set globals: name, port, i; the loop keeps its own)
+  round=1; rport=18600
+  while [ $round -le $rounds ]; do
     # perftest's -D/-n and sizes, fabscope's the same: 64 KiB WRITE bandwidth, 8 B WRITE latency
-    perf ib_write_bw $port -D "$bw_s" -s 65536; mv traffic/ib_write_bw.client.out rdma/pt_bw.$i.out
-    mv traffic/ib_write_bw.client.rc rdma/pt_bw.$i.rc
-    fr fab_bw.$i $((port + 1)) -D "$bw_s" -s 64K
-    perf ib_write_lat $((port + 2)) -n "$lat_n" -s 8; mv traffic/ib_write_lat.client.out rdma/pt_lat.$i.out
-    mv traffic/ib_write_lat.client.rc rdma/pt_lat.$i.rc
-    fr fab_lat.$i $((port + 3)) --test lat -s 8 -n "$lat_n"
-    i=$((i + 1)); port=$((port + 10))
+    perf ib_write_bw $rport -D "$bw_s" -s 65536
+    mv traffic/ib_write_bw.client.out rdma/pt_bw.$round.out; mv traffic/ib_write_bw.client.rc rdma/pt_bw.$round.rc
+    fr fab_bw.$round $((rport + 1)) -D "$bw_s" -s 64K
+    perf ib_write_lat $((rport + 2)) -n "$lat_n" -s 8
+    mv traffic/ib_write_lat.client.out rdma/pt_lat.$round.out; mv traffic/ib_write_lat.client.rc rdma/pt_lat.$round.rc
+    fr fab_lat.$round $((rport + 3)) --test lat -s 8 -n "$lat_n"
+    round=$((round + 1)); rport=$((rport + 10))
   done
   mark rdma-alternating
   # SEND: the server counts what it received on its own; --oob tcp: perftest's QP exchange
   fr fab_send 18700 --op send -D 1 -s 64K --oob tcp
-  [ "$QUICK" != 1 ] && fr fab_read_all 18701 --op read -a -n 200 -q 2
+  [ "$QUICK" != 1 ] && fr fab_read 18701 --op read -s 4K -s 1M -n 100 -q 2
   # failure paths: a link-local GID (-x 0) cannot reach an IPv4 peer; nothing listens; memlock
   fr fab_wrong_gid 18710 -x 0 --oob tcp --timeout 5 -n 100
   run rdma fab_no_server fabscope rdma 10.9.0.1 --port 18719 --json --timeout 5
@@ -266,11 +267,17 @@ if has_cmd rdma && [ -n "$gid0" ]; then
   timeout 120 fabscope rdma --server --port 18730 --json >rdma/fab_down.server.out 2>rdma/fab_down.server.err &
   rdma_down=$!
   if wait_listen 18730; then
+    t0down=$(cut -d' ' -f1 /proc/uptime)
     ( t0=$(cut -d' ' -f1 /proc/uptime)
       run rdma fab_down.client fabscope rdma 10.9.0.1 --port 18730 --json -D 60 --timeout 5
       echo "client_s $(awk -v a="$t0" -v b="$(cut -d' ' -f1 /proc/uptime)" 'BEGIN{print b-a}')" >rdma/fab_down.counters ) &
     cpid=$!
-    sleep 3
+    # down only once the data moves (the client's probe takes seconds under emulation)
+    base=$(cat /sys/class/infiniband/rxe1/ports/1/hw_counters/sent_pkts); n=0
+    while [ $n -lt 300 ] && [ $(($(cat /sys/class/infiniband/rxe1/ports/1/hw_counters/sent_pkts) - base)) -lt 2000 ]; do
+      sleep 0.1; n=$((n + 1))
+    done
+    echo "down_after_s $(awk -v a="$t0down" -v b="$(cut -d' ' -f1 /proc/uptime)" 'BEGIN{print b-a}')" >rdma/fab_down.when
   fi
 fi
 ip2 link set veth1 down
