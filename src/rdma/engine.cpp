@@ -359,8 +359,19 @@ struct Engine::Impl {
   }
 
   void check_wc(const ibv_wc& wc) {
-    if (wc.status != IBV_WC_SUCCESS)
-      throw Failure(completion_error(wd.where(), wc.status, wc.opcode, wc.vendor_err, local));
+    if (wc.status == IBV_WC_SUCCESS) return;
+    Finding f = completion_error(wd.where(), wc.status, wc.opcode, wc.vendor_err, local);
+    // A port that went down mid-run shows up as whatever status the provider picks (rxe:
+    // IBV_WC_LOC_QP_OP_ERR, hardware: usually IBV_WC_RETRY_EXC_ERR); its state now says why.
+    ibv_port_attr pa;
+    if (ctx && L.query_port(ctx, static_cast<uint8_t>(local.port), pa) == 0 && pa.state != IBV_PORT_ACTIVE) {
+      std::string state = probe::verbs_port_state_name(pa.state);
+      f.message += "; port " + local.device + ":" + std::to_string(local.port) + " is " + state + " now";
+      f.evidence += " port_state_now=" + state;
+      f.remedy = "The link went down during the run: check the cable, the switch port and `ip link` / "
+                 "`ibstat` for " + local.device + ", then run again.";
+    }
+    throw Failure(f);
   }
 
   BufKey remote;
@@ -552,7 +563,8 @@ SizeResult Engine::Impl::lat(std::uint64_t size, Control& ctl, json& peer_done) 
   const auto end = o.duration_s ? start + std::chrono::duration_cast<Clock::duration>(
                                               std::chrono::duration<double>(*o.duration_s))
                                 : Clock::time_point::max();
-  auto more = [&](std::uint64_t i) { return o.duration_s ? Clock::now() < end : i < n; };
+  // Every sample is kept for the percentiles; a long -D run stops at 1e7 round trips.
+  auto more = [&](std::uint64_t i) { return o.duration_s ? Clock::now() < end && i < 10'000'000u : i < n; };
   ibv_wc wc;
   volatile std::uint8_t* in_last = inbox(0) + size - 1;
   std::uint8_t* out_last = outbox(0) + size - 1;
@@ -588,7 +600,7 @@ SizeResult Engine::Impl::lat(std::uint64_t size, Control& ctl, json& peer_done) 
   if (client) {
     std::uint64_t i = 0;
     auto next_beat = start + std::chrono::seconds(1);
-    samples.reserve(o.duration_s ? 1 << 16 : n);
+    samples.reserve(o.duration_s ? std::size_t{1} << 16 : static_cast<std::size_t>(n));
     while (more(i)) {
       ++i;
       auto t0 = Clock::now();
@@ -628,6 +640,8 @@ SizeResult Engine::Impl::lat(std::uint64_t size, Control& ctl, json& peer_done) 
     r.latency = latency_stats(std::move(samples));
     send_done(ctl, r, i);
     await_done(ctl, peer_done);
+    // The server counted the messages it echoed (a READ server is idle and counts nothing).
+    if (o.op != Op::Read) r.peer_total_bytes = peer_done.get<SizeResult>().total_bytes;
     return r;
   }
   // Server: echo each message back until the client's count is reached.

@@ -94,6 +94,9 @@ Options normalized(Options o) {
   if (o.tx_depth < 1 || o.tx_depth > kMaxTxDepth)
     throw UsageError("rdma: --tx-depth " + std::to_string(o.tx_depth) + " out of range (1 .. 8192)");
   if (o.bidirectional && !bw) throw UsageError("rdma: --bidirectional applies to the bw test only");
+  // Latency keeps every sample (8 B each) for the percentiles.
+  if (!bw && o.iterations > 10'000'000ull)
+    throw UsageError("rdma: --iters " + std::to_string(o.iterations) + " out of range for lat (1 .. 1e7)");
   if (!bw && o.qps != 1) throw UsageError("rdma: the lat test runs on one QP (--qps " + std::to_string(o.qps) + ")");
   if (o.tcp_port < 0 || o.tcp_port > 65535)
     throw UsageError("rdma: --port " + std::to_string(o.tcp_port) + " out of range (1 .. 65535)");

@@ -456,7 +456,7 @@ def check_rdma(c):
     rounds = sorted(int(n.split(".")[1]) for n in os.listdir(c.path("rdma"))
                     if n.startswith("fab_bw.") and n.endswith(".client.rc"))
     c.rdma = {"bw": [], "lat": [], "pt_bw": [], "pt_lat": []}
-    for name in [f"fab_bw.{i}" for i in rounds] + [f"fab_lat.{i}" for i in rounds] + ["fab_send", "fab_read"]:
+    for name in [f"fab_bw.{i}" for i in rounds] + [f"fab_lat.{i}" for i in rounds] + ["fab_send", "fab_read", "fab_bidir"]:
         if not c.exists(f"rdma/{name}.client.rc"):
             continue
         crc, src = c.rc(f"rdma/{name}.client"), c.rc(f"rdma/{name}.server")
@@ -477,9 +477,12 @@ def check_rdma(c):
         cs, ss = cl.get("sizes", []), sv.get("sizes", [])
         c.ok(len(cs) == len(ss) and len(cs) == len(cl["options"]["sizes_bytes"]),
              f"rdma {name}: both sides report every size", f"client {len(cs)}, server {len(ss)}")
+        bidir = cl["options"].get("bidirectional")
         for a, b in zip(cs, ss):
-            c.ok(a["total_bytes"] > 0 and a["total_bytes"] == b["total_bytes"] == a.get("peer_total_bytes")
-                 == b.get("peer_total_bytes"),
+            # bidirectional: each side's total is both directions, its peer_total the other's share
+            agree = (a["total_bytes"] == b["total_bytes"] == a["peer_total_bytes"] + b["peer_total_bytes"]) if bidir \
+                else (a["total_bytes"] == b["total_bytes"] == a.get("peer_total_bytes") == b.get("peer_total_bytes"))
+            c.ok(a["total_bytes"] > 0 and agree,
                  f"rdma {name} {a['bytes']} B: both sides agree on the bytes moved",
                  f"client {a['total_bytes']} (peer says {a.get('peer_total_bytes')}), server {b['total_bytes']} "
                  f"(peer says {b.get('peer_total_bytes')})")
@@ -489,7 +492,7 @@ def check_rdma(c):
                      f"client {a.get('data_verified')}, server {b.get('data_verified')}")
         k = rdma_counters(c, name)
         moved = sum(x["total_bytes"] for x in cs)
-        if cl["options"]["op"] in ("write", "send") and moved:
+        if cl["options"]["op"] in ("write", "send") and moved and not bidir:
             tx = k[("after", "veth1_tx")] - k[("before", "veth1_tx")]
             c.ok(tx >= moved, f"rdma {name}: veth1 tx_bytes grew by at least the bytes fabscope reports",
                  f"veth1 tx grew {tx:.0f}, fabscope {moved}")

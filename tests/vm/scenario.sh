@@ -213,17 +213,20 @@ if has_cmd rdma && [ -n "$gid0" ] && [ -n "$gid1" ]; then
   while [ $round -le $rounds ]; do
     # perftest's -D/-n and sizes, fabscope's the same: 64 KiB WRITE bandwidth, 8 B WRITE latency
     perf ib_write_bw $rport -D "$bw_s" -s 65536
-    mv traffic/ib_write_bw.client.out rdma/pt_bw.$round.out; mv traffic/ib_write_bw.client.rc rdma/pt_bw.$round.rc
+    cp traffic/ib_write_bw.client.out rdma/pt_bw.$round.out; cp traffic/ib_write_bw.client.rc rdma/pt_bw.$round.rc
     fr fab_bw.$round $((rport + 1)) -D "$bw_s" -s 64K
     perf ib_write_lat $((rport + 2)) -n "$lat_n" -s 8
-    mv traffic/ib_write_lat.client.out rdma/pt_lat.$round.out; mv traffic/ib_write_lat.client.rc rdma/pt_lat.$round.rc
+    cp traffic/ib_write_lat.client.out rdma/pt_lat.$round.out; cp traffic/ib_write_lat.client.rc rdma/pt_lat.$round.rc
     fr fab_lat.$round $((rport + 3)) --test lat -s 8 -n "$lat_n"
     round=$((round + 1)); rport=$((rport + 10))
   done
   mark rdma-alternating
   # SEND: the server counts what it received on its own; --oob tcp: perftest's QP exchange
   fr fab_send 18700 --op send -D 1 -s 64K --oob tcp
-  [ "$QUICK" != 1 ] && fr fab_read 18701 --op read -s 4K -s 1M -n 100 -q 2
+  if [ "$QUICK" != 1 ]; then
+    fr fab_read 18701 --op read -s 4K -s 1M -n 100 -q 2
+    fr fab_bidir 18702 -b -D 1 -s 64K -q 2
+  fi
   # failure paths: a link-local GID (-x 0) cannot reach an IPv4 peer; nothing listens; memlock
   fr fab_wrong_gid 18710 -x 0 --oob tcp --timeout 5 -n 100
   run rdma fab_no_server fabscope rdma 10.9.0.1 --port 18719 --json --timeout 5
