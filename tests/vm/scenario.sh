@@ -224,7 +224,7 @@ if has_cmd rdma && [ -n "$gid0" ] && [ -n "$gid1" ]; then
   # SEND: the server counts what it received on its own; --oob tcp: perftest's QP exchange
   fr fab_send 18700 --op send -D 1 -s 64K --oob tcp
   if [ "$QUICK" != 1 ]; then
-    fr fab_read 18701 --op read -s 4K -s 1M -n 100 -q 2
+    fr fab_read 18701 --op read -s 4K -s 64K -n 100 -q 2
     fr fab_bidir 18702 -b -D 1 -s 64K -q 2
   fi
   # failure paths: a link-local GID (-x 0) cannot reach an IPv4 peer; nothing listens; memlock
