@@ -15,7 +15,7 @@ const Command kCommands[] = {
     {"tune", "search NCCL's algorithm/protocol/channels per size; tuner table, env, report", cmd_tune},
     {"rdma", "RDMA bandwidth/latency between two hosts like perftest, choices and errors explained", cmd_rdma},
     {"exporter", "serve RDMA counters and check verdicts to Prometheus (/metrics)", cmd_exporter},
-    {"report", "one self-contained HTML report with plots from doctor, check, bench, nccl-tests", cmd_report},
+    {"report", "one self-contained HTML report with plots: doctor, check, bench, tune, nccl-tests", cmd_report},
     {"version", "print fabscope's version", cmd_version},
 };
 }  // namespace

@@ -45,13 +45,14 @@ void write_file(const std::string& path, const std::string& text) {
 int cmd_report(int argc, char** argv) {
   core::ArgParser args("report",
                        "Write one self-contained HTML report (inline CSS and SVG, no network when opened)\n"
-                       "from the JSON of doctor, check and bench, and nccl-tests text outputs.");
+                       "from the JSON of doctor, check, bench and tune, and nccl-tests text outputs.");
   args.option("-o,--output", "FILE", "the HTML file to write", "fabscope-report.html")
       .multi("--nccl-tests", "FILE", "an nccl-tests output (all_reduce_perf ... > FILE)")
       .option("--title", "TEXT", "the page title", "fabscope report")
       .option("--docs-url", "URL", "prefix of the docs/checks.md links of findings (default: relative)")
       .flag("--json", "print what was written as JSON (schema fabscope.report) instead of its path")
-      .positional("FILE.json", "outputs of `doctor --json`, `check --json`, `bench --json`", true, false)
+      .positional("FILE.json", "outputs of `doctor --json`, `check --json`, `bench --json`, `tune --json`", true,
+                  false)
       .example("fabscope report node.json bench.json -o report.html", "a node's findings and its benchmark")
       .example("fabscope report default.json tuned.json --nccl-tests nccl.txt -o cmp.html",
                "two bench runs and an nccl-tests run overlaid")

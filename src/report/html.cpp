@@ -89,6 +89,7 @@ details{margin:.5em 0}summary{cursor:pointer;color:var(--info)}
 .verdict-good,.verdict-healthy{color:var(--ok);font-weight:600}
 .verdict-fair,.verdict-degraded{color:#8a5a00;font-weight:600}
 .verdict-low,.verdict-broken{color:var(--fail);font-weight:600}
+p.simulated{font-weight:700;color:#8a5a00;border:2px dashed var(--warn);padding:4px 8px}
 footer{margin-top:2em;border-top:1px solid var(--line);color:var(--muted);font-size:.85em}
 @media (max-width:600px){body{font-size:14px;padding:6px}th,td{padding:3px 4px}
 table.cards thead{display:none}table.cards tr{display:block;border:1px solid var(--line);margin:0 0 .6em}

@@ -16,6 +16,7 @@ const std::vector<KnownSchema>& known_schemas() {
       {"fabscope.check", 1, InputKind::Node},
       {"fabscope.doctor", 1, InputKind::Node},
       {"fabscope.bench", 2, InputKind::Bench},  // 2: wall timer by default, -N cycles; the keys read are in both
+      {"fabscope.tune", 1, InputKind::Tune},
   };
   return k;
 }
@@ -84,10 +85,11 @@ Input input_from_json(const std::string& file, const json& doc) {
   if (version < 1) top.fail("schema_version", "expected 1 or more, got " + std::to_string(version));
   in.schema_version = static_cast<int>(version);
   in.kind = known->kind;
-  if (known->kind == InputKind::Node)
-    in.node = node_from_json(file, doc, in.schema == "fabscope.doctor");
-  else
-    in.bench = bench_from_json(file, doc);
+  switch (known->kind) {
+    case InputKind::Node: in.node = node_from_json(file, doc, in.schema == "fabscope.doctor"); break;
+    case InputKind::Bench: in.bench = bench_from_json(file, doc); break;
+    case InputKind::Tune: in.tune = tune_from_json(file, doc); break;
+  }
   return in;
 }
 

@@ -40,5 +40,6 @@ std::string label_for(const std::string& path);
 // Filled by node_input.cpp and bench_input.cpp.
 NodeDoc node_from_json(const std::string& file, const json& doc, bool doctor);
 BenchRun bench_from_json(const std::string& file, const json& doc);
+TuneDoc tune_from_json(const std::string& file, const json& doc);
 
 }  // namespace fabscope::report

@@ -60,7 +60,39 @@ struct BenchRun {
   double avg_busbw_gbytes_per_s = 0;  // as the tool printed it (nccl-tests: its summary line)
 };
 
-enum class InputKind { Node, Bench };
+// `fabscope tune --json` / tune.json: per collective and size, NCCL's default against the
+// choice written to the tuner table, with the verified speedup.
+struct TuneSize {
+  std::uint64_t bytes = 0;
+  std::optional<double> default_busbw_gbytes_per_s, written_busbw_gbytes_per_s;
+  std::string written;  // choice label: "ring/simple/24ch" or "NCCL default"
+  bool verified = false, kept_tuned = false;
+  std::optional<double> speedup;                     // default time / tuned time
+  std::optional<std::pair<double, double>> speedup_ci95;
+  std::string reason;
+};
+
+struct TuneCollective {
+  std::string collective;
+  std::size_t candidates = 0;  // besides NCCL's default
+  std::vector<TuneSize> sizes;
+};
+
+struct TuneRow {  // one row of the tuner table written
+  std::string collective, choice;
+  std::uint64_t min_bytes = 0, max_bytes = 0;
+};
+
+struct TuneDoc {
+  bool simulated = false;
+  std::string source;
+  std::optional<int> nranks, nnodes;
+  std::vector<TuneCollective> collectives;
+  std::vector<TuneRow> table;
+  std::vector<std::string> advice;
+};
+
+enum class InputKind { Node, Bench, Tune };
 
 struct Input {
   std::string file;     // as given on the command line
@@ -70,6 +102,7 @@ struct Input {
   InputKind kind = InputKind::Node;
   NodeDoc node;         // kind == Node
   BenchRun bench;       // kind == Bench
+  TuneDoc tune;         // kind == Tune
 };
 
 struct Report {

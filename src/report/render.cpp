@@ -91,6 +91,27 @@ std::string render_summary(const Report& r) {
       std::string s;
       for (const auto& x : d) s += (s.empty() ? "" : ", ") + x;
       o += esc(s) + "</td>";
+    } else if (in.kind == InputKind::Tune) {
+      const auto& t = in.tune;
+      int kept = 0, sizes = 0;
+      double best = 1;
+      for (const auto& c : t.collectives)
+        for (const auto& z : c.sizes) {
+          ++sizes;
+          if (z.kept_tuned) {
+            ++kept;
+            if (z.speedup) best = std::max(best, *z.speedup);
+          }
+        }
+      std::string colls;
+      for (const auto& c : t.collectives) colls += (colls.empty() ? "" : ", ") + c.collective;
+      o += "<td data-label=\"nodes\">" + (t.nranks ? std::to_string(*t.nranks) + " ranks" : std::string("?")) +
+           (t.nnodes ? " on " + std::to_string(*t.nnodes) + (*t.nnodes == 1 ? " node" : " nodes") : std::string()) +
+           "</td><td data-label=\"verdict\">" + (t.simulated ? "<b class=\"sev sev-warn\">SIMULATED</b> " : "") +
+           std::to_string(kept) + " of " + std::to_string(sizes) + " sizes tuned" +
+           (kept ? ", best +" + fmt((best - 1) * 100, 1) + "%" : std::string()) + ", " +
+           std::to_string(t.table.size()) + " table rows</td><td data-label=\"setup\">" + esc(colls) + "<br>" +
+           esc(t.source) + "</td>";
     } else {
       const auto& b = in.bench;
       std::string setup = b.collective;
@@ -176,6 +197,7 @@ Rendered render(const Report& r) {
       {"summary", "Summary", render_summary(r)},
       {"findings", "Findings", render_findings(r)},
       {"bench", "Benchmarks", render_bench(r)},
+      {"tune", "Tuning", render_tune(r)},
   };
   Rendered out;
   std::string& o = out.html;

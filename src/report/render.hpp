@@ -19,6 +19,7 @@ Rendered render(const Report& r);
 std::string render_summary(const Report& r);
 std::string render_findings(const Report& r);
 std::string render_bench(const Report& r);  // render_bench.cpp
+std::string render_tune(const Report& r);   // render_tune.cpp
 
 // A finding's docs link: docs_url + "docs/checks.md#link-port_down" (relative without docs_url).
 std::string docs_href(const Report& r, const std::string& docs);

@@ -106,11 +106,16 @@ std::string render_line_chart(const LineChart& c) {
     yhi = std::ceil(std::log10(std::max(ymax, ymin)));
     if (yhi <= ylo) yhi = ylo + 1;
     for (double d = ylo; d <= yhi + 1e-9; d += 1) yticks.push_back(d);
-  } else {
+  } else if (c.y_from_zero) {
     ylo = 0;
     yticks = nice_ticks(0, ymax > 0 ? ymax * 1.05 : 1, 6);
     yhi = yticks.back();
     if (yhi < ymax) yhi = ymax;
+  } else {
+    double pad = std::max((ymax - ymin) * 0.1, std::max(std::fabs(ymax), 1e-9) * 0.01);
+    yticks = nice_ticks(ymin - pad, ymax + pad, 6);
+    ylo = std::min(yticks.front(), ymin - pad);
+    yhi = std::max(yticks.back(), ymax + pad);
   }
   const double pw = kW - kLeft - kRight, ph = kH - kTop - kBottom;
   auto px = [&](double x) {
@@ -127,11 +132,15 @@ std::string render_line_chart(const LineChart& c) {
        "\" role=\"img\" xmlns=\"http://www.w3.org/2000/svg\"><title>" + esc(c.title) + "</title>";
   // Grid and ticks.
   o += "<g class=\"yaxis\">";
+  // Decimals enough to tell neighbouring ticks apart (1.02, 1.04, ... on a ratio axis).
+  int decimals = 0;
+  if (!c.y_log10 && yticks.size() > 1)
+    decimals = std::clamp(static_cast<int>(std::ceil(-std::log10(yticks[1] - yticks[0]) - 1e-9)), 0, 4);
   for (double t : yticks) {
     double y = c.y_log10 ? kTop + ph - (t - ylo) / (yhi - ylo) * ph : py(t);
     o += "<line class=\"grid\" x1=\"" + coord(kLeft) + "\" x2=\"" + coord(kW - kRight) + "\" y1=\"" + coord(y) +
          "\" y2=\"" + coord(y) + "\"/>";
-    std::string label = c.y_log10 ? time_label(std::pow(10, t)) : tick_label(t);
+    std::string label = c.y_log10 ? time_label(std::pow(10, t)) : decimals ? fmt(t, decimals) : tick_label(t);
     o += "<text x=\"" + coord(kLeft - 6) + "\" y=\"" + coord(y + 4) + "\" text-anchor=\"end\">" + esc(label) +
          "</text>";
   }
@@ -183,7 +192,7 @@ std::string render_line_chart(const LineChart& c) {
     const char* col = palette(s.colour);
     o += "<g class=\"series\" data-series=\"" + esc(s.label) + "\" data-points=\"" +
          std::to_string(s.points.size()) + "\">";
-    if (s.points.size() > 1) {
+    if (s.points.size() > 1 && !s.markers_only) {
       o += "<polyline fill=\"none\" stroke=\"";
       o += col;
       o += "\" stroke-width=\"2\"";
@@ -206,12 +215,14 @@ std::string render_legend(const LineChart& c) {
   std::string o = "<ul class=\"legend\">";
   for (const auto& s : c.series) {
     const char* col = palette(s.colour);
-    o += "<li><svg width=\"34\" height=\"12\" viewBox=\"0 0 34 12\" aria-hidden=\"true\"><line x1=\"1\" x2=\"33\" "
-         "y1=\"6\" y2=\"6\" stroke-width=\"2\" stroke=\"";
-    o += col;
-    o += "\"";
-    if (s.dashed) o += " stroke-dasharray=\"7 4\"";
-    o += "/>";
+    o += "<li><svg width=\"34\" height=\"12\" viewBox=\"0 0 34 12\" aria-hidden=\"true\">";
+    if (!s.markers_only) {
+      o += "<line x1=\"1\" x2=\"33\" y1=\"6\" y2=\"6\" stroke-width=\"2\" stroke=\"";
+      o += col;
+      o += "\"";
+      if (s.dashed) o += " stroke-dasharray=\"7 4\"";
+      o += "/>";
+    }
     std::string m = marker_svg(s.marker, 17, 6, col, "");
     m.replace(m.find("class=\"pt\""), 10, "class=\"mk\"");
     o += m + marker_close(s.marker) + "</svg> " + esc(s.label) + "</li>";

@@ -22,6 +22,7 @@ struct PlotSeries {
   int marker = 0;     // 0 circle, 1 square, 2 triangle, 3 diamond
   bool dashed = false;
   std::vector<PlotPoint> points;
+  bool markers_only = false;  // no line between points (values of separate sizes, not a curve)
 };
 
 struct RefLine {  // a horizontal reference line (a theoretical limit)
@@ -35,7 +36,8 @@ struct LineChart {
   std::string title;         // <title> of the svg (accessible name)
   std::string x_label, y_label;
   bool x_bytes_log2 = true;  // x: bytes on a log2 axis; else linear
-  bool y_log10 = false;      // y: log10 axis (times); else linear from 0
+  bool y_log10 = false;      // y: log10 axis (times); else linear
+  bool y_from_zero = true;   // linear y starts at 0; false: the data's range (ratios around 1)
   std::vector<PlotSeries> series;
   std::vector<RefLine> ref_lines;
 };

@@ -119,8 +119,9 @@ open(doctor_json, "w").write(r.stdout)
 bench = os.path.join(source, "tests/golden/bench/h200x2-all_reduce.json")
 check_ib = os.path.join(source, "tests/golden/check/procfs-infiniband.json")
 nccl = os.path.join(source, "tests/fixtures/nccl-tests/a3mega-h100x16-all_reduce.txt")
+tune = os.path.join(source, "tests/fixtures/tune-simulated/seed1-all_reduce-all_gather.json")
 report = os.path.join(outdir, "report.html")
-r = run([fabscope, "report", doctor_json, check_ib, bench, "--nccl-tests", nccl, "-o", report])
+r = run([fabscope, "report", doctor_json, check_ib, bench, tune, "--nccl-tests", nccl, "-o", report])
 check(r.returncode == 0 and r.stdout.strip() == report, "fabscope report writes " + report + " " + r.stderr)
 size = os.path.getsize(report)
 check(size < 3 << 20, "report is %d bytes (under 3 MiB)" % size)
@@ -134,7 +135,7 @@ dom = Dom()
 dom.feed(r.stdout)
 external = re.findall(r'<(?:img|script|link|iframe|object|embed|video|audio|source)\b|\bsrc="|url\(|@import', r.stdout)
 check(not external, "nothing in the rendered page loads a resource: %s" % external[:5])
-for s in ("summary", "findings", "bench"):
+for s in ("summary", "findings", "bench", "tune"):
     check(s in dom.sections, "section %s present" % s)
 expected = {}
 n, ip = nonzero_sizes_json(bench)
@@ -148,11 +149,22 @@ for plot in ("plot-busbw-all_reduce", "plot-time-all_reduce"):
         if got:
             check(got["points"] == count and got["declared"] == count,
                   "%s: series '%s' has %d points, its input %d non-zero sizes" % (plot, label, got["points"], count))
+# Tune: one point per verified size, split by whether the tuned choice was kept.
+tdoc = json.load(open(tune))
+for c in tdoc["collectives"]:
+    kept = sum(1 for z in c["sizes"] if z.get("speedup") is not None and z.get("kept_tuned") and z["bytes"] > 0)
+    other = sum(1 for z in c["sizes"] if z.get("speedup") is not None and not z.get("kept_tuned") and z["bytes"] > 0)
+    plot = "plot-tune-1-%s-gain" % c["collective"]
+    for label, n in (("seed1-all_reduce-all_gather tuned (written)", kept),
+                     ("seed1-all_reduce-all_gather not faster (default kept)", other)):
+        got = dom.series.get((plot, label), {"points": 0, "declared": 0}) if n else {"points": 0, "declared": 0}
+        check(got["points"] == n, "%s: '%s' has %d points, the input %d sizes" % (plot, label, got["points"], n))
+check("SIMULATED: no GPU was measured" in r.stdout, "the simulated tune run says SIMULATED")
 check(dom.untitled == 0, "every plotted point has a hover <title> (%d without)" % dom.untitled)
 check("os.memlock_limited" in dom.findings and "link.rate_degraded" in dom.findings,
       "findings of both node inputs are listed")
 
-for name, size_arg in (("report.png", "--window-size=1100,3800"), ("report-phone.png", "--window-size=390,5200")):
+for name, size_arg in (("report.png", "--window-size=1100,6400"), ("report-phone.png", "--window-size=390,9000")):
     shot = os.path.join(outdir, name)
     r, errors = chrome(url, "--screenshot=" + shot, size_arg, "--hide-scrollbars")
     ok = r.returncode == 0 and os.path.exists(shot) and open(shot, "rb").read(8) == b"\x89PNG\r\n\x1a\n"

@@ -84,7 +84,7 @@ TEST(ReportLoad, NotJson_NamesIt) {
 TEST(ReportLoad, WrongSchema_NamesItAndListsWhatIsRead) {
   auto e = error_of("env.json", R"({"schema": "fabscope.env", "schema_version": 1})");
   EXPECT_EQ(e, "env.json: schema 'fabscope.env' is not one report reads (fabscope.check, fabscope.doctor, "
-               "fabscope.bench)");
+               "fabscope.bench, fabscope.tune)");
   EXPECT_NE(error_of("n.json", R"({"schema": "fabscope.node", "schema_version": 1})").find("n.json: schema fabscope.node"),
             std::string::npos);
   EXPECT_NE(error_of("a.json", "[1, 2]").find("a.json: not a fabscope JSON output"), std::string::npos);
@@ -145,6 +145,14 @@ TEST(ReportLoad, BenchCycles_AreKeptPerRow) {
   ASSERT_EQ(in.bench.rows.size(), 10u);
   EXPECT_EQ(in.bench.rows[0].cycle, 0);
   EXPECT_EQ(in.bench.rows[9].cycle, 1);
+}
+
+TEST(ReportLoad, TuneFieldOfTheWrongType_NamesItsPath) {
+  std::ifstream in(fabscope::testing::fixture("tune-simulated/seed1-all_reduce-all_gather.json"));
+  auto j = fabscope::json::parse(in);
+  j["collectives"][1]["sizes"][2]["speedup_ci95"] = "narrow";
+  EXPECT_EQ(error_of("t.json", j.dump()),
+            "t.json: field 'collectives[1].sizes[2].speedup_ci95': expected [low, high], got string \"narrow\"");
 }
 
 TEST(ReportLoad, Label_IsTheFileStem) {

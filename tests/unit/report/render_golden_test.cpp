@@ -79,6 +79,30 @@ TEST(ReportGolden, NodesBenchAndNcclTests) {
   compare("nodes-bench-nccl-tests", r);
 }
 
+TEST(ReportGolden, TuneSimulated) {
+  Report r;
+  r.inputs.push_back(input_from_json_text(
+      "seed1-all_reduce-all_gather.json", slurp(fabscope::testing::fixture("tune-simulated/seed1-all_reduce-all_gather.json"))));
+  compare("tune-simulated", r);
+}
+
+TEST(ReportRender, Tune_SaysSimulatedAndPlotsEveryVerifiedSize) {
+  Report r;
+  r.inputs.push_back(input_from_json_text(
+      "t.json", slurp(fabscope::testing::fixture("tune-simulated/seed1-all_reduce-all_gather.json"))));
+  const TuneDoc& t = r.inputs[0].tune;
+  ASSERT_TRUE(t.simulated);
+  ASSERT_EQ(t.collectives.size(), 2u);
+  std::size_t verified = 0, kept = 0;
+  for (const auto& z : t.collectives[0].sizes) verified += z.speedup.has_value(), kept += z.kept_tuned;
+  std::string html = render(r).html;
+  EXPECT_NE(html.find("<p class=\"simulated\">SIMULATED: no GPU was measured"), std::string::npos);
+  EXPECT_NE(html.find("data-series=\"t tuned (written)\" data-points=\"" + std::to_string(kept) + "\""), std::string::npos);
+  EXPECT_NE(html.find("data-series=\"t not faster (default kept)\" data-points=\"" + std::to_string(verified - kept) + "\""),
+            std::string::npos);
+  EXPECT_NE(html.find("NCCL default (1.0)"), std::string::npos);
+}
+
 TEST(ReportGolden, BenchOnly) {
   Report r;
   r.inputs.push_back(json_input("bench/h200x2-all_reduce.json", "h200x2-all_reduce.json"));
