@@ -13,7 +13,8 @@ build=(build-essential cmake ninja-build pkg-config git ca-certificates
        nlohmann-json3-dev libcpp-httplib-dev libibverbs-dev librdmacm-dev file)
 test=(libgtest-dev libgmock-dev openmpi-bin libopenmpi-dev prometheus
       qemu-system-x86 busybox-static cpio python3 python3-yaml wrk prometheus-node-exporter
-      man-db bash-completion zsh lintian chromium systemd clang libclang-rt-dev)
+      man-db bash-completion zsh lintian chromium systemd clang libclang-rt-dev
+      slurmctld slurmd slurm-client munge)
 pkgs=("${build[@]}")
 [ "${1:-}" = "--build-only" ] || pkgs+=("${test[@]}")
 missing=()

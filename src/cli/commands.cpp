@@ -14,6 +14,7 @@ const Command kCommands[] = {
     {"bench", "measure NCCL collectives (nccl-tests columns, JSON/CSV) against the link's rate", cmd_bench},
     {"tune", "search NCCL's algorithm/protocol/channels per size; tuner table, env, report", cmd_tune},
     {"rdma", "RDMA bandwidth/latency between two hosts like perftest, choices and errors explained", cmd_rdma},
+    {"cluster", "validate many nodes: consistency, pairwise bandwidth, slow node or link, drain", cmd_cluster},
     {"exporter", "serve RDMA counters and check verdicts to Prometheus (/metrics)", cmd_exporter},
     {"report", "one self-contained HTML report with plots: doctor, check, bench, tune, nccl-tests", cmd_report},
     {"version", "print fabscope's version", cmd_version},

@@ -33,5 +33,6 @@ int cmd_tune(int argc, char** argv);
 int cmd_exporter(int argc, char** argv);
 int cmd_report(int argc, char** argv);
 int cmd_rdma(int argc, char** argv);
+int cmd_cluster(int argc, char** argv);
 
 }  // namespace fabscope::cli

@@ -61,7 +61,10 @@ TEST(Registry, EveryIdHasItsAnchorInDocsChecksMd) {
 TEST(Registry, EveryAnchorInDocsChecksMdIsARegisteredId) {
   std::set<std::string> registered;
   for (const auto& c : checks::registry()) registered.insert(anchor_of(c.id));
-  for (const auto& a : doc_anchors()) EXPECT_TRUE(registered.count(a)) << "docs/checks.md#" << a << " is no check id";
+  // cluster-* anchors are the ids of `fabscope cluster` (cluster::registry(), tested in
+  // tests/unit/cluster/registry_docs_test.cpp): they judge many nodes, not one.
+  for (const auto& a : doc_anchors())
+    if (a.rfind("cluster-", 0) != 0) EXPECT_TRUE(registered.count(a)) << "docs/checks.md#" << a << " is no check id";
 }
 
 TEST(Registry, DocsStateTheRegisteredSeverity) {

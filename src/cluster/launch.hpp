@@ -1,0 +1,32 @@
+#pragma once
+// How this `fabscope cluster` process was started, from the environment alone (pure: the
+// environment comes in as a function, so tests need no launcher).
+//   mpi  mpirun / srun --mpi: OMPI_COMM_WORLD_*, PMIX_*, PMI_*, MV2_* (the exchange is MPI)
+//   env  RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT: torchrun --no-python, Kubernetes Indexed
+//        Jobs (JOB_COMPLETION_INDEX serves as RANK), or set by hand (the exchange is TCP)
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace fabscope::cluster {
+
+using EnvFn = std::function<const char*(const char*)>;
+
+struct Launch {
+  std::string kind;  // "mpi" | "env"
+  int rank = 0, world = 1;
+  std::string master_addr;
+  int port = 0;       // the exchange's port: FABSCOPE_CLUSTER_PORT, else MASTER_PORT (+2 under torchrun)
+  std::string token;  // FABSCOPE_CLUSTER_TOKEN, else SLURM_JOB_ID
+  std::string evidence;
+};
+
+// requested: "auto", "mpi" or "env". Throws UsageError naming the variable that is missing or
+// out of range.
+Launch detect_launch(const std::string& requested, const EnvFn& env);
+
+// Slurm's hostlist syntax: "gpu[01-03,07],login1" -> gpu01 gpu02 gpu03 gpu07 login1. Throws
+// UsageError on a malformed list or one over 100,000 names.
+std::vector<std::string> expand_hostlist(const std::string& text);
+
+}  // namespace fabscope::cluster

@@ -1,0 +1,93 @@
+#include "cluster/message.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/error.hpp"
+
+namespace fabscope::cluster {
+
+std::array<unsigned char, kHeaderBytes> encode_header(const Header& h) {
+  std::array<unsigned char, kHeaderBytes> b{};
+  std::memcpy(b.data(), "FSCL", 4);
+  b[4] = kProtocolVersion;
+  b[5] = static_cast<unsigned char>(h.type);
+  for (int i = 0; i < 4; ++i) {
+    b[8 + i] = static_cast<unsigned char>(h.rank >> (24 - 8 * i));
+    b[12 + i] = static_cast<unsigned char>(h.payload_bytes >> (24 - 8 * i));
+  }
+  return b;
+}
+
+Header parse_header(const unsigned char* bytes, std::size_t size, const std::string& from) {
+  if (size < kHeaderBytes)
+    throw Error(from + ": message header of " + std::to_string(size) + " bytes, expected " +
+                std::to_string(kHeaderBytes));
+  if (std::memcmp(bytes, "FSCL", 4) != 0)
+    throw Error(from + ": not a fabscope cluster message (bad magic): another program on this port?");
+  if (bytes[4] != kProtocolVersion)
+    throw Error(from + ": cluster protocol version " + std::to_string(bytes[4]) + ", this fabscope speaks " +
+                std::to_string(kProtocolVersion) + " (install the same fabscope version on every node)");
+  if (bytes[5] < 1 || bytes[5] > 4) throw Error(from + ": unknown message type " + std::to_string(bytes[5]));
+  if (bytes[6] != 0 || bytes[7] != 0) throw Error(from + ": reserved header bytes are not zero");
+  Header h;
+  h.type = static_cast<MessageType>(bytes[5]);
+  for (int i = 0; i < 4; ++i) {
+    h.rank = (h.rank << 8) | bytes[8 + i];
+    h.payload_bytes = (h.payload_bytes << 8) | bytes[12 + i];
+  }
+  if (h.payload_bytes > kMaxPayloadBytes)
+    throw Error(from + ": message of " + std::to_string(h.payload_bytes) + " bytes, more than the " +
+                std::to_string(kMaxPayloadBytes) + " allowed");
+  return h;
+}
+
+std::string encode_hello(const Hello& h) {
+  return json{{"token", h.token}, {"fabscope_version", h.fabscope_version}, {"rank", h.rank},
+              {"world", h.world}, {"name", h.name}}
+      .dump();
+}
+
+json parse_payload(const std::string& payload, const std::string& from) {
+  json j = json::parse(payload, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) throw Error(from + ": payload is not a JSON object");
+  return j;
+}
+
+Hello parse_hello(const std::string& payload, const std::string& from) {
+  json j = parse_payload(payload, from);
+  auto str = [&](const char* k) {
+    auto it = j.find(k);
+    if (it == j.end() || !it->is_string()) throw Error(from + ": hello without a string '" + k + "'");
+    std::string v = it->get<std::string>();
+    if (v.size() > 256) throw Error(from + ": hello field '" + k + "' longer than 256 bytes");
+    return v;
+  };
+  auto num = [&](const char* k) {
+    auto it = j.find(k);
+    if (it == j.end() || !it->is_number_integer()) throw Error(from + ": hello without an integer '" + k + "'");
+    auto v = it->get<long long>();
+    if (v < 0 || v > 1'000'000) throw Error(from + ": hello field '" + k + "' out of range: " + std::to_string(v));
+    return static_cast<int>(v);
+  };
+  Hello h;
+  h.token = str("token");
+  h.fabscope_version = str("fabscope_version");
+  h.rank = num("rank");
+  h.world = num("world");
+  h.name = str("name");
+  return h;
+}
+
+bool token_equal(const std::string& a, const std::string& b) {
+  unsigned char diff = a.size() == b.size() ? 0 : 1;
+  const std::size_t n = std::max(a.size(), b.size());
+  for (std::size_t i = 0; i < n; ++i) {
+    const unsigned char x = i < a.size() ? static_cast<unsigned char>(a[i]) : 0;
+    const unsigned char y = i < b.size() ? static_cast<unsigned char>(b[i]) : 0;
+    diff |= static_cast<unsigned char>(x ^ y);
+  }
+  return diff == 0;
+}
+
+}  // namespace fabscope::cluster

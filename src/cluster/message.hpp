@@ -1,0 +1,57 @@
+#pragma once
+// The env-contract exchange's wire format (no MPI): every message is a 16-byte header and a
+// JSON payload.
+//   0  "FSCL"  magic
+//   4  u8      protocol version (kProtocolVersion)
+//   5  u8      type (MessageType)
+//   6  u16     0
+//   8  u32     sender rank, big-endian
+//  12  u32     payload bytes, big-endian, at most kMaxPayloadBytes
+// Parsers never trust the peer: the header is checked field by field, the payload length bounded
+// before anything is allocated, the JSON parsed without exceptions and its fields type-checked.
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "core/json.hpp"
+
+namespace fabscope::cluster {
+
+constexpr std::uint8_t kProtocolVersion = 1;
+constexpr std::size_t kHeaderBytes = 16;
+// A node summary is a few KiB; a schedule for 10,000 nodes' rounds is sent round by round. 4 MiB
+// bounds what one peer can make rank 0 allocate.
+constexpr std::uint32_t kMaxPayloadBytes = 4u << 20;
+
+enum class MessageType : std::uint8_t { Hello = 1, Welcome = 2, Reject = 3, Data = 4 };
+
+struct Header {
+  MessageType type = MessageType::Data;
+  std::uint32_t rank = 0;
+  std::uint32_t payload_bytes = 0;
+};
+
+std::array<unsigned char, kHeaderBytes> encode_header(const Header& h);
+// Throws fabscope::Error saying what is wrong (bad magic, other protocol version, unknown type,
+// payload over the bound); `from` names the peer in the message.
+Header parse_header(const unsigned char* bytes, std::size_t size, const std::string& from);
+
+struct Hello {
+  std::string token;              // the job's shared token
+  std::string fabscope_version;
+  int rank = 0;
+  int world = 0;
+  std::string name;               // the sender's hostname
+};
+
+std::string encode_hello(const Hello& h);
+Hello parse_hello(const std::string& payload, const std::string& from);
+
+// Constant-time comparison of the token (no early exit that times out the prefix).
+bool token_equal(const std::string& a, const std::string& b);
+
+// A payload that must be a JSON object (Data messages). Throws Error naming the peer.
+json parse_payload(const std::string& payload, const std::string& from);
+
+}  // namespace fabscope::cluster

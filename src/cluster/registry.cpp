@@ -1,0 +1,47 @@
+#include "cluster/registry.hpp"
+
+#include <algorithm>
+
+#include "core/error.hpp"
+
+namespace fabscope::cluster {
+
+const std::vector<checks::CheckInfo>& registry() {
+  static const std::vector<checks::CheckInfo> r = {
+      {"cluster.node_missing", "cluster", Severity::Fail, "a node of the job never joined or left before the end"},
+      {"cluster.version_mismatch", "cluster", Severity::Fail, "nodes run different fabscope versions"},
+      {"cluster.node_fails_check", "cluster", Severity::Fail, "a node's own check reports failures"},
+      {"cluster.rdma_missing", "cluster", Severity::Fail, "a node has no active RDMA port where the others have"},
+      {"cluster.link_layer_differs", "cluster", Severity::Fail, "RDMA link layer (InfiniBand/Ethernet) differs"},
+      {"cluster.active_ports_differs", "cluster", Severity::Warn, "number of active RDMA ports differs"},
+      {"cluster.rate_differs", "cluster", Severity::Warn, "port rate differs between nodes"},
+      {"cluster.mtu_differs", "cluster", Severity::Warn, "active MTU or netdev MTU differs between nodes"},
+      {"cluster.gid_index_differs", "cluster", Severity::Warn, "RoCE v2 IPv4 GID index differs between nodes"},
+      {"cluster.firmware_differs", "cluster", Severity::Warn, "HCA firmware differs between nodes"},
+      {"cluster.version_differs", "cluster", Severity::Warn, "NCCL, CUDA, driver or kernel version differs"},
+      {"cluster.gdr_differs", "cluster", Severity::Warn, "GPUDirect RDMA module loaded on some nodes only"},
+      {"cluster.env_plan_differs", "cluster", Severity::Warn, "the planned NCCL environment differs"},
+      {"cluster.slow_node", "cluster", Severity::Fail, "every pair of one node is slow"},
+      {"cluster.slow_link", "cluster", Severity::Warn, "one pair is slow, both nodes are fine elsewhere"},
+      {"cluster.pair_failed", "cluster", Severity::Fail, "a pairwise measurement did not complete"},
+  };
+  return r;
+}
+
+Finding make_finding(const std::string& id, Severity severity, std::string subject, std::string message,
+                     std::string evidence, std::string remedy) {
+  const auto& r = registry();
+  if (std::none_of(r.begin(), r.end(), [&](const checks::CheckInfo& c) { return c.id == id; }))
+    throw Error("cluster: finding id '" + id + "' is not registered");
+  Finding f;
+  f.id = id;
+  f.severity = severity;
+  f.subject = std::move(subject);
+  f.message = std::move(message);
+  f.evidence = std::move(evidence);
+  f.remedy = std::move(remedy);
+  f.docs = docs_anchor(id);
+  return f;
+}
+
+}  // namespace fabscope::cluster

@@ -1,0 +1,20 @@
+#pragma once
+// The finding ids `fabscope cluster` reports (family "cluster"). They judge many nodes at once,
+// so checks::run (one node) never reports them; they are documented in docs/checks.md like
+// every other id, under the anchor docs_anchor(id).
+#include <string>
+#include <vector>
+
+#include "checks/checks.hpp"
+#include "core/finding.hpp"
+
+namespace fabscope::cluster {
+
+const std::vector<checks::CheckInfo>& registry();
+
+// A finding of a registered cluster id (docs anchor filled in). Throws Error for an id that is
+// not registered: an unregistered id would link to no documentation.
+Finding make_finding(const std::string& id, Severity severity, std::string subject, std::string message,
+                     std::string evidence, std::string remedy);
+
+}  // namespace fabscope::cluster

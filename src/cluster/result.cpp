@@ -1,0 +1,154 @@
+#include "cluster/result.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "cluster/registry.hpp"
+
+namespace fabscope::cluster {
+
+namespace {
+
+std::size_t registry_rank(const std::string& id) {
+  const auto& r = registry();
+  auto it = std::find_if(r.begin(), r.end(), [&](const checks::CheckInfo& c) { return c.id == id; });
+  return static_cast<std::size_t>(it - r.begin());
+}
+
+std::string reason_for(const std::set<std::string>& ids) {
+  std::string reason = "fabscope:";
+  for (const auto& id : ids) reason += " " + id;
+  if (reason.size() > 200) reason = reason.substr(0, 197) + "...";
+  return reason;
+}
+
+}  // namespace
+
+ClusterResult judge(ClusterInput input, const OutlierOptions& opts) {
+  ClusterResult r;
+  std::sort(input.nodes.begin(), input.nodes.end(),
+            [](const NodeSummary& a, const NodeSummary& b) { return a.rank < b.rank; });
+  r.input = std::move(input);
+  const auto& nodes = r.input.nodes;
+  const std::string ref_version = nodes.empty() ? std::string(FABSCOPE_VERSION) : nodes.front().fabscope_version;
+  r.consistency = judge_consistency(nodes);
+  auto node_findings = judge_nodes(nodes, r.input.missing, ref_version);
+
+  // Pair ranks are job ranks; names come from the summaries (a rank that did not join has none).
+  const int world = std::max<int>(r.input.world, nodes.empty() ? 0 : nodes.back().rank + 1);
+  std::vector<std::string> names(static_cast<std::size_t>(std::max(world, 0)));
+  for (std::size_t i = 0; i < names.size(); ++i) names[i] = "rank" + std::to_string(i);
+  for (const auto& n : nodes)
+    if (n.rank >= 0 && n.rank < world && !n.name.empty()) names[static_cast<std::size_t>(n.rank)] = n.name;
+  r.outliers = detect_outliers(world, r.input.pair_results, opts);
+  auto pair_findings = outlier_findings(r.outliers, r.input.pair_results, names);
+
+  for (auto* fs : {&node_findings, &r.consistency.findings, &pair_findings})
+    r.findings.insert(r.findings.end(), fs->begin(), fs->end());
+  std::stable_sort(r.findings.begin(), r.findings.end(), [](const Finding& a, const Finding& b) {
+    if (a.severity != b.severity) return a.severity > b.severity;
+    return registry_rank(a.id) < registry_rank(b.id);
+  });
+
+  // Who to drain: every node a failing verdict names.
+  for (const auto& m : r.input.missing) r.drain[m.name].insert("cluster.node_missing");
+  for (const auto& n : nodes) {
+    const std::string name = n.name.empty() ? "rank" + std::to_string(n.rank) : n.name;
+    for (const auto& id : failing_ids(n)) r.drain[name].insert(id);
+    if (!n.error.empty()) r.drain[name].insert("cluster.node_fails_check");
+    if (n.fabscope_version != ref_version) r.drain[name].insert("cluster.version_mismatch");
+  }
+  for (const auto& a : r.consistency.attributes) {
+    // Only failing attributes drain (link layer); warnings are the operator's call.
+    if (a.finding_id != "cluster.link_layer_differs") continue;
+    for (std::size_t i : a.odd) r.drain[r.consistency.nodes[i]].insert(a.finding_id);
+  }
+  for (const auto& f : r.consistency.findings)
+    if (f.id == "cluster.rdma_missing")
+      for (std::size_t i = 0; i < nodes.size(); ++i) {
+        auto it = nodes[i].attributes.find("rdma.active_ports");
+        if (nodes[i].error.empty() && it != nodes[i].attributes.end() && it->second == "0")
+          r.drain[r.consistency.nodes[i]].insert("cluster.rdma_missing");
+      }
+  for (const auto& s : r.outliers.slow_nodes) r.drain[names[static_cast<std::size_t>(s.rank)]].insert("cluster.slow_node");
+  return r;
+}
+
+std::vector<std::vector<std::string>> drain_argv(const ClusterResult& r) {
+  std::vector<std::vector<std::string>> out;
+  for (const auto& [node, ids] : r.drain)
+    out.push_back({"scontrol", "update", "NodeName=" + node, "State=DRAIN", "Reason=" + reason_for(ids)});
+  return out;
+}
+
+std::vector<std::string> drain_commands(const ClusterResult& r) {
+  std::vector<std::string> out;
+  for (const auto& [node, ids] : r.drain)
+    out.push_back("scontrol update NodeName=" + node + " State=DRAIN Reason=\"" + reason_for(ids) + "\"");
+  return out;
+}
+
+int exit_code(const ClusterResult& r) { return exit_code_for(r.findings); }
+
+json cluster_json(const ClusterResult& r) {
+  const auto& in = r.input;
+  json nodes = json::array();
+  for (const auto& n : in.nodes)
+    nodes.push_back({{"rank", n.rank}, {"name", n.name}, {"fabscope_version", n.fabscope_version},
+                     {"pair_address", n.pair_address}, {"error", n.error}, {"findings", n.findings}});
+  json attrs = json::array();
+  for (const auto& a : r.consistency.attributes) {
+    json odd = json::array();
+    for (std::size_t i : a.odd) odd.push_back(r.consistency.nodes[i]);
+    attrs.push_back({{"key", a.key}, {"title", a.title}, {"finding_id", a.finding_id},
+                     {"reference", a.reference}, {"reference_count", a.reference_count}, {"tie", a.tie},
+                     {"values", a.values}, {"odd", odd}});
+  }
+  auto num = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
+  json pairs = json::array();
+  for (const auto& p : in.pair_results)
+    pairs.push_back({{"a", p.a}, {"b", p.b}, {"a_to_b_gbps", p.a_to_b_gbps}, {"b_to_a_gbps", p.b_to_a_gbps},
+                     {"error", p.error}});
+  json slow_nodes = json::array(), slow_links = json::array();
+  for (const auto& s : r.outliers.slow_nodes)
+    slow_nodes.push_back({{"rank", s.rank}, {"pairs", s.pairs}, {"slow_pairs", s.slow_pairs},
+                          {"median_gbps", num(s.median_gbps)}});
+  for (const auto& l : r.outliers.slow_links)
+    slow_links.push_back({{"a", l.a}, {"b", l.b}, {"gbps", num(l.value_gbps)},
+                          {"a_median_gbps", num(l.a_median_gbps)}, {"b_median_gbps", num(l.b_median_gbps)}});
+  json missing = json::array();
+  for (const auto& m : in.missing) missing.push_back(json::object({{"name", m.name}, {"reason", m.reason}}));
+  json drain = json::array();
+  auto cmds = drain_commands(r);
+  std::size_t i = 0;
+  for (const auto& [node, ids] : r.drain)
+    drain.push_back({{"node", node}, {"ids", std::vector<std::string>(ids.begin(), ids.end())},
+                     {"command", cmds[i++]}});
+  std::size_t fail = 0, warn = 0, info = 0;
+  for (const auto& f : r.findings) {
+    if (f.severity == Severity::Fail) ++fail;
+    else if (f.severity == Severity::Warn) ++warn;
+    else if (f.severity == Severity::Info) ++info;
+  }
+  return json{{"schema", "fabscope.cluster"},
+              {"schema_version", ClusterResult::kSchemaVersion},
+              {"launcher", in.launcher},
+              {"world", in.world},
+              {"nodes", nodes},
+              {"missing", missing},
+              {"attributes", attrs},
+              {"pairwise",
+               {{"mode", pairs_name(in.pairs)}, {"rounds", in.rounds}, {"engine", in.engine},
+                {"seconds_per_direction", in.pair_seconds}, {"pairs", pairs},
+                {"measured", r.outliers.measured}, {"judged", r.outliers.judged},
+                {"median_gbps", r.outliers.judged ? num(r.outliers.median_gbps) : json(nullptr)},
+                {"mad_gbps", r.outliers.judged ? num(r.outliers.mad_gbps) : json(nullptr)},
+                {"threshold_gbps", r.outliers.judged ? num(r.outliers.threshold_gbps) : json(nullptr)},
+                {"slow_nodes", slow_nodes}, {"slow_links", slow_links}}},
+              {"findings", r.findings},
+              {"drain", drain},
+              {"summary", {{"fail", fail}, {"warn", warn}, {"info", info}, {"worst", to_string(worst(r.findings))}}},
+              {"exit_code", exit_code(r)}};
+}
+
+}  // namespace fabscope::cluster

@@ -1,0 +1,171 @@
+#include "cluster/summary.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include "core/error.hpp"
+
+namespace fabscope::cluster {
+
+namespace {
+
+std::string join(const std::vector<std::string>& parts, const std::string& sep) {
+  std::string out;
+  for (const auto& p : parts) {
+    if (!out.empty()) out += sep;
+    out += p;
+  }
+  return out;
+}
+
+// Sorted distinct values, joined: the order of devices must not make two equal nodes differ.
+std::string distinct(std::vector<std::string> v) {
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+  return join(v, ",");
+}
+
+// "400 Gb/s x2,200 Gb/s x1" style, counted: two 400G ports and one 200G port.
+std::string counted(std::vector<std::string> v) {
+  std::map<std::string, int> n;
+  for (auto& s : v) ++n[s];
+  std::vector<std::string> parts;
+  for (const auto& [value, count] : n) parts.push_back(value + " x" + std::to_string(count));
+  return join(parts, ",");
+}
+
+std::string number(double v) {
+  if (v == static_cast<double>(static_cast<long long>(v))) return std::to_string(static_cast<long long>(v));
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", v);
+  return buf;
+}
+
+bool active(const RdmaPort& p) { return p.state == "ACTIVE" || p.state == "ACTIVE_DEFER"; }
+
+}  // namespace
+
+std::map<std::string, std::string> node_attributes(const NodeInfo& node, const ncclenv::EnvPlan* plan) {
+  std::map<std::string, std::string> a;
+  std::vector<std::string> layers, rates, mtus, netdev_mtus, gid_indexes, firmware;
+  int active_ports = 0;
+  bool rates_known = true, mtus_known = true;
+  for (const auto& d : node.rdma_devices) {
+    if (!d.fw_ver.empty()) firmware.push_back((d.hca_type.empty() ? d.name : d.hca_type) + " " + d.fw_ver);
+    for (const auto& p : d.ports) {
+      if (!active(p)) continue;
+      ++active_ports;
+      if (!p.link_layer.empty()) layers.push_back(p.link_layer);
+      if (p.rate_gbps) rates.push_back(number(*p.rate_gbps) + " Gb/s");
+      else rates_known = false;
+      if (p.active_mtu) mtus.push_back(std::to_string(*p.active_mtu));
+      else mtus_known = false;
+      if (const Netdev* nd = node.find_netdev(p.netdev); nd && nd->mtu) netdev_mtus.push_back(std::to_string(*nd->mtu));
+      if (p.link_layer == "Ethernet") {
+        for (const auto& g : p.gids)
+          if (g.type == "RoCE v2" && g.ipv4_mapped) {
+            gid_indexes.push_back(std::to_string(g.index));
+            break;
+          }
+      }
+    }
+  }
+  a["rdma.active_ports"] = std::to_string(active_ports);
+  a["rdma.link_layer"] = distinct(layers);
+  a["rdma.rate"] = rates_known ? counted(rates) : "";
+  a["rdma.active_mtu"] = mtus_known ? distinct(mtus) : "";
+  a["net.rdma_mtu"] = distinct(netdev_mtus);
+  a["roce.gid_index"] = distinct(gid_indexes);
+  a["rdma.firmware"] = distinct(firmware);
+  a["versions.nccl"] = node.versions.nccl;
+  a["versions.cuda_driver"] = node.versions.cuda_driver;
+  a["versions.nvidia_driver"] = node.versions.nvidia_driver;
+  a["kernel.release"] = node.kernel.release;
+  // Which peer-memory module serves GPUDirect RDMA; only meaningful on nodes with GPUs and HCAs.
+  if (!node.gpus.empty() && !node.rdma_devices.empty()) {
+    if (node.has_module("nvidia_peermem")) a["gdr.module"] = "nvidia_peermem";
+    else if (node.has_module("nv_peer_mem")) a["gdr.module"] = "nv_peer_mem";
+    else a["gdr.module"] = "none";
+  } else {
+    a["gdr.module"] = "";
+  }
+  if (plan) {
+    for (const auto& v : plan->vars) a["env." + v.name] = v.value;
+    // A variable one node plans and another does not is a difference too: "(unset)" marks it
+    // once rank 0 sees the union (consistency.cpp).
+  }
+  return a;
+}
+
+NodeSummary summarize_node(int rank, const NodeInfo& node, const ncclenv::EnvPlan* plan,
+                           const std::vector<Finding>& findings) {
+  NodeSummary s;
+  s.rank = rank;
+  s.name = node.hostname;
+  s.fabscope_version = FABSCOPE_VERSION;
+  s.attributes = node_attributes(node, plan);
+  std::size_t dropped = 0;
+  for (const auto& f : findings) {
+    if (f.severity < Severity::Warn) continue;
+    if (s.findings.size() < kMaxFindingsPerNode) s.findings.push_back(f);
+    else ++dropped;
+  }
+  if (dropped) {
+    Finding more;
+    more.id = "cluster.node_fails_check";
+    more.severity = Severity::Info;
+    more.subject = "node";
+    more.message = std::to_string(dropped) + " more findings not sent (fabscope check on the node lists them)";
+    s.findings.push_back(more);
+  }
+  return s;
+}
+
+void to_json(json& j, const NodeSummary& s) {
+  j = json{{"schema", "fabscope.cluster.node"}, {"schema_version", NodeSummary::kSchemaVersion},
+           {"rank", s.rank}, {"name", s.name}, {"fabscope_version", s.fabscope_version},
+           {"attributes", s.attributes}, {"findings", s.findings}, {"pair_address", s.pair_address},
+           {"error", s.error}};
+}
+
+NodeSummary summary_from_json(const json& j) {
+  auto field = [&](const char* name, json::value_t type) -> const json& {
+    auto it = j.find(name);
+    if (it == j.end()) throw Error(std::string("node summary: field '") + name + "' missing");
+    if (it->type() != type && !(type == json::value_t::number_integer && it->is_number_integer()))
+      throw Error(std::string("node summary: field '") + name + "' has the wrong type (" + it->type_name() + ")");
+    return *it;
+  };
+  if (!j.is_object()) throw Error("node summary: not a JSON object");
+  if (field("schema", json::value_t::string).get<std::string>() != "fabscope.cluster.node")
+    throw Error("node summary: schema is not fabscope.cluster.node");
+  const int version = field("schema_version", json::value_t::number_integer).get<int>();
+  if (version != NodeSummary::kSchemaVersion)
+    throw Error("node summary: schema_version " + std::to_string(version) + ", this fabscope reads " +
+                std::to_string(NodeSummary::kSchemaVersion));
+  NodeSummary s;
+  s.rank = field("rank", json::value_t::number_integer).get<int>();
+  s.name = field("name", json::value_t::string).get<std::string>();
+  s.fabscope_version = field("fabscope_version", json::value_t::string).get<std::string>();
+  s.pair_address = field("pair_address", json::value_t::string).get<std::string>();
+  s.error = field("error", json::value_t::string).get<std::string>();
+  const json& attrs = field("attributes", json::value_t::object);
+  for (auto it = attrs.begin(); it != attrs.end(); ++it) {
+    if (!it.value().is_string()) throw Error("node summary: attribute '" + it.key() + "' is not a string");
+    s.attributes[it.key()] = it.value().get<std::string>();
+  }
+  const json& fs = field("findings", json::value_t::array);
+  if (fs.size() > kMaxFindingsPerNode + 1)
+    throw Error("node summary: " + std::to_string(fs.size()) + " findings, at most " +
+                std::to_string(kMaxFindingsPerNode + 1) + " are sent");
+  for (const auto& f : fs) {
+    try {
+      s.findings.push_back(f.get<Finding>());
+    } catch (const std::exception& e) {
+      throw Error(std::string("node summary: a finding is malformed: ") + e.what());
+    }
+  }
+  return s;
+}
+
+}  // namespace fabscope::cluster

@@ -1,0 +1,48 @@
+#pragma once
+// NodeSummary: what one node sends to rank 0. Not the whole NodeInfo (a real node's probe is
+// 50-300 KiB; 10,000 of them would not fit rank 0), but the attributes the cluster compares,
+// computed on the node itself, and its own warn/fail findings. A few KiB per node.
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/finding.hpp"
+#include "core/json.hpp"
+#include "core/node_info.hpp"
+#include "ncclenv/plan.hpp"
+
+namespace fabscope::cluster {
+
+struct NodeSummary {
+  static constexpr int kSchemaVersion = 1;
+  int rank = 0;
+  std::string name;              // hostname (the name Slurm and operators use)
+  std::string fabscope_version;  // FABSCOPE_VERSION of the sender
+  // Attribute key ("rdma.rate", "env.NCCL_IB_HCA") -> value; "" = unknown on that node.
+  std::map<std::string, std::string> attributes;
+  std::vector<Finding> findings;  // the node's own checks, warn and fail only (bounded)
+  std::string pair_address;       // where peers reach this node for pairwise tests ("" none)
+  std::string error;              // the node could not probe itself: why
+};
+
+// A rank that never joined or was lost: its name (--nodes, else "rankN") and what rank 0 saw.
+struct MissingNode {
+  std::string name;
+  std::string reason;
+};
+
+// Most findings one node sends; the rest are counted in a last synthetic note.
+constexpr std::size_t kMaxFindingsPerNode = 64;
+
+// Pure: the attributes of one node. plan may be null (not computed).
+std::map<std::string, std::string> node_attributes(const NodeInfo& node, const ncclenv::EnvPlan* plan);
+
+// Builds the summary a node sends (findings filtered to warn/fail and bounded).
+NodeSummary summarize_node(int rank, const NodeInfo& node, const ncclenv::EnvPlan* plan,
+                           const std::vector<Finding>& findings);
+
+void to_json(json& j, const NodeSummary& s);
+// Throws fabscope::Error naming the field on a malformed summary (it comes from the network).
+NodeSummary summary_from_json(const json& j);
+
+}  // namespace fabscope::cluster

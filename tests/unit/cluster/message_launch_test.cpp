@@ -1,0 +1,130 @@
+// The wire format and the launch environment: bad input is refused with a reason, never trusted.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "cluster/launch.hpp"
+#include "cluster/message.hpp"
+#include "core/error.hpp"
+
+using namespace fabscope;
+using namespace fabscope::cluster;
+
+namespace {
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+EnvFn env_of(std::map<std::string, std::string> m) {
+  auto shared = std::make_shared<std::map<std::string, std::string>>(std::move(m));
+  return [shared](const char* n) -> const char* {
+    auto it = shared->find(n);
+    return it == shared->end() ? nullptr : it->second.c_str();
+  };
+}
+
+}  // namespace
+
+TEST(Message, HeaderRoundTrips) {
+  auto b = encode_header({MessageType::Data, 77, 1234});
+  Header h = parse_header(b.data(), b.size(), "peer");
+  EXPECT_EQ(h.type, MessageType::Data);
+  EXPECT_EQ(h.rank, 77u);
+  EXPECT_EQ(h.payload_bytes, 1234u);
+}
+
+TEST(Message, GarbageOversizeAndOtherVersionsAreRefusedNamingThePeer) {
+  const unsigned char http[] = "GET / HTTP/1.1\r\n";
+  EXPECT_NE(error_of([&] { parse_header(http, 16, "10.0.0.9:5000"); }).find("10.0.0.9:5000: not a fabscope"),
+            std::string::npos);
+  auto b = encode_header({MessageType::Data, 1, 0});
+  b[12] = 0x7f;  // 2 GiB payload
+  EXPECT_NE(error_of([&] { parse_header(b.data(), b.size(), "p"); }).find("more than"), std::string::npos);
+  b = encode_header({MessageType::Data, 1, 0});
+  b[4] = 9;
+  EXPECT_NE(error_of([&] { parse_header(b.data(), b.size(), "p"); }).find("protocol version 9"), std::string::npos);
+  b = encode_header({MessageType::Data, 1, 0});
+  b[5] = 0;
+  EXPECT_NE(error_of([&] { parse_header(b.data(), b.size(), "p"); }).find("unknown message type"), std::string::npos);
+  EXPECT_FALSE(error_of([&] { parse_header(b.data(), 3, "p"); }).empty());
+}
+
+TEST(Message, HelloFieldsAreTypeCheckedAndBounded) {
+  Hello h{"tok", "0.1.0", 3, 8, "gpu3"};
+  Hello back = parse_hello(encode_hello(h), "p");
+  EXPECT_EQ(back.name, "gpu3");
+  EXPECT_EQ(back.rank, 3);
+  EXPECT_NE(error_of([] { parse_hello("{\"token\":1}", "p"); }).find("'token'"), std::string::npos);
+  EXPECT_NE(error_of([] { parse_hello("[]", "p"); }).find("not a JSON object"), std::string::npos);
+  EXPECT_NE(error_of([] {
+              parse_hello(R"({"token":"t","fabscope_version":"v","rank":-1,"world":2,"name":"n"})", "p");
+            }).find("out of range"),
+            std::string::npos);
+  EXPECT_FALSE(error_of([] { parse_hello("{\"token\":\"" + std::string(300, 'x') + "\"}", "p"); }).empty());
+}
+
+TEST(Message, TokenComparison) {
+  EXPECT_TRUE(token_equal("12345", "12345"));
+  EXPECT_FALSE(token_equal("12345", "12346"));
+  EXPECT_FALSE(token_equal("1234", "12345"));
+  EXPECT_FALSE(token_equal("", "x"));
+}
+
+TEST(Launch, EnvContractWithTokenFromSlurm) {
+  auto l = detect_launch("auto", env_of({{"RANK", "2"}, {"WORLD_SIZE", "4"}, {"MASTER_ADDR", "n0"},
+                                          {"MASTER_PORT", "29400"}, {"SLURM_JOB_ID", "777"}}));
+  EXPECT_EQ(l.kind, "env");
+  EXPECT_EQ(l.rank, 2);
+  EXPECT_EQ(l.world, 4);
+  EXPECT_EQ(l.port, 29400);
+  EXPECT_EQ(l.token, "777");
+}
+
+TEST(Launch, TorchrunMovesOffItsStorePortAndIndexedJobsUseTheCompletionIndex) {
+  auto l = detect_launch("auto", env_of({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "n0"},
+                                          {"MASTER_PORT", "29500"}, {"TORCHELASTIC_RUN_ID", "x"},
+                                          {"FABSCOPE_CLUSTER_TOKEN", "t"}}));
+  EXPECT_EQ(l.port, 29502);
+  l = detect_launch("env", env_of({{"JOB_COMPLETION_INDEX", "1"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "n0"},
+                                   {"MASTER_PORT", "29500"}, {"FABSCOPE_CLUSTER_TOKEN", "t"}}));
+  EXPECT_EQ(l.rank, 1);
+}
+
+TEST(Launch, MpiAndErrorsNameTheVariable) {
+  auto l = detect_launch("auto", env_of({{"OMPI_COMM_WORLD_SIZE", "4"}, {"OMPI_COMM_WORLD_RANK", "3"}}));
+  EXPECT_EQ(l.kind, "mpi");
+  EXPECT_EQ(l.rank, 3);
+  EXPECT_NE(error_of([] { detect_launch("auto", env_of({})); }).find("no launcher"), std::string::npos);
+  EXPECT_NE(error_of([] {
+              detect_launch("auto", env_of({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "n0"},
+                                            {"MASTER_PORT", "29500"}}));
+            }).find("FABSCOPE_CLUSTER_TOKEN"),
+            std::string::npos);
+  EXPECT_NE(error_of([] {
+              detect_launch("auto", env_of({{"RANK", "5"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "n0"},
+                                            {"MASTER_PORT", "1"}, {"FABSCOPE_CLUSTER_TOKEN", "t"}}));
+            }).find("rank 5"),
+            std::string::npos);
+  EXPECT_NE(error_of([] {
+              detect_launch("auto", env_of({{"RANK", "x"}, {"WORLD_SIZE", "2"}}));
+            }).find("RANK='x'"),
+            std::string::npos);
+  EXPECT_THROW(detect_launch("mpi", env_of({})), UsageError);
+}
+
+TEST(Hostlist, ExpandsSlurmSyntaxKeepingZeroPadding) {
+  EXPECT_EQ(expand_hostlist("gpu[01-03,07],login1"),
+            (std::vector<std::string>{"gpu01", "gpu02", "gpu03", "gpu07", "login1"}));
+  EXPECT_EQ(expand_hostlist("a,b"), (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(expand_hostlist("n[8-10]-ib"), (std::vector<std::string>{"n8-ib", "n9-ib", "n10-ib"}));
+  EXPECT_THROW(expand_hostlist("gpu[3-1]"), UsageError);
+  EXPECT_THROW(expand_hostlist("gpu[1-2"), UsageError);
+  EXPECT_THROW(expand_hostlist("gpu[a-b]"), UsageError);
+  EXPECT_THROW(expand_hostlist("gpu[1-999999]"), UsageError);
+}

@@ -1,0 +1,56 @@
+// The cluster ids against docs/checks.md: every id documented with its severity, every
+// cluster-* anchor a registered id.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "cluster/registry.hpp"
+#include "core/error.hpp"
+
+using namespace fabscope;
+
+namespace {
+
+std::string checks_md() {
+  std::ifstream in(std::string(FABSCOPE_SOURCE_DIR) + "/docs/checks.md");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+TEST(ClusterRegistry, EveryIdIsDocumentedWithItsSeverity) {
+  const std::string text = checks_md();
+  ASSERT_FALSE(text.empty());
+  std::set<std::string> seen;
+  for (const auto& c : cluster::registry()) {
+    EXPECT_TRUE(seen.insert(c.id).second) << c.id;
+    EXPECT_EQ(c.family, "cluster");
+    EXPECT_EQ(c.id.rfind("cluster.", 0), 0u);
+    std::string anchor = docs_anchor(c.id);
+    anchor = anchor.substr(anchor.find('#') + 1);
+    EXPECT_NE(text.find("<a id=\"" + anchor + "\"></a>"), std::string::npos) << c.id;
+    auto pos = text.find("### " + c.id + "\n");
+    ASSERT_NE(pos, std::string::npos) << c.id;
+    EXPECT_NE(text.substr(pos, 200).find(std::string("**") + to_string(c.severity)), std::string::npos) << c.id;
+  }
+}
+
+TEST(ClusterRegistry, EveryClusterAnchorIsARegisteredId) {
+  const std::string text = checks_md();
+  std::set<std::string> ids;
+  for (const auto& c : cluster::registry()) ids.insert(c.id);
+  std::regex re("<a id=\"cluster-([^\"]+)\"></a>");
+  int n = 0;
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), re); it != std::sregex_iterator(); ++it, ++n)
+    EXPECT_TRUE(ids.count("cluster." + (*it)[1].str())) << (*it)[1];
+  EXPECT_EQ(n, static_cast<int>(ids.size()));
+}
+
+TEST(ClusterRegistry, UnregisteredIdIsRefused) {
+  EXPECT_THROW(cluster::make_finding("cluster.nonsense", Severity::Warn, "", "", "", ""), Error);
+}
