@@ -40,7 +40,9 @@ Outliers detect_outliers(int n, const std::vector<PairResult>& pairs, const Outl
   o.median_gbps = median_of(values);
   for (auto& v : values) v = std::fabs(v - o.median_gbps);
   o.mad_gbps = median_of(std::move(values));
-  o.threshold_gbps = o.median_gbps - std::max(opts.mad_k * 1.4826 * o.mad_gbps, opts.min_drop * o.median_gbps);
+  o.threshold_gbps =
+      o.median_gbps - std::min(std::max(opts.mad_k * 1.4826 * o.mad_gbps, opts.min_drop * o.median_gbps),
+                               opts.max_drop * o.median_gbps);
 
   // Per node: its pair values and which are slow.
   std::vector<std::vector<double>> own(nodes);

@@ -1,9 +1,10 @@
 #pragma once
 // Outlier detection over pairwise bandwidths, robust to the outliers themselves: the median and
 // the median absolute deviation (MAD) of every measured pair. A pair is slow below
-//   median - max(k * 1.4826 * MAD, min_drop * median)
+//   median - min(max(k * 1.4826 * MAD, min_drop * median), max_drop * median)
 // (1.4826 * MAD estimates the standard deviation of normal noise; the relative floor keeps a
-// near-zero MAD, as on a quiet fabric, from calling a 2 % dip slow). Then
+// near-zero MAD, as on a quiet fabric, from calling a 2 % dip slow; the ceiling keeps a noisy
+// fabric from excusing a pair at less than half the median). Then
 //   slow node  most of its measured pairs are slow (>= node_fraction, at least 2 pairs): the
 //              node's NIC, cable or PCIe slot, not its peers;
 //   slow link  a slow pair whose two nodes are not slow nodes: fine with everyone else, slow
@@ -29,6 +30,7 @@ struct PairResult {
 struct OutlierOptions {
   double mad_k = 4.0;
   double min_drop = 0.15;
+  double max_drop = 0.5;
   double node_fraction = 0.75;
   std::size_t min_pairs = 3;  // fewer measured pairs: no statistics, no verdict
 };

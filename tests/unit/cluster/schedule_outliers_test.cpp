@@ -183,3 +183,20 @@ TEST(Schedule, PeerAgreesWithTheRoundForEveryMode) {
       }
     }
 }
+
+TEST(Outliers, NoisyFabricStillCallsAPairBelowHalfTheMedianSlow) {
+  // Noise of +-40 % (a VM under load): the MAD allowance alone would excuse anything.
+  std::vector<PairResult> pairs;
+  auto rounds = make_schedule(7, {PairsMode::All, 0}, 1);
+  int k = 0;
+  for (const auto& r : rounds)
+    for (auto [a, b] : r) {
+      double v = 100 * (0.6 + 0.8 * ((k++ * 7919) % 100) / 100.0);
+      if (a == 4 || b == 4) v = 20;
+      pairs.push_back({a, b, v, v, ""});
+    }
+  auto o = detect_outliers(7, pairs);
+  EXPECT_GE(o.threshold_gbps, o.median_gbps * 0.5 - 1e-9);
+  ASSERT_EQ(o.slow_nodes.size(), 1u);
+  EXPECT_EQ(o.slow_nodes[0].rank, 4);
+}
