@@ -58,6 +58,8 @@ int cmd_cluster(int argc, char** argv) {
       .option("--seed", "N", "seed of the random rounds of --pairs K", "1")
       .flag("--drain", "run the printed scontrol drain commands for failing nodes")
       .flag("--json", "print the result as JSON (schema fabscope.cluster, docs/formats.md)")
+      .choices("engine", {"tcp"})
+      .choices("launcher", {"auto", "mpi", "env"})
       .example("mpirun -np 16 --map-by ppr:1:node fabscope cluster", "16 nodes, consistency and ring pairs")
       .example("srun -N 64 --ntasks-per-node=1 --mpi=pmix fabscope cluster --pairs 4",
                "64 nodes, 4 random rounds of pairs")
