@@ -1,4 +1,6 @@
 // The watchdog fires once past its deadline and never when disarmed; the progress line.
+// Margins are wide (deadlines of 1 s against steps of at most 150 ms) so a loaded 2-core
+// machine cannot stretch a sleep past a deadline.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -19,7 +21,7 @@ TEST(Watchdog, FiresAfterTheTimeoutNamingTheStep) {
     ++calls;
   });
   w.arm("all_reduce 8 B", 0.05);
-  for (int i = 0; i < 200 && calls == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  for (int i = 0; i < 2000 && calls == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   EXPECT_EQ(calls, 1);
   EXPECT_EQ(step, "all_reduce 8 B");
   EXPECT_GE(waited, 0.05);
@@ -30,11 +32,11 @@ TEST(Watchdog, DisarmedInTimeNeverFires) {
   std::atomic<int> calls{0};
   Watchdog w([&](const std::string&, double) { ++calls; });
   for (int i = 0; i < 20; ++i) {
-    w.arm("step", 0.05);
+    w.arm("step", 1.0);
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
     w.disarm();
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  std::this_thread::sleep_for(std::chrono::milliseconds(1200));
   EXPECT_EQ(calls, 0);
   EXPECT_FALSE(w.fired());
 }
@@ -42,9 +44,10 @@ TEST(Watchdog, DisarmedInTimeNeverFires) {
 TEST(Watchdog, RearmingExtendsTheDeadline) {
   std::atomic<int> calls{0};
   Watchdog w([&](const std::string&, double) { ++calls; });
+  // 10 steps of 150 ms: 1.5 s in all, past one 1 s deadline, but each re-arm moves it.
   for (int i = 0; i < 10; ++i) {
-    w.arm("batch", 0.05);
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    w.arm("batch", 1.0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(150));
   }
   w.disarm();
   EXPECT_EQ(calls, 0);
