@@ -30,6 +30,7 @@ if [ "$unpriv" = 1 ]; then
 fi
 if [ "$vm" = 1 ]; then
   tests/vm/run.sh --quick --fabscope build/src/cli/fabscope
+  tests/vm/cluster.sh --fabscope build/src/cli/fabscope  # several VMs: fabscope cluster
 fi
 if [ "$asan" = 1 ]; then
   cmake --preset asan -DFABSCOPE_BUILD_TESTS=ON

@@ -49,96 +49,29 @@ mkdir -p "$cache/debs"
 t0=$(date +%s.%N)
 elapsed() { python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.1f}')" "$1" "$(date +%s.%N)"; }
 
-# --- 1. packages (cached by file name; apt-get download needs no root and installs nothing)
-kernel_pkg=${FABSCOPE_VM_KERNEL:-}
-if [ -z "$kernel_pkg" ]; then
-  kernel_pkg=$(apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-[0-9]/ {print $2; exit}')
-  if [ -z "$kernel_pkg" ]; then  # offline: use the kernel already in the cache
-    kernel_pkg=$(ls "$cache/debs" | sed -n 's/^\(linux-image-[0-9][^_]*-amd64\)_.*/\1/p' | sort -V | tail -1)
-  fi
-fi
-[ -n "$kernel_pkg" ] || die "no linux-image-*-amd64 package known to apt and none cached in $cache/debs"
-mapfile -t pkgs < <(grep -v '^\s*\(#\|$\)' "$here/packages.txt")
-pkgs+=("$kernel_pkg")
-missing=()
-for p in "${pkgs[@]}"; do
-  ls "$cache/debs/${p}"_*.deb >/dev/null 2>&1 || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "run.sh: downloading ${missing[*]}"
-  (cd "$cache/debs" && apt-get download -q "${missing[@]}" 2>&1 | grep -v '^W: Download is performed unsandboxed') ||
-    die "apt-get download failed for: ${missing[*]}"
-fi
-debs=()
-for p in "${pkgs[@]}"; do debs+=("$(ls "$cache/debs/${p}"_*.deb | sort -V | tail -1)"); done
-
-# --- 2. base image: kernel modules, user space, libraries (cached by the package set)
-modules=(ib_core crc32_generic ib_uverbs rdma_rxe veth rdma_ucm)
-key=$( (printf '%s\n' "${debs[@]##*/}" "${modules[@]}"; cat "$here/run.sh" "$here/modules.py") | sha256sum | cut -c1-16)
-base="$cache/base-$key.cpio.gz"
-vmlinuz="$cache/vmlinuz-$key"
-if [ ! -s "$base" ] || [ ! -s "$vmlinuz" ]; then
-  echo "run.sh: building base image $key"
-  work=$(mktemp -d "$cache/build.XXXXXX")
-  trap 'rm -rf "$work"' EXIT
-  x="$work/x" r="$work/root"
-  mkdir -p "$x" "$r"/{bin,sbin,usr/bin,usr/lib/x86_64-linux-gnu,lib64,etc,proc,sys,dev,tmp,run,out}
-  for d in "${debs[@]}"; do dpkg -x "$d" "$x"; done
-  kver=$(ls "$x/lib/modules" | head -1)
-  cp "$x/boot/vmlinuz-$kver" "$work/vmlinuz"
-  mdir="$x/lib/modules/$kver"
-  mkdir -p "$r/lib/modules/$kver"
-  python3 "$here/modules.py" "$mdir" "${modules[@]}" >"$work/order"
-  while read -r m; do
-    install -D -m 0644 "$mdir/$m" "$r/lib/modules/$kver/$m"
-    echo "/lib/modules/$kver/$m" >>"$r/etc/modules.order"
-  done <"$work/order"
-  echo "$kver" >"$r/etc/kernel-release"
-  for d in "${debs[@]}"; do dpkg-deb -f "$d" Package Version | paste -sd' '; done >"$r/etc/packages"
-  install -m 0755 "$x/bin/busybox" "$r/bin/busybox"
-  # iproute2's ip is installed as ip2: busybox sh runs its own `ip` applet first, and the
-  # applet cannot create veth pairs.
-  install -m 0755 "$x/sbin/ip" "$r/usr/bin/ip2"
-  elfs=("$r/usr/bin/ip2")
-  for b in rdma ibv_devinfo ibv_devices ib_write_bw ib_read_lat ib_write_lat ib_read_bw ib_send_bw; do
-    install -m 0755 "$x/usr/bin/$b" "$r/usr/bin/$b"; elfs+=("$r/usr/bin/$b")
-  done
-  # libibverbs dlopens its provider from a driver file; only rxe is needed.
-  mkdir -p "$r/etc/libibverbs.d" "$r/usr/lib/x86_64-linux-gnu/libibverbs"
-  cp "$x/etc/libibverbs.d/rxe.driver" "$r/etc/libibverbs.d/"
-  cp "$x/usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav34.so" "$r/usr/lib/x86_64-linux-gnu/libibverbs/"
-  elfs+=("$r/usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav34.so")
-  libpath="$x/usr/lib/x86_64-linux-gnu:$x/lib/x86_64-linux-gnu"
-  LD_LIBRARY_PATH=$libpath ldd "${elfs[@]}" >"$work/ldd" 2>&1 || true
-  if grep -q 'not found' "$work/ldd"; then die "libraries not found: $(grep 'not found' "$work/ldd" | sort -u | tr '\n' ' ')"; fi
-  awk '/=> \// {print $3} $1 ~ /^\/.*ld-linux/ {print $1}' "$work/ldd" | sort -u | while read -r lib; do
-    cp -L "$lib" "$r/usr/lib/x86_64-linux-gnu/$(basename "$lib")"
-  done
-  ln -s usr/lib "$r/lib"
-  ln -sf ../usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2 "$r/lib64/ld-linux-x86-64.so.2"
-  (cd "$r" && find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet | gzip -1) >"$work/base.cpio.gz"
-  mv "$work/base.cpio.gz" "$base"; mv "$work/vmlinuz" "$vmlinuz"
-  rm -rf "$work"; trap - EXIT
-fi
+# --- 1. packages, 2. base image (tests/vm/image.sh: cached by the package set)
+# shellcheck source=image.sh
+. "$here/image.sh"
+vm_packages
+vm_base ib_core crc32_generic ib_uverbs rdma_rxe veth rdma_ucm -- \
+  usr/bin/rdma usr/bin/ibv_devinfo usr/bin/ibv_devices usr/bin/ib_write_bw usr/bin/ib_read_lat \
+  usr/bin/ib_write_lat usr/bin/ib_read_bw usr/bin/ib_send_bw
 
 # --- 3. overlay: this fabscope (with the libraries it links), /init and the scenario
 run=$(mktemp -d "${TMPDIR:-/tmp}/fabscope-vm.XXXXXX")
 cleanup() { if [ -z "$out" ]; then rm -rf "$run"; fi; }
 trap cleanup EXIT
 ov="$run/overlay"
-mkdir -p "$ov/usr/bin" "$ov/usr/lib/x86_64-linux-gnu" "$ov/etc"
-install -m 0755 "$bin" "$ov/usr/bin/fabscope"
-{ ldd "$bin" || true; } | awk '/=> \// {print $3}' | while read -r lib; do  # none for a static binary
-  cp -L "$lib" "$ov/usr/lib/x86_64-linux-gnu/$(basename "$lib")"
-done
+vm_overlay_fabscope "$ov" "$bin"
 install -m 0755 "$here/init" "$ov/init"
 install -m 0755 "$here/scenario.sh" "$ov/usr/bin/scenario.sh"
 install -m 0755 "$here/capture.sh" "$ov/usr/bin/capture.sh"
 printf 'QUICK=%s\nCAPTURE=%s\n' "$quick" "$([ -n "$capture" ] || [ "$quick" = 0 ] && echo 1 || echo 0)" >"$ov/etc/scenario.conf"
-(cd "$ov" && find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet | gzip -1) >"$run/overlay.cpio.gz"
+vm_cpio "$ov" "$run/overlay.cpio.gz"
 # The kernel unpacks concatenated cpio archives in order; later files win.
 cat "$base" "$run/overlay.cpio.gz" >"$run/initrd.gz"
-echo "run.sh: image ready in $(elapsed "$t0") s (base $key, $(du -k "$run/initrd.gz" | cut -f1) KiB)"
+key=${base##*/base-}
+echo "run.sh: image ready in $(elapsed "$t0") s (base ${key%.cpio.gz}, $(du -k "$run/initrd.gz" | cut -f1) KiB)"
 
 # --- 4. boot: no network at all, console on ttyS0 (stdout), results on ttyS1 (a file)
 vm_choose_accel "$accel_request" "$vmlinuz"
