@@ -59,6 +59,27 @@ const std::vector<CheckInfo>& registry() {
       {"os.iommu_not_passthrough", "os", Severity::Warn, "IOMMU on without iommu=pt"},
       {"versions.nccl_old", "versions", Severity::Warn, "NCCL older than 2.14"},
       {"versions.fw_mismatch", "versions", Severity::Warn, "firmware differs between HCAs of one type"},
+      {"lossless.unknown", "lossless", Severity::Info, "RoCE netdev exposing neither PFC nor ECN state"},
+      {"lossless.no_pfc", "lossless", Severity::Warn, "PFC off on every priority of a RoCE netdev"},
+      {"lossless.pfc_ecn_split", "lossless", Severity::Warn, "PFC and ECN (DCQCN) on different priorities"},
+      {"lossless.ecn_off", "lossless", Severity::Warn, "ECN (DCQCN) off on the priority PFC protects"},
+      {"bond.down", "bond", Severity::Fail, "bond with no slave up"},
+      {"bond.slave_down", "bond", Severity::Warn, "bond slave whose MII status is not up"},
+      {"bond.speed_mismatch", "bond", Severity::Warn, "bond slaves at different speeds"},
+      {"bond.link_failures", "bond", Severity::Warn, "bond slave link failures increasing (--interval)"},
+      {"irq.remote_numa", "irq", Severity::Warn, "most NIC interrupts served outside the NIC's NUMA node"},
+      {"sriov.vfs_enabled", "sriov", Severity::Info, "physical function with SR-IOV VFs enabled"},
+      {"sriov.vf_devices", "sriov", Severity::Info, "RDMA devices that are SR-IOV virtual functions"},
+      {"sriov.pf_and_vfs", "sriov", Severity::Warn, "a PF and its VFs both used as RDMA devices here"},
+      {"firewall.roce_v2_blocked", "firewall", Severity::Warn, "firewall rule dropping RoCE v2 (UDP 4791)"},
+      {"firewall.nccl_tcp_blocked", "firewall", Severity::Warn, "firewall rule dropping NCCL's bootstrap TCP ports"},
+      {"congestion.xmit_discards", "congestion", Severity::Warn, "outbound discards above 0.01% (--interval)"},
+      {"congestion.buffer_overrun", "congestion", Severity::Warn, "excessive buffer overruns (--interval)"},
+      {"congestion.xmit_wait", "congestion", Severity::Info, "port waited to send: congestion downstream (--interval)"},
+      {"congestion.out_of_sequence", "congestion", Severity::Warn, "out-of-sequence packets above 0.01% (--interval)"},
+      {"congestion.packet_seq_err", "congestion", Severity::Warn, "sequence-error NAKs: packets lost (--interval)"},
+      {"congestion.rnr_retry_exceeded", "congestion", Severity::Warn, "QPs failed on RNR retries (--interval)"},
+      {"congestion.cnp", "congestion", Severity::Info, "congestion notifications exchanged (--interval)"},
       {"verbs.library_missing", "verbs", Severity::Warn, "RDMA devices in sysfs but libibverbs not loadable"},
       {"verbs.device_not_visible", "verbs", Severity::Warn, "device in sysfs that libibverbs cannot use"},
       {"verbs.sysfs_mismatch", "verbs", Severity::Warn, "sysfs and libibverbs disagree about a port"},
@@ -66,12 +87,9 @@ const std::vector<CheckInfo>& registry() {
   return r;
 }
 
-std::vector<Finding> run(const NodeInfo& node) {
-  std::vector<Finding> out;
-  for (auto* family : {check_link, check_roce, check_gdr, check_pcie, check_os, check_versions, check_verbs}) {
-    auto fs = family(node);
-    out.insert(out.end(), std::make_move_iterator(fs.begin()), std::make_move_iterator(fs.end()));
-  }
+namespace {
+
+void sort_findings(std::vector<Finding>& out) {
   // Most severe first; registry order, then each family's own order, within a severity.
   const auto& reg = registry();
   auto rank = [&](const std::string& id) {
@@ -82,6 +100,33 @@ std::vector<Finding> run(const NodeInfo& node) {
     if (a.severity != b.severity) return a.severity > b.severity;
     return rank(a.id) < rank(b.id);
   });
+}
+
+void append(std::vector<Finding>& out, std::vector<Finding> fs) {
+  out.insert(out.end(), std::make_move_iterator(fs.begin()), std::make_move_iterator(fs.end()));
+}
+
+std::vector<Finding> run_families(const NodeInfo& node) {
+  std::vector<Finding> out;
+  for (auto* family : {check_link, check_roce, check_gdr, check_pcie, check_os, check_versions, check_lossless,
+                       check_bonds, check_irq, check_sriov, check_firewall, check_verbs})
+    append(out, family(node));
+  return out;
+}
+
+}  // namespace
+
+std::vector<Finding> run(const NodeInfo& node) {
+  auto out = run_families(node);
+  sort_findings(out);
+  return out;
+}
+
+std::vector<Finding> run(const NodeInfo& after, const NodeInfo& before, double seconds) {
+  auto out = run_families(after);
+  append(out, check_counter_rates(before, after, seconds));
+  append(out, check_bond_rates(before, after, seconds));
+  sort_findings(out);
   return out;
 }
 

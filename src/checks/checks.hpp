@@ -24,4 +24,8 @@ const std::vector<CheckInfo>& registry();
 // order, then in the order each family met its subjects. Unknown facts give no finding.
 std::vector<Finding> run(const NodeInfo& node);
 
+// run(after) plus the rate checks (congestion.*, bond.link_failures) over two probes of the same
+// node taken `seconds` apart, sorted the same way. The rate ids give no finding without it.
+std::vector<Finding> run(const NodeInfo& after, const NodeInfo& before, double seconds);
+
 }  // namespace fabscope::checks

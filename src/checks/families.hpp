@@ -15,6 +15,14 @@ std::vector<Finding> check_gdr(const NodeInfo& node);
 std::vector<Finding> check_pcie(const NodeInfo& node);
 std::vector<Finding> check_os(const NodeInfo& node);
 std::vector<Finding> check_versions(const NodeInfo& node);
+std::vector<Finding> check_lossless(const NodeInfo& node);
+std::vector<Finding> check_bonds(const NodeInfo& node);
+std::vector<Finding> check_irq(const NodeInfo& node);
+std::vector<Finding> check_sriov(const NodeInfo& node);
+std::vector<Finding> check_firewall(const NodeInfo& node);
+// Rates between two probes of one node, `seconds` apart (check --interval).
+std::vector<Finding> check_bond_rates(const NodeInfo& before, const NodeInfo& after, double seconds);
+std::vector<Finding> check_counter_rates(const NodeInfo& before, const NodeInfo& after, double seconds);
 
 // A finding with its docs anchor filled in.
 Finding make_finding(const std::string& id, Severity severity, std::string subject, std::string message,

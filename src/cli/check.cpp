@@ -1,8 +1,10 @@
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <thread>
 
 #include "checks/checks.hpp"
 #include "checks/report.hpp"
@@ -49,24 +51,47 @@ int cmd_check(int argc, char** argv) {
   core::ArgParser args("check",
                        "Judge this node's RDMA and GPU network setup: port states and rates, error counters,\n"
                        "RoCE GIDs and MTUs, GPUDirect RDMA, PCIe links and ACS, memlock, sysctls, IOMMU, NCCL\n"
-                       "and firmware versions. Every finding names the values read and the fix; ids are\n"
-                       "documented in docs/checks.md.");
+                       "and firmware versions, lossless RoCE (PFC/ECN), bonds, NIC interrupt placement, SR-IOV,\n"
+                       "the firewall. With --interval, loss and congestion counters are judged as rates over two\n"
+                       "probes. Every finding names the values read and the fix; ids are in docs/checks.md.");
   args.option("--root", "DIR", "read sys/ and proc/ under DIR instead of / (env FABSCOPE_ROOT)")
       .option("--node", "FILE", "judge a node description saved by 'fabscope probe --json' ('-' stdin)")
+      .option("--interval", "SEC",
+              "probe twice, SEC seconds apart (0.1-3600), and judge counter rates: discards, "
+              "out-of-sequence, CNPs, bond link failures")
       .flag("--json", "print the findings as JSON (schema fabscope.check, docs/formats.md)")
       .example("fabscope check", "findings for this node, most severe first")
       .example("fabscope check --json | jq -r '.findings[] | select(.severity == \"fail\") | .id'",
                "the ids that fail")
       .example("fabscope check --root /tmp/node-capture", "judge a captured sysfs/procfs tree")
+      .example("fabscope check --interval 10", "also loss and congestion rates over 10 seconds")
       .example("ssh gpu7 fabscope probe --json | fabscope check --node -", "judge another node's probe")
       .footer(std::string(core::kExitCodesHelp) +
               "\nA --root that is not a directory, or a --node file that cannot be read or is not a node\n"
               "description, exits 3; the message names it.");
   if (!args.parse(argc, argv, std::cout)) return 0;
   if (args.has("node") && args.has("root")) throw UsageError("check: --node and --root exclude each other");
-  NodeInfo node = args.has("node") ? load_node(args.get("node"))
-                                   : probe::collect(core::Root::from_option(args.get("root")));
-  std::vector<Finding> findings = checks::run(node);
+  if (args.has("node") && args.has("interval"))
+    throw UsageError("check: --interval probes this node twice; it cannot be used with --node");
+  std::vector<Finding> findings;
+  NodeInfo node;
+  if (args.has("node")) {
+    node = load_node(args.get("node"));
+    findings = checks::run(node);
+  } else if (args.has("interval")) {
+    const double seconds = args.get_double("interval", 0.1, 3600);
+    const core::Root root = core::Root::from_option(args.get("root"));
+    NodeInfo before = probe::collect(root);
+    const auto t0 = std::chrono::steady_clock::now();
+    std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+    node = probe::collect(root);
+    // The time between the two reads, not the requested one: probing itself takes a while.
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    findings = checks::run(node, before, elapsed);
+  } else {
+    node = probe::collect(core::Root::from_option(args.get("root")));
+    findings = checks::run(node);
+  }
   if (args.has("json")) {
     // Findings quote values read from the node; replace, not throw, should a non-UTF-8 byte slip in.
     std::cout << checks::check_json(node, findings).dump(2, ' ', false, json::error_handler_t::replace) << "\n";

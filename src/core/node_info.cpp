@@ -16,7 +16,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RdmaDevice, name, hca_type, fw_v
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Netdev, name, mtu, operstate, speed_mbps, type,
                                                 address, pci_address, is_virtual, rdma_ports, ipv4)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(PciDevice, address, class_code, vendor, device,
-                                                driver, numa_node, current_link_speed_gts,
+                                                driver, numa_node, sriov_numvfs, sriov_totalvfs,
+                                                physfn, current_link_speed_gts,
                                                 max_link_speed_gts, current_link_width,
                                                 max_link_width, upstream, root_complex, is_bridge,
                                                 acs_enabled, acs_ctrl)
@@ -25,6 +26,27 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Gpu, index, pci_address, name, u
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Affinity, gpu, nic, level)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Versions, nvidia_driver, nccl, nccl_code,
                                                 cuda_driver, cuda_runtime)
+// The node_fabric.hpp types: defined here, where NodeInfo's (de)serialisation uses them (the
+// macro's functions are inline, so they must be in the same translation unit).
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(DcbApp, selector, protocol, priority)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(LosslessState, netdev, rdma_ports, pfc_priorities,
+                                                pfc_capable_tcs, apps, trust, dcb_note,
+                                                ecn_np_priorities, ecn_rp_priorities, ecn_note)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(BondSlave, name, mii_status, speed_mbps, duplex,
+                                                link_failure_count, permanent_hw_addr)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Bond, name, mode, mii_status, active_slave,
+                                                mii_polling_ms, slaves)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(IrqInfo, irq, name, affinity_cpus, affinity_source, count)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(NicIrqs, pci_address, netdevs, rdma_devices, numa_node,
+                                                irqs, note)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(NumaNode, node, cpus)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(PortRange, lo, hi)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(FirewallMatch, field, op, values, opaque, text)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(FirewallRule, handle, verdict, target, matches, text)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(FirewallChain, family, table, name, hook, type,
+                                                priority, policy, rules)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Firewall, source, note, chains)
+
 
 namespace {
 json limit_to_json(const std::optional<std::uint64_t>& v) {
@@ -70,6 +92,11 @@ void to_json(json& j, const NodeInfo& v) {
            {"kernel", v.kernel},
            {"kernel_modules", v.kernel.modules},
            {"versions", v.versions},
+           {"lossless", v.lossless},
+           {"bonds", v.bonds},
+           {"nic_irqs", v.nic_irqs},
+           {"numa_nodes", v.numa_nodes},
+           {"firewall", v.firewall},
            {"probe_notes", v.probe_notes}};
   // Only live probes query verbs; fixture-root output stays as it was without the key.
   if (v.verbs) j["verbs"] = *v.verbs;
@@ -94,6 +121,11 @@ void from_json(const json& j, NodeInfo& v) {
   v.gpu_nic_affinity = j.value("gpu_nic_affinity", std::vector<Affinity>{});
   v.kernel = j.value("kernel", KernelInfo{});
   v.versions = j.value("versions", Versions{});
+  v.lossless = j.value("lossless", std::vector<LosslessState>{});
+  v.bonds = j.value("bonds", std::vector<Bond>{});
+  v.nic_irqs = j.value("nic_irqs", std::vector<NicIrqs>{});
+  v.numa_nodes = j.value("numa_nodes", std::vector<NumaNode>{});
+  v.firewall = j.value("firewall", Firewall{});
   v.probe_notes = j.value("probe_notes", std::vector<std::string>{});
   v.verbs = j.value("verbs", std::optional<VerbsInfo>{});
 }

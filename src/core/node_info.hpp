@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/json.hpp"
+#include "core/node_fabric.hpp"
 #include "core/verbs_info.hpp"
 
 namespace fabscope {
@@ -75,6 +76,11 @@ struct PciDevice {
   std::optional<double> max_link_speed_gts;
   std::optional<int> current_link_width;
   std::optional<int> max_link_width;
+  // SR-IOV: sriov_numvfs / sriov_totalvfs on a physical function (null elsewhere); physfn is the
+  // PF's address on a virtual function ("" elsewhere).
+  std::optional<int> sriov_numvfs;
+  std::optional<int> sriov_totalvfs;
+  std::string physfn;
   std::vector<std::string> upstream;  // bridge chain from root port down to the parent, addresses
   std::string root_complex;           // "pci0000:00"
   bool is_bridge = false;
@@ -129,6 +135,11 @@ struct NodeInfo {
   std::vector<Affinity> gpu_nic_affinity;
   KernelInfo kernel;
   Versions versions;
+  std::vector<LosslessState> lossless;  // one per netdev carrying an Ethernet RDMA port
+  std::vector<Bond> bonds;
+  std::vector<NicIrqs> nic_irqs;         // one per NIC PCI function (netdev or RDMA device)
+  std::vector<NumaNode> numa_nodes;
+  Firewall firewall;
   std::vector<std::string> probe_notes;  // what could not be read, and why (never fatal)
   std::optional<VerbsInfo> verbs;  // live only (libibverbs); null when not queried
 

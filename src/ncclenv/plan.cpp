@@ -263,6 +263,12 @@ void plan_ifname(PlanState& s) {
         "bootstrap (and socket transport) interface, exact match ('='): " + reason, ev);
 }
 
+std::string join_ints(const std::vector<int>& v) {
+  std::string out;
+  for (int i : v) out += (out.empty() ? "" : ",") + std::to_string(i);
+  return out.empty() ? "none" : out;
+}
+
 void plan_qos(PlanState& s) {
   bool any_roce = false, any_ib = false;
   for (const auto& r : s.selected) {
@@ -277,6 +283,25 @@ void plan_qos(PlanState& s) {
               "switches and the NIC, which this node cannot see",
           "--roce-dscp " + std::to_string(dscp));
     if (!any_roce) s.plan.warnings.push_back("--roce-dscp given but no selected port is RoCE (Ethernet link layer)");
+    // The priority the NIC gives DSCP d: the DSCP application entry for d under DSCP trust, the
+    // driver's default d >> 3 without one (mlx5's default dscp2prio). Under PCP trust the DSCP
+    // does not select a priority at all.
+    for (const auto& l : s.node.lossless) {
+      if (!l.pfc_priorities || l.trust.empty()) continue;
+      std::string where = l.netdev + " (PFC on priority " + join_ints(*l.pfc_priorities) + ", trust " + l.trust + ")";
+      if (l.trust == "pcp") {
+        s.plan.warnings.push_back("--roce-dscp " + std::to_string(dscp) + ": " + where +
+                                  " trusts the VLAN priority (PCP), not DSCP, so NCCL_IB_TC does not pick the "
+                                  "lossless priority; set DSCP trust (mlnx_qos -i " + l.netdev + " --trust dscp)");
+        continue;
+      }
+      int prio = dscp >> 3;
+      for (const auto& a : l.apps)
+        if (a.selector == 5 && a.protocol == dscp) prio = a.priority;
+      if (std::find(l.pfc_priorities->begin(), l.pfc_priorities->end(), prio) == l.pfc_priorities->end())
+        s.plan.warnings.push_back("--roce-dscp " + std::to_string(dscp) + " maps to priority " + std::to_string(prio) +
+                                  " on " + where + ", which is not lossless: use the DSCP of the PFC priority");
+    }
   }
   if (s.opts.ib_sl) {
     s.add("NCCL_IB_SL", std::to_string(*s.opts.ib_sl),

@@ -13,6 +13,8 @@ const std::vector<std::string>& known_sysctls() {
       "net.core.optmem_max", "net.core.netdev_max_backlog", "net.core.somaxconn",
       "net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem", "net.ipv4.tcp_mtu_probing",
       "net.ipv4.tcp_congestion_control", "net.ipv4.tcp_timestamps", "net.ipv4.tcp_sack",
+      // NCCL's bootstrap and socket transport listen on ephemeral ports (bind to port 0).
+      "net.ipv4.ip_local_port_range",
       // Multi-rail RoCE: strict reverse-path filtering or ARP replies from the wrong interface
       // break connections between same-subnet rails.
       "net.ipv4.conf.all.rp_filter", "net.ipv4.conf.default.rp_filter",

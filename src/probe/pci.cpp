@@ -112,6 +112,11 @@ std::vector<PciDevice> collect_pci(const core::Root& root, std::vector<std::stri
                                std::pair{"/max_link_width", &d.max_link_width}}) {
       if (auto w = r.integer(dir + file); w && *w >= 0 && *w <= 32) *field = static_cast<int>(*w);
     }
+    // SR-IOV: a physical function has sriov_totalvfs (and sriov_numvfs, the VFs enabled now);
+    // a virtual function has a physfn link to its PF (drivers/pci/iov.c).
+    if (auto v = r.integer(dir + "/sriov_totalvfs"); v && *v >= 0 && *v <= 65535) d.sriov_totalvfs = static_cast<int>(*v);
+    if (auto v = r.integer(dir + "/sriov_numvfs"); v && *v >= 0 && *v <= 65535) d.sriov_numvfs = static_cast<int>(*v);
+    if (auto pf = root.link_target(dir + "/physfn")) d.physfn = last_pci_component(*pf);
     d.is_bridge = d.class_code && (*d.class_code >> 8) == 0x0604;
     if (d.is_bridge) {
       // Without CAP_SYS_ADMIN the kernel returns only the first 64 bytes of config space.

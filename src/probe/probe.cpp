@@ -1,6 +1,10 @@
 #include "probe/probe.hpp"
 
 #include "probe/affinity.hpp"
+#include "probe/bonding.hpp"
+#include "probe/firewall.hpp"
+#include "probe/irq.hpp"
+#include "probe/lossless.hpp"
 #include "probe/gpu.hpp"
 #include "probe/kernel.hpp"
 #include "probe/net.hpp"
@@ -35,6 +39,11 @@ NodeInfo collect(const core::Root& root, const Options& opts) {
     info.verbs = collect_verbs();
     apply_verbs_active_mtu(info.rdma_devices, *info.verbs);
   }
+  info.lossless = collect_lossless(root, info.rdma_devices, root.is_live() && opts.live, notes);
+  info.bonds = collect_bonds(root, notes);
+  info.numa_nodes = collect_numa_nodes(root, notes);
+  info.nic_irqs = collect_nic_irqs(root, info.netdevs, info.rdma_devices, info.pci_devices, notes);
+  info.firewall = collect_firewall(root.is_live() && opts.live, notes);
   info.gpu_nic_affinity = compute_affinity(info.gpus, info.rdma_devices, info.netdevs, info.pci_devices);
   return info;
 }

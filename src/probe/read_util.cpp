@@ -1,6 +1,15 @@
 #include "probe/read_util.hpp"
 
+#include <unistd.h>
+
+#include <cerrno>
+
 namespace fabscope::probe {
+
+std::string unreadable_reason(const core::Root& root, const std::string& rel) {
+  if (::access(root.path(rel).c_str(), R_OK) != 0 && errno == EACCES) return "not readable as this user";
+  return "unreadable";
+}
 
 void NotedReader::unknown(const std::string& rel, bool required) {
   if (root_.exists(rel)) {

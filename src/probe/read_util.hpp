@@ -29,6 +29,10 @@ class NotedReader {
   std::vector<std::string>& notes_;
 };
 
+// Why an existing file could not be read: "not readable as this user" (EACCES, e.g. a root-only
+// file for a non-root probe) or "unreadable".
+std::string unreadable_reason(const core::Root& root, const std::string& rel);
+
 // "0000:17:00.0": domain:bus:device.function, lowercase hex.
 bool is_pci_address(std::string_view s);
 // Last path component that is a PCI address ("../../devices/pci0000:00/0000:00:03.0/virtio2" ->

@@ -115,6 +115,12 @@ scrape_configs:
         ids = {s["metric"].get("check") for s in status}
         check({"link.port_down", "link.rate_degraded", "link.symbol_errors", "link.link_downed",
                "gdr.peermem_missing"} <= ids, f"a check status for every id the alert rules name: {sorted(ids)}")
+        # Every id of the registry (`check --json` lists it under "checks"), every family included.
+        listed = json.loads(subprocess.run([fabscope, "check", "--json", "--root", root], capture_output=True,
+                                           text=True, timeout=60).stdout)["checks"]
+        registry = {c["id"] if isinstance(c, dict) else c for c in listed}
+        check(registry <= ids and any(i.startswith("firewall.") for i in registry),
+              f"a check status for every registry id: missing {sorted(registry - ids)}")
         down = query(prom_port, 'fabscope_check_status{check="link.port_down"}')
         check(len(down) == 1 and float(down[0]["value"][1]) == 0, f"link.port_down ok on the capture: {down}")
         # mlx4_0:2 runs at 40 Gb/s beside 100 Gb/s ports of the same link layer: a warn verdict.

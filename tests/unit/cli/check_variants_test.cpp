@@ -221,3 +221,13 @@ TEST(CheckVariants, VerbsDeviceNotVisibleOnTheRealNoProviderProbe) {
   EXPECT_EQ(ids_of("--node " + quote((fixture("rxe-vm") / "probe-live.json").string())).count("verbs.device_not_visible"),
             0u);
 }
+
+TEST(CheckVariants, IrqRemoteNuma) {
+  // The VM has one NUMA node; split its two vCPUs into two nodes and put eth0's function on the
+  // second: two of eth0's three vectors (config and output.0) are delivered to CPU 0.
+  expect_variant("virtio-2cpu-node", "irq.remote_numa", nothing, [](const Tree& t) {
+    t.set("sys/devices/system/node/node0/cpulist", "0\n");
+    t.set("sys/devices/system/node/node1/cpulist", "1\n");
+    t.set("sys/bus/pci/devices/0000:00:03.0/numa_node", "1\n");
+  });
+}

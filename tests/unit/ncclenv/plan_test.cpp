@@ -149,6 +149,24 @@ TEST(EnvPlan, TcAndSlOnlyFromFlags) {
   EXPECT_TRUE(warned(p, "--ib-sl given but no selected port is InfiniBand"));
 }
 
+TEST(EnvPlan, RoceDscpCheckedAgainstThePfcPriority) {
+  NodeInfo n = roce_node(2, 2);
+  LosslessState l;
+  l.netdev = "eth0";
+  l.pfc_priorities = std::vector<int>{3};
+  l.trust = "dscp";
+  n.lossless = {l};
+  PlanOptions o;
+  o.roce_dscp = 26;  // 26 >> 3 = priority 3: lossless
+  EXPECT_FALSE(warned(plan(n, o), "maps to priority"));
+  o.roce_dscp = 46;  // priority 5
+  EXPECT_TRUE(warned(plan(n, o), "--roce-dscp 46 maps to priority 5 on eth0"));
+  n.lossless[0].apps = {DcbApp{5, 46, 3}};  // an application entry sends DSCP 46 to priority 3
+  EXPECT_FALSE(warned(plan(n, o), "maps to priority"));
+  n.lossless[0].trust = "pcp";
+  EXPECT_TRUE(warned(plan(n, o), "trusts the VLAN priority (PCP)"));
+}
+
 namespace {
 NodeInfo gpu_node(const std::string& level, bool peermem) {
   NodeInfo n;

@@ -46,6 +46,8 @@ TEST(Golden, H200x2Node) { compare_with_golden("h200x2-node", core::Root(fixture
 
 TEST(Golden, RxeVm) { compare_with_golden("rxe-vm", core::Root(fixture("rxe-vm"))); }
 
+TEST(Golden, VirtioNode) { compare_with_golden("virtio-2cpu-node", core::Root(fixture("virtio-2cpu-node"))); }
+
 TEST(Golden, ProcfsInfiniband) {
   fabscope::testing::TempDir t;
   fabscope::testing::unpack_ttar(fixture("procfs-infiniband/sys-class-infiniband-and-net.ttar"), t.path());
