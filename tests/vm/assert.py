@@ -606,6 +606,70 @@ def check_exporter(c):
              f"rc={c.text('exporter.rc').strip()}")
 
 
+def check_fabric(c):
+    """Bond and firewall phases: each fault reported by probe, check and the exporter's check
+    status, in agreement with the kernel's own files, and gone once undone."""
+    if not c.exists("phases/bond-up/check.rc"):
+        c.skip("fabric phases", "not run (no bond support, or fabscope check not in this build)")
+        return
+    docs = {p: c.json(f"phases/{p}/check.out")
+            for p in ("bond-up", "bond-slave-down", "bond-restored", "nft-drop", "nft-cleared")}
+    probes = {p: c.json(f"phases/{p}/probe.out") for p in ("bond-up", "bond-slave-down", "nft-drop")}
+    if any(d is None for d in list(docs.values()) + list(probes.values())):
+        return
+
+    def ids(phase, prefix):
+        return [(f.get("id"), f.get("severity"), f.get("subject")) for f in findings(docs[phase])
+                if f.get("id", "").startswith(prefix)]
+
+    def bond0(phase):
+        return next((b for b in probes[phase].get("bonds", []) if b.get("name") == "bond0"), None)
+
+    b = bond0("bond-up")
+    c.ok(b is not None and [s.get("mii_status") for s in b.get("slaves", [])] == ["up", "up"]
+         and "active-backup" in b.get("mode", ""),
+         "probe bond-up: bond0, active-backup, slaves vb0a and vb1a both up", f"bond0 {b}")
+    c.ok(not ids("bond-up", "bond."), "check bond-up: no bond finding", f"{ids('bond-up', 'bond.')}")
+    kernel = c.text("phases/bond-slave-down/proc-net-bonding-bond0.txt")
+    c.ok(re.search(r"Slave Interface: vb1a\nMII Status: down", kernel) is not None,
+         "kernel bond-slave-down: /proc/net/bonding/bond0 says vb1a MII down", kernel[:200])
+    b = bond0("bond-slave-down")
+    slaves = {s.get("name"): s for s in (b or {}).get("slaves", [])}
+    c.ok(slaves.get("vb1a", {}).get("mii_status") == "down" and slaves.get("vb0a", {}).get("mii_status") == "up",
+         "probe bond-slave-down: vb1a down, vb0a up, as the kernel says", f"slaves {slaves}")
+    c.ok(("bond.slave_down", "warn", "bond0") in ids("bond-slave-down", "bond."),
+         "check bond-slave-down: bond.slave_down (warn) for bond0", f"{ids('bond-slave-down', 'bond.')}")
+    c.ok(not ids("bond-restored", "bond."), "check bond-restored: the bond finding clears",
+         f"{ids('bond-restored', 'bond.')}")
+    if c.exists("phases/bond-flap/check.out"):
+        flap = c.json("phases/bond-flap/check.out")
+        got = [(f.get("id"), f.get("subject")) for f in findings(flap or {}) if f.get("id", "").startswith("bond.")]
+        c.ok(("bond.link_failures", "bond0:vb1a") in got,
+             "check --interval 4 while vb1a flaps: bond.link_failures for bond0:vb1a", f"{got}")
+    rules = c.text("phases/nft-drop/nft-ruleset.json")
+    c.ok('"dport"' in rules and "4791" in rules, "kernel nft-drop: the ruleset holds the udp dport 4791 rule",
+         rules[:200])
+    fw = probes["nft-drop"].get("firewall", {})
+    c.ok(fw.get("source") == "nft", "probe nft-drop: firewall read with nft", f"firewall {str(fw)[:200]}")
+    drop = [f for f in findings(docs["nft-drop"]) if f.get("id") == "firewall.roce_v2_blocked"]
+    c.ok(len(drop) == 1 and drop[0].get("severity") == "warn" and "udp dport 4791" in drop[0].get("message", ""),
+         "check nft-drop: firewall.roce_v2_blocked (warn: rxe is software RoCE) quoting the rule",
+         f"{[(f.get('severity'), f.get('message')) for f in drop]}")
+    c.ok(not ids("nft-cleared", "firewall."), "check nft-cleared: the firewall finding clears",
+         f"{ids('nft-cleared', 'firewall.')}")
+    unknown = [f for f in findings(docs["bond-up"]) if f.get("id") == "lossless.unknown"]
+    c.ok({f.get("subject") for f in unknown} == {"veth0", "veth1"}
+         and all("EOPNOTSUPP" in f.get("evidence", "") for f in unknown),
+         "check: lossless state of the rxe netdevs is unknown (dcbnl EOPNOTSUPP), not ok",
+         f"{[(f.get('subject'), f.get('evidence')) for f in unknown]}")
+    for phase, cid, want in (("bond-slave-down", "bond.slave_down", 1), ("bond-restored", "bond.slave_down", 0),
+                             ("nft-drop", "firewall.roce_v2_blocked", 1), ("nft-cleared", "firewall.roce_v2_blocked", 0)):
+        if not c.exists(f"phases/{phase}/metrics.out"):
+            continue
+        got = metric(metrics(c, phase), "fabscope_check_status", check=cid)
+        c.ok(got == want, f"exporter {phase}: fabscope_check_status{{check=\"{cid}\"}} {want}", f"got {got}")
+
+
 def check_capture(c):
     if not c.exists("capture"):
         return
@@ -691,7 +755,7 @@ def main():
         c.perf = {}
         c.rdma = {}
         for step in (check_basics, check_probe, check_check, check_env, check_traffic, check_rdma,
-                     check_exporter, check_no_provider, check_capture):
+                     check_exporter, check_no_provider, check_capture, check_fabric):
             try:
                 step(c)
             except (OSError, KeyError, ValueError, TypeError) as e:

@@ -53,9 +53,9 @@ elapsed() { python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv
 # shellcheck source=image.sh
 . "$here/image.sh"
 vm_packages
-vm_base ib_core crc32_generic ib_uverbs rdma_rxe veth rdma_ucm -- \
+vm_base ib_core crc32_generic ib_uverbs rdma_rxe veth rdma_ucm bonding crc32c_generic nf_tables -- \
   usr/bin/rdma usr/bin/ibv_devinfo usr/bin/ibv_devices usr/bin/ib_write_bw usr/bin/ib_read_lat \
-  usr/bin/ib_write_lat usr/bin/ib_read_bw usr/bin/ib_send_bw
+  usr/bin/ib_write_lat usr/bin/ib_read_bw usr/bin/ib_send_bw usr/sbin/nft
 
 # --- 3. overlay: this fabscope (with the libraries it links), /init and the scenario
 run=$(mktemp -d "${TMPDIR:-/tmp}/fabscope-vm.XXXXXX")

@@ -262,6 +262,68 @@ run phases/no-provider ibv_devices ibv_devices
 mv /tmp/rxe.driver /etc/libibverbs.d/rxe.driver
 mark no-provider
 
+# --- node fabric checks (bond, firewall): each fault made, judged, undone, judged again.
+# fabric_snapshot PHASE: check --json, probe --json and the exporter's check status, one shot each
+fabric_snapshot() {
+  p=phases/$1
+  log "snapshot $1"
+  mkdir -p "$p"
+  cat /proc/net/bonding/bond0 >"$p/proc-net-bonding-bond0.txt" 2>&1
+  nft -j list ruleset >"$p/nft-ruleset.json" 2>"$p/nft-ruleset.err"
+  has_cmd probe && run "$p" probe fabscope probe --json
+  has_cmd check && run "$p" check fabscope check --json
+  # --once with a checks interval runs the probe and every check once before printing.
+  has_cmd exporter && run "$p" metrics fabscope exporter --once --checks-interval 3600
+  mark "snapshot-$1"
+}
+fabric_phases() {
+  log "fabric: bond of two veths"
+  # bond0 (active-backup, MII monitor every 100 ms) over vb0a and vb1a; their peers vb0b/vb1b
+  # carry the link, so setting a peer down takes the slave's carrier (MII status) down.
+  # Loading bonding creates bond0 itself (max_bonds=1); make it where it does not exist.
+  ip2 link show bond0 >/dev/null 2>&1 || ip2 link add bond0 type bond ||
+    { skip fabric "cannot create bond0"; return; }
+  ip2 link set bond0 down
+  ip2 link set bond0 type bond mode active-backup miimon 100 || { skip fabric "cannot set bond0's mode"; return; }
+  ip2 link add vb0a type veth peer name vb0b
+  ip2 link add vb1a type veth peer name vb1b
+  ip2 link set vb0a master bond0
+  ip2 link set vb1a master bond0
+  for i in vb0b vb1b vb0a vb1a bond0; do ip2 link set "$i" up; done
+  sleep 0.5
+  fabric_snapshot bond-up
+  ip2 link set vb1b down
+  sleep 0.5
+  fabric_snapshot bond-slave-down
+  ip2 link set vb1b up
+  sleep 0.5
+  fabric_snapshot bond-restored
+  # A slave that flaps while check --interval watches: its link failure count grows. It flaps
+  # every second until the check is done, so some flaps fall between the two probes however
+  # long each probe takes under emulation.
+  if has_cmd check; then
+    mkdir -p phases/bond-flap
+    fabscope check --interval 4 --json >phases/bond-flap/check.out 2>phases/bond-flap/check.err &
+    cpid=$!
+    while kill -0 $cpid 2>/dev/null; do
+      ip2 link set vb1b down; sleep 0.4; ip2 link set vb1b up; sleep 0.6
+    done
+    wait $cpid; echo $? >phases/bond-flap/check.rc
+    cat /proc/net/bonding/bond0 >phases/bond-flap/proc-net-bonding-bond0.txt
+  fi
+  log "fabric: nft rule dropping RoCE v2"
+  nft add table inet fabscope_test &&
+    nft add chain inet fabscope_test input '{ type filter hook input priority 0; policy accept; }' &&
+    nft add rule inet fabscope_test input udp dport 4791 counter drop ||
+    { skip fabric-nft "nft could not add the test table"; return; }
+  fabric_snapshot nft-drop
+  nft delete table inet fabscope_test
+  fabric_snapshot nft-cleared
+  ip2 link del bond0; ip2 link del vb0a; ip2 link del vb1a
+  mark fabric-done
+}
+fabric_phases
+
 # --- a link goes down: veth1 down takes rxe1's port down (and veth0 loses carrier)
 log "link down"
 # fabscope rdma is mid-run when veth1 goes down: it must end with an error within its timeout
