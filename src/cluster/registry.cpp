@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "checks/families.hpp"
 #include "core/error.hpp"
 
 namespace fabscope::cluster {
@@ -33,15 +34,8 @@ Finding make_finding(const std::string& id, Severity severity, std::string subje
   const auto& r = registry();
   if (std::none_of(r.begin(), r.end(), [&](const checks::CheckInfo& c) { return c.id == id; }))
     throw Error("cluster: finding id '" + id + "' is not registered");
-  Finding f;
-  f.id = id;
-  f.severity = severity;
-  f.subject = std::move(subject);
-  f.message = std::move(message);
-  f.evidence = std::move(evidence);
-  f.remedy = std::move(remedy);
-  f.docs = docs_anchor(id);
-  return f;
+  return checks::make_finding(id, severity, std::move(subject), std::move(message), std::move(evidence),
+                              std::move(remedy));
 }
 
 }  // namespace fabscope::cluster
