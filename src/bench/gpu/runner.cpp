@@ -528,16 +528,19 @@ void GpuSession::free_buffers(Rank& r) {
 void GpuSession::ensure_buffers(const Options& o, const std::vector<std::uint64_t>& sizes) {
   const auto& d = describe(o.collective);
   std::size_t ts = type_size(o.type);
-  bool any = false;
-  for (auto& r : ranks_) {
-    std::size_t send = 0, recv = 0;
+  // The largest send and receive buffers any of the sizes needs on this rank (at least 256 B).
+  auto needed = [&](const Rank& r) {
+    std::size_t send = 256, recv = 256;
     for (auto b : sizes) {
       BufferPlan p = d.plan(b / ts, ts, nranks_, r.rank);
       send = std::max(send, p.send_count * ts);
       recv = std::max(recv, std::max(p.recv_count, p.inplace_elements()) * ts);
     }
-    send = std::max<std::size_t>(send, 256);
-    recv = std::max<std::size_t>(recv, 256);
+    return std::pair{send, recv};
+  };
+  bool any = false;
+  for (auto& r : ranks_) {
+    auto [send, recv] = needed(r);
     if (send <= r.send_cap && recv <= r.recv_cap && registered_ == o.registration) continue;
     any = true;
   }
@@ -546,14 +549,7 @@ void GpuSession::ensure_buffers(const Options& o, const std::vector<std::uint64_
   for (auto& r : ranks_) free_buffers(r);
   registered_ = Registration::None;
   for (auto& r : ranks_) {
-    std::size_t send = 0, recv = 0;
-    for (auto b : sizes) {
-      BufferPlan p = d.plan(b / ts, ts, nranks_, r.rank);
-      send = std::max(send, p.send_count * ts);
-      recv = std::max(recv, std::max(p.recv_count, p.inplace_elements()) * ts);
-    }
-    send = std::max<std::size_t>(send, 256);
-    recv = std::max<std::size_t>(recv, 256);
+    auto [send, recv] = needed(r);
     set_device(r);
     std::size_t free_b = 0, total_b = 0;
     cudaMemGetInfo(&free_b, &total_b);
