@@ -17,18 +17,14 @@ Watchdog::~Watchdog() {
 void Watchdog::arm(const std::string& step, double timeout_s) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    armed_ = true;
-    step_ = step;
-    start_ = std::chrono::steady_clock::now();
-    deadline_ = start_ + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                             std::chrono::duration<double>(timeout_s));
+    deadline_.arm(step, timeout_s, Deadline::Clock::now());
   }
   cv_.notify_all();
 }
 
 void Watchdog::disarm() {
   std::lock_guard<std::mutex> lock(mu_);
-  armed_ = false;
+  deadline_.disarm();
 }
 
 bool Watchdog::fired() const {
@@ -39,16 +35,18 @@ bool Watchdog::fired() const {
 void Watchdog::loop() {
   std::unique_lock<std::mutex> lock(mu_);
   while (!stop_) {
-    if (!armed_ || fired_) {
+    if (!deadline_.armed || fired_) {
       cv_.wait(lock);
       continue;
     }
-    auto deadline = deadline_;
-    if (cv_.wait_until(lock, deadline) == std::cv_status::timeout && armed_ && !stop_ &&
-        deadline == deadline_ && std::chrono::steady_clock::now() >= deadline_) {
+    // Woken early (a re-arm, a disarm, a spurious wake-up) the state is judged again as it is
+    // now: only a deadline that is still armed and has passed fires.
+    cv_.wait_until(lock, deadline_.at);
+    auto now = Deadline::Clock::now();
+    if (!stop_ && !fired_ && deadline_.expired(now)) {
       fired_ = true;
-      std::string step = step_;
-      double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+      std::string step = deadline_.step;
+      double waited = deadline_.waited_s(now);
       lock.unlock();
       on_expire_(step, waited);
       lock.lock();

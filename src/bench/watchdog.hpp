@@ -12,6 +12,26 @@
 
 namespace fabscope::bench {
 
+// The deadline rules apart from the thread, so they are tested with chosen instants rather than
+// with sleeps a loaded machine can stretch: arming (again) replaces the deadline, disarming
+// clears it, and it has expired once `now` reaches it while armed.
+struct Deadline {
+  using Clock = std::chrono::steady_clock;
+  bool armed = false;
+  std::string step;
+  Clock::time_point start, at;
+
+  void arm(const std::string& name, double timeout_s, Clock::time_point now) {
+    armed = true;
+    step = name;
+    start = now;
+    at = now + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s));
+  }
+  void disarm() { armed = false; }
+  bool expired(Clock::time_point now) const { return armed && now >= at; }
+  double waited_s(Clock::time_point now) const { return std::chrono::duration<double>(now - start).count(); }
+};
+
 class Watchdog {
  public:
   // on_expire(step, seconds waited). It runs at most once.
@@ -29,9 +49,8 @@ class Watchdog {
   std::function<void(const std::string&, double)> on_expire_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  bool armed_ = false, stop_ = false, fired_ = false;
-  std::string step_;
-  std::chrono::steady_clock::time_point start_, deadline_;
+  bool stop_ = false, fired_ = false;
+  Deadline deadline_;
   std::thread thread_;
 };
 
