@@ -1,0 +1,111 @@
+// libFuzzer target for what a `fabscope rdma` peer sends over the TCP control connection: the
+// input is the byte stream, delivered through a real socket pair to Control::recv (line framing,
+// the 1 MiB bound, JSON parsing, the peer's {"error"} finding), and every message is read the way
+// the client, the server and the engine read it (hello options and endpoint, welcome, QP numbers,
+// buffer keys, run/ready/sent/done). A message holding a saved result ("schema": "fabscope.rdma")
+// goes through the Result reader and must round-trip.
+// Build and run: scripts/fuzz.sh rdma_control (or cmake --preset fuzz; see tests/fuzz/README).
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "rdma/control.hpp"
+#include "rdma/engine.hpp"
+#include "rdma/findings.hpp"
+#include "rdma/types.hpp"
+
+namespace {
+
+using namespace fabscope;
+using namespace fabscope::rdma;
+
+// The bounds normalized() promises the engine (it sizes buffers and queues from them).
+void check_options(const Options& o) {
+  if (o.sizes_bytes.empty() || o.qps < 1 || o.qps > 64 || o.tx_depth < 1 || o.tx_depth > 8192) std::abort();
+  for (auto s : o.sizes_bytes)
+    if (s < 1 || s > (1ull << 30)) std::abort();
+  if (o.iterations < 1 || o.iterations > 1'000'000'000ull) std::abort();
+}
+
+// One message as session.cpp and engine.cpp take it. Their catch-all turns a std::exception
+// (a field of the wrong type) into the rdma.control_lost finding, so that is allowed here too.
+void read_message(const json& m) {
+  try {
+    if (m.contains("hello")) {
+      const json& h = m.at("hello");
+      (void)h.value("magic", std::string());
+      (void)h.value("version", 0);
+      Options o = h.at("options").get<Options>();
+      try {
+        check_options(normalized(o));
+      } catch (const UsageError&) {
+      }
+      (void)h.at("endpoint").get<Endpoint>();
+    }
+    if (m.contains("welcome")) {
+      const json& w = m.at("welcome");
+      (void)w.at("endpoint").get<Endpoint>();
+      (void)w.value("cm_address", std::string());
+      for (auto f : w.value("findings", std::vector<Finding>{})) (void)from_peer(f, "server");
+      (void)w.value("choices", std::vector<Choice>{});
+    }
+    if (m.contains("qps")) (void)m.at("qps").get<std::vector<QpAddr>>();
+    if (m.contains("buf")) (void)m.at("buf").get<BufKey>();
+    if (m.contains("run")) (void)m.at("run").get<std::uint64_t>();
+    if (m.contains("ready")) (void)m.at("ready").get<std::uint64_t>();
+    if (m.contains("sent")) (void)m.at("sent").get<std::uint64_t>();
+    if (m.contains("done")) {
+      const json& d = m.at("done");
+      (void)d.value("sent_messages", std::uint64_t{0});
+      (void)d.get<SizeResult>();
+    }
+    if (m.contains("schema")) {
+      Result r = m.get<Result>();
+      json once = r;
+      Result again = once.get<Result>();
+      if (json(again) != once) std::abort();
+    }
+  } catch (const std::exception&) {
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) std::abort();
+  // The whole input waits in the socket, then the writer closes: recv() ends with "closed".
+  int big = 4 << 20;
+  setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &big, sizeof big);
+  fcntl(sv[0], F_SETFL, O_NONBLOCK);
+  std::size_t off = 0;
+  while (off < size) {
+    ssize_t n = write(sv[0], data + off, size - off);
+    if (n <= 0) break;  // more than the socket holds: the rest is cut, as a stalled peer would
+    off += static_cast<std::size_t>(n);
+  }
+  close(sv[0]);
+  Control ctl(sv[1]);
+  Watchdog wd("client", 5);
+  wd.begin("fuzz");
+  for (int messages = 0;; ++messages) {
+    if (messages > static_cast<int>(size)) std::abort();  // each message takes at least its newline
+    try {
+      read_message(ctl.recv(wd));
+    } catch (const PeerFailure& f) {
+      (void)from_peer(f.finding, "server");
+      break;
+    } catch (const Failure& f) {
+      if (f.finding.id != "rdma.control_lost") std::abort();  // closed, garbage or too long
+      break;
+    }
+  }
+  return 0;
+}

@@ -1,0 +1,50 @@
+// libFuzzer target for what `fabscope report` reads: a JSON output of a fabscope command (check,
+// doctor, bench, tune; first byte even) or an nccl-tests text output (first byte odd), then the
+// HTML page rendered from it, alone and beside a second copy (the overlay and comparison paths).
+// A bad file must be refused with fabscope::Error, the one exception the CLI reports; any other
+// exception, a crash, or a page carrying markup from the input is a bug.
+// Build and run: scripts/fuzz.sh report_inputs (or cmake --preset fuzz; see tests/fuzz/README).
+#include <algorithm>
+#include <cctype>
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/error.hpp"
+#include "report/load.hpp"
+#include "report/render.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  using namespace fabscope;
+  using namespace fabscope::report;
+  if (size == 0) return 0;
+  std::string_view text(reinterpret_cast<const char*>(data + 1), size - 1);
+  Report r;
+  r.generated_utc = "2026-11-23T15:00:00Z";
+  try {
+    if (data[0] % 2 == 0) {
+      r.inputs.push_back(input_from_json_text("runs/fuzz.json", text));
+    } else {
+      r.inputs = inputs_from_nccl_tests_text("runs/fuzz.txt", text);
+      if (r.inputs.empty()) std::abort();  // no table is an error, never an empty result
+    }
+  } catch (const Error&) {
+    return 0;
+  }
+  Rendered one = render(r);
+  std::vector<Input> twice = r.inputs;
+  twice.insert(twice.end(), r.inputs.begin(), r.inputs.end());
+  r.inputs = std::move(twice);
+  Rendered two = render(r);
+  for (const Rendered* page : {&one, &two}) {
+    if (page->html.empty()) std::abort();
+    // The page is script-free by design; a "<script" in it came from the input unescaped.
+    std::string lower = page->html;
+    std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+    if (lower.find("<script") != std::string::npos) std::abort();
+  }
+  return 0;
+}
