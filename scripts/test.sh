@@ -4,7 +4,7 @@
 # (tests/vm/run.sh --quick: a real RDMA stack under qemu), then the unit tests again under
 # AddressSanitizer + UBSan.
 # The CLI tests and every read-only command also run once as an unprivileged user
-# (scripts/test-unprivileged.sh), and each libFuzzer target runs for 20 s (scripts/fuzz.sh).
+# (scripts/test-unprivileged.sh), and each libFuzzer target runs for 15 s (scripts/fuzz.sh).
 # Usage: scripts/test.sh [--no-asan] [--no-vm] [--no-unprivileged] [--no-fuzz]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -38,5 +38,5 @@ if [ "$asan" = 1 ]; then
   ctest --preset asan -j "$jobs" -LE integration
 fi
 if [ "$fuzz" = 1 ]; then
-  scripts/fuzz.sh --time 20 --jobs "$jobs"
+  scripts/fuzz.sh --time 15 --jobs "$jobs"
 fi
