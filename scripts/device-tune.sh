@@ -2,7 +2,10 @@
 # On a GPU node: builds fabscope and libnccl-tuner-fabscope.so, then shows that the installed
 # NCCL loads the plugin (its INFO log names it; the plugin logs its table and a bad line with
 # file:line) and runs collectives with it, by path and by NCCL_TUNER_PLUGIN=fabscope, and that
-# `fabscope tune` on one rank ends cleanly saying there is nothing to tune. Logs in $OUT (or
+# `fabscope tune` on one rank ends cleanly saying there is nothing to tune (idle and with
+# --compute-load). Then the environment search's worker on the GPU: a fresh process per value, with
+# NCCL's ENV log showing it read the value, and the worker under a compute load against idle
+# (one rank: NCCL's single-rank copy kernel is what shares the SMs). Logs in $OUT (or
 # ./device-out): one file per step and summary.txt.
 # Needs: nvcc, NCCL, cmake; .devdeps/include may hold nlohmann/json.hpp where the node has none.
 set -u
@@ -48,9 +51,26 @@ step plugin-by-path 90 env NCCL_TUNER_PLUGIN="$PLUGIN" NCCL_TUNER_CONFIG_FILE="$
 step plugin-by-name 90 env NCCL_TUNER_PLUGIN=fabscope LD_LIBRARY_PATH="$(dirname "$PLUGIN"):${LD_LIBRARY_PATH:-}" \
   NCCL_TUNER_CONFIG_FILE="$TABLE" "$BIN" bench all_gather -g 1 -b 1M -e 64M -f 8 --no-progress
 step tune-one-rank 90 "$BIN" tune -g 1 --no-progress -o "$OUT/tune-out"
+step tune-one-rank-load 90 "$BIN" tune -g 1 --no-progress --compute-load 50 -o "$OUT/tune-out-load"
+export NCCL_DEBUG_SUBSYS=ENV
+spec() {  # spec ENV_JSON LOAD_PCT: all-reduce at 1 MiB, 64 MiB, 256 MiB, 0.3 s of timed work each
+  printf '{"points":[{"collective":"all_reduce","bytes":1048576},{"collective":"all_reduce","bytes":67108864},'
+  printf '{"collective":"all_reduce","bytes":268435456}],"budget_s":0.3,"env":%s,"simulate":false,"seed":0,' "$1"
+  printf '"gpus":1,"plugin":"%s","compute_load_pct":%s,"timeout_s":60}' "$PLUGIN" "$2"
+}
+step worker-default 90 "$BIN" tune --env-worker "$(spec '[]' 0)"
+step worker-buffsize 90 "$BIN" tune --env-worker "$(spec '[{"name":"NCCL_BUFFSIZE","value":"8388608"}]' 0)"
+step worker-nthreads 90 "$BIN" tune --env-worker "$(spec '[{"name":"NCCL_NTHREADS","value":"256"}]' 0)"
+step worker-load50 90 "$BIN" tune --env-worker "$(spec '[]' 50)"
+step worker-load100 90 "$BIN" tune --env-worker "$(spec '[]' 100)"
+step worker-idle-again 90 "$BIN" tune --env-worker "$(spec '[]' 0)"
 unset NCCL_DEBUG NCCL_DEBUG_SUBSYS
-for f in plugin-by-path plugin-by-name tune-one-rank; do
+for f in plugin-by-path plugin-by-name tune-one-rank tune-one-rank-load; do
   note "--- $f: NCCL version, plugin and table lines"
   grep -E 'NCCL version|[Tt]uner|TUNER|nothing to tune|Avg bus' "$OUT/$f.log" | sed 's/^[^ ]* [0-9]*:[0-9]*:[0-9]* //' | head -20 | tee -a "$SUMMARY"
 done
 note "--- tune-one-rank files written: $(ls "$OUT/tune-out" 2>/dev/null | wc -l)"
+for f in worker-default worker-buffsize worker-nthreads worker-load50 worker-load100 worker-idle-again; do
+  note "--- $f: what NCCL read from the environment, and the worker's result line"
+  grep -E 'set by environment|fabscope-tune-worker:' "$OUT/$f.log" | sed 's/^[^ ]* [0-9]*:[0-9]*:[0-9]* //' | head -8 | tee -a "$SUMMARY"
+done

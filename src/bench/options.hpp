@@ -60,6 +60,8 @@ struct Options {
   std::string nccl_tests_json;          // -J: also write nccl-tests' JSON layout here
   std::vector<std::string> argv;        // the command line (nccl-tests' JSON records it)
   bool in_place = true;      // false: out-of-place only (fabscope tune measures one placement)
+  double compute_load_pct = 0;  // > 0: a compute kernel keeps this % of the SMs busy during the
+                                // run (gpu/compute_load.hpp; fabscope tune --compute-load)
 };
 
 // The parser with every flag, examples and the exit-code footer (shared by the CLI and tests).

@@ -113,6 +113,9 @@ struct Report {
   std::vector<DeviceInfo> devices;
   std::vector<SizeResult> results;
   Summary summary;
+  // Options::compute_load_pct > 0: the share of the run's wall time the first GPU had the load
+  // kernel running (gpu/compute_load.hpp); -1 without a load.
+  double compute_load_busy_share = -1;
 };
 
 // Fills wrong_total, averages, peak; the limit and verdict come from efficiency.hpp.

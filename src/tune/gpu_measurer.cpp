@@ -84,6 +84,10 @@ Measurement GpuMeasurer::measure(bench::Collective c, std::uint64_t bytes, const
     nccl_version_ = rep.env.nccl_version;
     launcher_ = rep.env.launcher;
   }
+  if (rep.compute_load_busy_share >= 0) {
+    load_busy_sum_ += rep.compute_load_busy_share;
+    ++load_runs_;
+  }
   if (rep.results.empty()) throw Error("tune: the bench session returned no result for " + std::to_string(bytes) + " B");
   Measurement m;
   const auto& t = rep.results.front().out_of_place;

@@ -29,6 +29,8 @@ class GpuMeasurer : public Measurer {
   bool prints() const { return session_->prints(); }
   std::string nccl_version() const { return nccl_version_; }
   std::string launcher() const { return launcher_; }
+  // With Options::compute_load_pct: the mean share of the measured time the load kernel ran.
+  double compute_load_busy_share() const { return load_runs_ ? load_busy_sum_ / load_runs_ : -1; }
 
  private:
   bench::Options base_;
@@ -37,6 +39,8 @@ class GpuMeasurer : public Measurer {
   int (*force_)(int, int, int, int) = nullptr;
   void (*stats_)(long*, long*) = nullptr;
   std::string nccl_version_, launcher_;
+  double load_busy_sum_ = 0;
+  int load_runs_ = 0;
 };
 
 }  // namespace fabscope::tune

@@ -31,6 +31,33 @@ json choice_json(const Choice& c) {
               {"label", label(c)}};
 }
 
+std::string load_text(const TuneResult& r) {
+  std::string t = fmt("%.0f", r.compute_load_pct) + "% of the SMs of every GPU run a 1024-thread FMA block, "
+                  "relaunched back to back on a stream of its own (docs/tune.md)";
+  if (r.compute_load_busy_share >= 0)
+    t += "; the load ran " + fmt("%.0f", r.compute_load_busy_share * 100) + "% of the measured time";
+  return t;
+}
+
+void wrap(std::ostringstream& o, const std::string& text, std::size_t width, const std::string& indent);
+
+void render_env(std::ostringstream& o, const EnvSearchResult& e, std::size_t width) {
+  o << "#\n";
+  wrap(o, "# environment-only settings: one fresh process per measurement (" + std::to_string(e.processes) +
+              " processes, " + e.launch + "), network path " + e.net_path + ", " + std::to_string(e.points.size()) +
+              " sizes x collectives per process",
+       width, "#   ");
+  for (const auto& g : e.groups) {
+    std::string head = "#  " + g.group.name + ": ";
+    if (!g.group.skipped.empty()) head += "skipped: " + g.group.skipped;
+    else if (g.kept) head += "set " + g.best.label() + " (" + g.reason + ")";
+    else head += "NCCL's default kept (" + g.reason + ")";
+    wrap(o, head, width, "#     ");
+  }
+  wrap(o, "# chosen: " + (e.chosen.is_default() ? std::string("nothing (NCCL's defaults)") : e.chosen.label()),
+       width, "#   ");
+}
+
 void wrap(std::ostringstream& o, const std::string& text, std::size_t width, const std::string& indent) {
   std::istringstream words(text);
   std::string w, line;
@@ -63,6 +90,9 @@ std::string render_report(const TuneResult& r, const std::vector<TableRow>& rows
   std::ostringstream o;
   wrap(o, "# fabscope tune: " + r.source + (r.simulated ? " (SIMULATED: no GPU was measured)" : ""),
        width, "#   ");
+  if (r.compute_load_pct > 0)
+    wrap(o, "# measured under a compute load: " + load_text(r), width, "#   ");
+  if (r.env) render_env(o, *r.env, width);
   for (const auto& co : r.collectives) {
     o << "#\n# " << bench::describe(co.collective).name << ": " << co.candidates.size() - 1
       << " candidates besides NCCL's default per size\n";
@@ -107,6 +137,11 @@ json report_json(const TuneResult& r, const std::vector<TableRow>& rows, const s
   j["nranks"] = r.nranks;
   j["nnodes"] = r.nnodes;
   j["measurements"] = r.measurements;
+  j["compute_load"] = r.compute_load_pct > 0
+                          ? json{{"sm_percent", r.compute_load_pct},
+                                 {"busy_share", r.compute_load_busy_share >= 0 ? json(r.compute_load_busy_share) : json(nullptr)}}
+                          : json(nullptr);
+  j["env_search"] = r.env ? env_search_json(*r.env) : json(nullptr);
   j["collectives"] = json::array();
   for (const auto& co : r.collectives) {
     json c;
@@ -188,6 +223,21 @@ ncclenv::EnvPlan tuned_env(const TuneResult& r, const std::vector<TableRow>& row
                     "the table written by fabscope tune: verified faster than NCCL's default at each "
                     "measured size it covers",
                     r.source});
+  if (r.env) {
+    for (const auto& g : r.env->groups) {
+      if (!g.kept) {
+        p.notes.push_back(g.group.name + ": NCCL's default kept (" +
+                          (g.group.skipped.empty() ? g.reason : "skipped: " + g.group.skipped) + ")");
+        continue;
+      }
+      for (const auto& [k, v] : g.best.vars)
+        p.vars.push_back({k, v, g.group.meaning + "; measured in fresh processes against " +
+                                    (g.base.is_default() ? std::string("NCCL's defaults") : g.base.label()),
+                          g.reason});
+    }
+  }
+  if (r.compute_load_pct > 0)
+    p.notes.push_back("measured under a compute load: " + load_text(r));
   if (r.simulated) p.warnings.push_back("SIMULATED run: the table comes from a model, not this machine");
   return p;
 }

@@ -45,7 +45,32 @@ double SimMeasurer::true_time_us(bench::Collective c, std::uint64_t bytes, const
                     eff * bw_share;  // GB/s of bus bandwidth
   const double factor = bench::describe(c).busbw_factor(n);
   const double launch_us = 4 + 0.01 * ch.channels;  // each channel is one more block to start
-  return launch_us + hops * hop_us[ch.proto] + static_cast<double>(bytes) * factor / (bw * 1e3);
+  return (launch_us + hops * hop_us[ch.proto] + static_cast<double>(bytes) * factor / (bw * 1e3)) *
+         sim_env_factor(model_.env, bytes) * sim_load_factor(model_.compute_load_pct, ch.channels);
+}
+
+double sim_env_factor(const EnvAssignment& env, std::uint64_t bytes) {
+  double f = 1;
+  const bool large = bytes >= (16u << 20);
+  const bool mid = bytes >= (256u << 10) && !large;
+  for (const auto& [k, v] : env.vars) {
+    if (k == "NCCL_BUFFSIZE") {
+      if (v == std::to_string(1 << 20)) f *= large ? 1.15 : 1.0;
+      else if (v == std::to_string(2 << 20)) f *= large ? 1.07 : 1.0;
+      else if (v == std::to_string(8 << 20)) f *= large ? 0.88 : 1.0;
+      else if (v == std::to_string(16 << 20)) f *= large ? 0.90 : mid ? 1.04 : 1.0;
+    } else if (k == "NCCL_NTHREADS") {
+      if (v == "256") f *= large ? 1.03 : 1.0;
+      else if (v == "128") f *= large ? 1.10 : 1.0;
+    }
+  }
+  return f;
+}
+
+double sim_load_factor(double compute_load_pct, int channels) {
+  // Each channel is a block that now shares its SM with the load: the more channels, the more
+  // of them wait behind compute.
+  return 1 + compute_load_pct / 100 * 0.004 * channels;
 }
 
 Measurement SimMeasurer::measure(bench::Collective c, std::uint64_t bytes, const Choice& choice,

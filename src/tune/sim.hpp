@@ -10,6 +10,7 @@
 #include <random>
 #include <vector>
 
+#include "tune/env_space.hpp"
 #include "tune/measure.hpp"
 
 namespace fabscope::tune {
@@ -22,7 +23,17 @@ struct SimModel {
   int default_channels = 16;          // what "NCCL" uses when the choice leaves channels open
   double noise_rel = 0.03;            // relative noise of a 1 ms measurement
   std::vector<int> unavailable_algos; // algorithms NCCL "cannot run" here (applied = false)
+  EnvAssignment env;                  // the environment-only settings the process started with
+  double compute_load_pct = 0;        // share of the SMs a concurrent kernel keeps busy
 };
+
+// The simulated effect of the environment-only settings on one call (a time factor): a larger
+// NCCL_BUFFSIZE helps large messages (8 MiB: 12% faster from 16 MiB on) but 16 MiB also slows the
+// mid sizes by 4% (a setting the 2% rule must refuse); smaller buffers and fewer NCCL_NTHREADS
+// slow large messages; the network settings do nothing on the model's single node.
+double sim_env_factor(const EnvAssignment& env, std::uint64_t bytes);
+// The simulated effect of a compute load: fewer free SMs make many channels worth less.
+double sim_load_factor(double compute_load_pct, int channels);
 
 class SimMeasurer : public Measurer {
  public:

@@ -4,10 +4,12 @@
 // Measurer (tests run it on the simulated model).
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "bench/collectives.hpp"
+#include "tune/env_search.hpp"
 #include "tune/halving.hpp"
 #include "tune/space.hpp"
 #include "tune/verify.hpp"
@@ -38,6 +40,8 @@ struct CollectiveOutcome {
 };
 
 struct TuneResult {
+  // env_search and compute_load were added to version 1 (additive: readers of the first layout
+  // still read it; src/core/json.hpp bumps the version on incompatible change only).
   static constexpr int kSchemaVersion = 1;
   int nranks = 0;
   int nnodes = 0;
@@ -45,6 +49,9 @@ struct TuneResult {
   std::string source;  // "simulated model, seed 7" | "NCCL 2.28.3, 8 ranks on 1 node (local)"
   std::vector<CollectiveOutcome> collectives;
   std::int64_t measurements = 0;
+  std::optional<EnvSearchResult> env;   // the environment-only settings, when searched
+  double compute_load_pct = 0;          // > 0: measured under that compute load
+  double compute_load_busy_share = -1;  // measured share of the time the load ran; < 0 unknown
 };
 
 using Progress = std::function<void(bench::Collective, const SizeOutcome&)>;

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "bench/efficiency.hpp"
+#include "bench/gpu/compute_load.hpp"
 #include "bench/gpu/kernels.hpp"
 #include "bench/gpu/mpi_boot.hpp"
 #include "bench/gpu/nccl_api.hpp"
@@ -1077,6 +1078,12 @@ Report GpuSession::run(const Options& o, const std::function<void(const Report&,
 
   auto sizes = sweep_sizes(o.sweep);
   ensure_buffers(o, sizes);
+  std::unique_ptr<gpu::ComputeLoad> load;
+  if (o.compute_load_pct > 0) {
+    std::vector<int> devs;
+    for (const auto& r : ranks_) devs.push_back(r.device);
+    load = std::make_unique<gpu::ComputeLoad>(devs, o.compute_load_pct);
+  }
   std::size_t ts = type_size(o.type);
   Progress progress(prints_ && o.progress, sizes.size() * static_cast<std::size_t>(o.cycles));
   bool hang_armed = o.debug_hang_rank >= 0;
@@ -1100,6 +1107,7 @@ Report GpuSession::run(const Options& o, const std::function<void(const Report&,
     }
   }
   progress.clear();
+  if (load) rep.compute_load_busy_share = load->stop();
   rep.summary.sweep_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   summarise(rep);
   judge(rep);

@@ -96,4 +96,79 @@ TEST_F(TuneCli, WithoutAGpuBuildOrGpuItSaysWhyAndExitsThree) {
   EXPECT_FALSE(fs::exists(dir_ / "nccl_tuner.csv"));
 }
 
+// The environment-only settings: every measurement is this binary started again (--env-worker),
+// the simulated worker reading its variables from its own environment as NCCL would.
+TEST_F(TuneCli, SimulatedRunSearchesTheEnvironmentInFreshProcesses) {
+  auto r = run_fabscope("tune --simulate 7 --no-progress -b 64K -e 256M -o " + quote(dir_.string()));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("environment-only settings: one fresh process per measurement"), std::string::npos) << r.out;
+  auto j = fabscope::json::parse(slurp(dir_ / "tune.json"));
+  const auto& e = j["env_search"];
+  ASSERT_TRUE(e.is_object()) << j.dump(1);
+  EXPECT_GT(e["processes"].get<int>(), 10);
+  EXPECT_EQ(e["net_path"], "none (one node)");
+  ASSERT_EQ(e["chosen"].size(), 1u) << e["chosen"].dump();
+  EXPECT_EQ(e["chosen"][0]["name"], "NCCL_BUFFSIZE");
+  EXPECT_EQ(e["chosen"][0]["value"], "8388608");
+  std::string env = slurp(dir_ / "tune.env");
+  EXPECT_NE(env.find("\nNCCL_BUFFSIZE=8388608\n"), std::string::npos) << env;
+  EXPECT_NE(env.find("NCCL_NTHREADS: NCCL's default kept"), std::string::npos) << env;
+}
+
+TEST_F(TuneCli, AWorkerMeasuresWithTheVariablesOfItsOwnProcess) {
+  const std::string spec =
+      R"({"points":[{"collective":"all_reduce","bytes":268435456}],"budget_s":0.05,"env":[],"simulate":true,)"
+      R"("seed":5,"gpus":0,"plugin":"","compute_load_pct":0,"timeout_s":60})";
+  auto time_of = [&](const std::string& env) {
+    auto r = run_fabscope("tune --env-worker " + quote(spec), env, false);
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    auto at = r.out.find("fabscope-tune-worker: ");
+    EXPECT_NE(at, std::string::npos) << r.out;
+    if (at == std::string::npos) return 0.0;
+    return fabscope::json::parse(r.out.substr(at + 22))["time_us"][0].get<double>();
+  };
+  const double plain = time_of("");
+  const double small_buffers = time_of("NCCL_BUFFSIZE=1048576");
+  EXPECT_GT(small_buffers, plain * 1.1);  // the model's 1 MiB buffers: 15% slower from 16 MiB on
+  auto r = run_fabscope("tune --env-worker '{\"points\": 3}'");
+  EXPECT_EQ(r.exit_code, 3) << r.out;
+}
+
+TEST_F(TuneCli, LaunchRunsEveryProcessAndTheFinalRunBehindTheLaunchCommand) {
+  // `env` stands in for mpirun: it runs the command after it, as a launcher does.
+  auto r = run_fabscope("tune --simulate 3 --no-progress --sizes 1M,256M --launch env -o " + quote(dir_.string()));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  for (const char* f : {"env-search.json", "nccl_tuner.csv", "tune.env", "tune-report.txt", "tune.json"})
+    EXPECT_TRUE(fs::exists(dir_ / f)) << f;
+  auto j = fabscope::json::parse(slurp(dir_ / "tune.json"));
+  EXPECT_EQ(j["env_search"]["launch"], "each a new job of: env");
+  EXPECT_NE(r.out.find("each a new job of:"), std::string::npos) << r.out;
+}
+
+TEST_F(TuneCli, EnvSearchUsageErrors) {
+  auto r = run_fabscope("tune --simulate 1 --launch env --no-env-search");
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.out.find("--no-env-search"), std::string::npos) << r.out;
+  r = run_fabscope("tune --simulate 1 --env-settings buffsize,warp");
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.out.find("'warp'"), std::string::npos) << r.out;
+  r = run_fabscope("tune --simulate 1 --launch \"mpirun 'x\"");
+  EXPECT_EQ(r.exit_code, 3);
+  r = run_fabscope("tune --simulate 1 --compute-load 0");
+  EXPECT_EQ(r.exit_code, 3);
+  r = run_fabscope("tune --simulate 1 --env-from /nonexistent/env-search.json");
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.out.find("/nonexistent/env-search.json"), std::string::npos) << r.out;
+}
+
+TEST_F(TuneCli, ComputeLoadIsStatedInTheReport) {
+  auto r = run_fabscope("tune --simulate 2 --no-progress --no-env-search --sizes 1M,1G --compute-load 50 -o " +
+                        quote(dir_.string()));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("measured under a compute load: 50% of the SMs"), std::string::npos) << r.out;
+  auto j = fabscope::json::parse(slurp(dir_ / "tune.json"));
+  EXPECT_EQ(j["compute_load"]["sm_percent"], 50.0);
+  EXPECT_TRUE(j["env_search"].is_null());
+}
+
 }  // namespace

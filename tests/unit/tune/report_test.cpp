@@ -1,6 +1,7 @@
 // The outputs besides the table: bucket advice, optimize_config.py CSV, environment, report.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <sstream>
 
 #include "ncclenv/render.hpp"
@@ -95,6 +96,62 @@ TEST(Report, TextFitsOneHundredColumnsAndJsonIsVersioned) {
   EXPECT_EQ(j["schema_version"], 1);
   EXPECT_EQ(j["collectives"][0]["sizes"].size(), 3u);
   EXPECT_EQ(j["table"].size(), rows.size());
+  EXPECT_TRUE(j["env_search"].is_null());
+  EXPECT_TRUE(j["compute_load"].is_null());
+}
+
+// An environment search with one kept setting and one skipped, under a compute load.
+TuneResult with_env_and_load() {
+  TuneResult r = simulated();
+  EnvSearchResult e;
+  e.net_path = "none (one node)";
+  e.launch = "this binary re-executed, local launcher";
+  e.points = {{Collective::AllReduce, 1 << 20}};
+  e.processes = 17;
+  EnvGroupOutcome kept;
+  kept.group = {"NCCL_BUFFSIZE", "bytes of the Simple protocol's buffer", {{}, {{{"NCCL_BUFFSIZE", "8388608"}}}}, ""};
+  kept.best = {{{"NCCL_BUFFSIZE", "8388608"}}};
+  kept.verified = kept.kept = true;
+  kept.reason = "NCCL_BUFFSIZE=8388608: geometric-mean speedup +4.8% [+4.1%, +5.4%] over 4 process pairs; kept";
+  EnvGroupOutcome skipped;
+  skipped.group = {"NCCL_IB_QPS_PER_CONNECTION", "QPs", {{}}, "one node: no network transport between the ranks"};
+  e.groups = {kept, skipped};
+  e.chosen = kept.best;
+  r.env = e;
+  r.compute_load_pct = 50;
+  r.compute_load_busy_share = 0.97;
+  return r;
+}
+
+TEST(Report, EnvironmentSearchAndComputeLoadAreReported) {
+  TuneResult r = with_env_and_load();
+  auto rows = table_rows(r);
+  std::string text = render_report(r, rows, advise(r));
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) EXPECT_LE(line.size(), 100u) << line;
+  EXPECT_NE(text.find("17 processes"), std::string::npos) << text;
+  EXPECT_NE(text.find("NCCL_BUFFSIZE: set NCCL_BUFFSIZE=8388608"), std::string::npos) << text;
+  EXPECT_NE(text.find("skipped: one node"), std::string::npos) << text;
+  EXPECT_NE(text.find("50% of the SMs"), std::string::npos) << text;
+  EXPECT_NE(text.find("97% of the measured time"), std::string::npos) << text;
+  json j = report_json(r, rows, advise(r));
+  EXPECT_EQ(j["env_search"]["chosen"][0]["name"], "NCCL_BUFFSIZE");
+  EXPECT_EQ(j["compute_load"]["sm_percent"], 50.0);
+}
+
+TEST(TunedEnv, KeptSettingsComeWithTheirReasonAndMeasuredGain) {
+  TuneResult r = with_env_and_load();
+  auto plan = tuned_env(r, table_rows(r), "/usr/lib/fabscope/libnccl-tuner-fabscope.so", "/etc/t.csv");
+  auto it = std::find_if(plan.vars.begin(), plan.vars.end(), [](const auto& v) { return v.name == "NCCL_BUFFSIZE"; });
+  ASSERT_NE(it, plan.vars.end());
+  EXPECT_EQ(it->value, "8388608");
+  EXPECT_NE(it->evidence.find("+4.8%"), std::string::npos) << it->evidence;
+  bool noted = false;
+  for (const auto& n : plan.notes) noted |= n.find("NCCL_IB_QPS_PER_CONNECTION") != std::string::npos;
+  EXPECT_TRUE(noted);
+  const std::string file = ncclenv::render(plan, ncclenv::Format::EnvFile, {});
+  EXPECT_NE(file.find("NCCL_BUFFSIZE=8388608"), std::string::npos) << file;
 }
 
 }  // namespace

@@ -1,0 +1,271 @@
+#include "tune/env_search.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "core/error.hpp"
+
+namespace fabscope::tune {
+
+namespace {
+
+double geomean_ratio(const std::vector<double>& base, const std::vector<double>& cand) {
+  double s = 0;
+  for (std::size_t i = 0; i < base.size(); ++i) s += std::log(base[i] / cand[i]);
+  return std::exp(s / static_cast<double>(base.size()));
+}
+
+double geomean(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += std::log(x);
+  return std::exp(s / static_cast<double>(v.size()));
+}
+
+std::vector<double> checked(ProcessResult p, std::size_t n, const EnvAssignment& env) {
+  if (p.time_us.size() != n)
+    throw Error("tune: the process with " + env.label() + " returned " + std::to_string(p.time_us.size()) +
+                " times for " + std::to_string(n) + " points");
+  for (double t : p.time_us)
+    if (!(t > 0)) throw Error("tune: the process with " + env.label() + " returned a time that is not positive");
+  return std::move(p.time_us);
+}
+
+std::string pct(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%+.1f%%", (x - 1) * 100);
+  return buf;
+}
+
+void search_group(EnvMeasurer& m, std::size_t n, EnvGroupOutcome& g, const EnvSearchRule& rule) {
+  std::vector<EnvAssignment> alive(g.group.candidates.begin() + 1, g.group.candidates.end());
+  double budget = rule.first_budget_s;
+  for (int rung = 0; rung < std::max(1, rule.max_rungs); ++rung, budget *= rule.eta) {
+    std::vector<double> base = checked(m.run_process(g.base, budget), n, g.base);
+    g.trials.push_back({g.base, rung, base, 1.0});
+    std::vector<std::pair<double, EnvAssignment>> ranked;
+    for (const auto& c : alive) {
+      EnvAssignment env = merged(g.base, c);
+      std::vector<double> t = checked(m.run_process(env, budget), n, env);
+      const double score = geomean_ratio(base, t);
+      g.trials.push_back({env, rung, t, score});
+      ranked.emplace_back(score, c);
+    }
+    std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    const bool last = ranked.size() <= 1 || rung + 1 == std::max(1, rule.max_rungs);
+    if (last) {
+      if (!ranked.empty() && ranked.front().first > 1) g.best = ranked.front().second;
+      return;
+    }
+    const auto keep = static_cast<std::size_t>(std::ceil(static_cast<double>(ranked.size()) / rule.eta));
+    alive.clear();
+    for (std::size_t i = 0; i < keep; ++i) alive.push_back(ranked[i].second);
+  }
+}
+
+json assignment_json(const EnvAssignment& a) {
+  json j = json::array();
+  for (const auto& [k, v] : a.vars) j.push_back({{"name", k}, {"value", v}});
+  return j;
+}
+
+EnvAssignment assignment_from(const json& j, const std::string& where) {
+  if (!j.is_array()) throw Error("env search JSON: " + where + " is not an array");
+  EnvAssignment a;
+  for (const auto& x : j) {
+    if (!x.is_object() || !x.contains("name") || !x["name"].is_string() || !x.contains("value") || !x["value"].is_string())
+      throw Error("env search JSON: " + where + " has an entry without string name/value");
+    const std::string name = x["name"].get<std::string>();
+    if (name.rfind("NCCL_", 0) != 0) throw Error("env search JSON: " + where + " names '" + name + "', not an NCCL_ variable");
+    a.vars.emplace_back(name, x["value"].get<std::string>());
+  }
+  return a;
+}
+
+json verdict_json(const Verdict& v) {
+  return {{"speedup", v.speedup}, {"speedup_ci95", {v.speedup_lo, v.speedup_hi}}, {"base_time_us", v.default_us},
+          {"candidate_time_us", v.tuned_us}, {"pairs", v.pairs}, {"reason", v.reason}};
+}
+
+Verdict verdict_from(const json& j, const std::string& where) {
+  Verdict v;
+  try {
+    v.speedup = j.at("speedup").get<double>();
+    v.speedup_lo = j.at("speedup_ci95").at(0).get<double>();
+    v.speedup_hi = j.at("speedup_ci95").at(1).get<double>();
+    v.default_us = j.at("base_time_us").get<double>();
+    v.tuned_us = j.at("candidate_time_us").get<double>();
+    v.pairs = j.at("pairs").get<int>();
+    v.reason = j.at("reason").get<std::string>();
+  } catch (const json::exception& e) {
+    throw Error("env search JSON: " + where + ": " + e.what());
+  }
+  return v;
+}
+
+}  // namespace
+
+void judge_env(EnvGroupOutcome& g, const std::vector<std::vector<double>>& base_us,
+               const std::vector<std::vector<double>>& cand_us, const EnvSearchRule& rule) {
+  // base_us[pair][point]
+  if (base_us.size() != cand_us.size() || base_us.size() < 2) throw Error("tune: env verification needs at least 2 pairs");
+  const std::size_t n = base_us.front().size();
+  VerifyRule vr;
+  vr.max_slowdown = rule.max_slowdown;
+  vr.min_gain = rule.min_gain;
+  std::vector<double> gb, gc;
+  for (std::size_t p = 0; p < base_us.size(); ++p) {
+    gb.push_back(geomean(base_us[p]));
+    gc.push_back(geomean(cand_us[p]));
+  }
+  g.overall = judge_pairs(gb, gc, vr);
+  g.per_point.clear();
+  double worst = 1e300;
+  std::size_t worst_i = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    std::vector<double> b, c;
+    for (std::size_t p = 0; p < base_us.size(); ++p) {
+      b.push_back(base_us[p][i]);
+      c.push_back(cand_us[p][i]);
+    }
+    g.per_point.push_back(judge_pairs(b, c, vr));
+    if (g.per_point.back().speedup < worst) {
+      worst = g.per_point.back().speedup;
+      worst_i = i;
+    }
+  }
+  g.verified = true;
+  const std::string what = g.best.label() + ": geometric-mean speedup " + pct(g.overall.speedup) + " [" +
+                           pct(g.overall.speedup_lo) + ", " + pct(g.overall.speedup_hi) + "] over " +
+                           std::to_string(g.overall.pairs) + " process pairs";
+  if (worst < 1 / (1 + rule.max_slowdown)) {
+    g.kept = false;
+    g.reason = what + "; point " + std::to_string(worst_i + 1) + " is " + pct(worst) +
+               " (slower than the base by more than " + pct(1 + rule.max_slowdown).substr(1) + "): not kept";
+  } else if (g.overall.keep_tuned) {
+    g.kept = true;
+    g.reason = what + "; faster beyond the noise, worst point " + pct(worst) + ": kept";
+  } else {
+    g.kept = false;
+    g.reason = what + "; not faster beyond the noise: not kept";
+  }
+}
+
+EnvSearchResult run_env_search(EnvMeasurer& m, const std::vector<EnvPoint>& points,
+                               const std::vector<EnvGroup>& groups, const EnvSearchRule& rule) {
+  if (points.empty()) throw UsageError("no sizes to tune");
+  EnvSearchResult r;
+  r.points = points;
+  const std::size_t n = points.size();
+  const std::int64_t before = m.processes();
+  for (const auto& group : groups) {
+    EnvGroupOutcome g;
+    g.group = group;
+    g.base = r.chosen;
+    if (!group.skipped.empty() || group.candidates.size() < 2) {
+      g.reason = group.skipped.empty() ? "no value to try" : "skipped: " + group.skipped;
+      r.groups.push_back(std::move(g));
+      continue;
+    }
+    if (group.candidates.front().vars.size() != 0)
+      throw Error("tune: the values of " + group.name + " must start with NCCL's default");
+    search_group(m, n, g, rule);
+    if (g.best.is_default()) {
+      g.reason = "NCCL's default was the fastest in the search";
+      r.groups.push_back(std::move(g));
+      continue;
+    }
+    const EnvAssignment cand = merged(g.base, g.best);
+    std::vector<std::vector<double>> b, c;
+    for (int p = 0; p < rule.pairs; ++p) {
+      // ABBA: the base first on even pairs, the candidate first on odd ones.
+      if (p % 2 == 0) {
+        b.push_back(checked(m.run_process(g.base, rule.verify_budget_s), n, g.base));
+        c.push_back(checked(m.run_process(cand, rule.verify_budget_s), n, cand));
+      } else {
+        c.push_back(checked(m.run_process(cand, rule.verify_budget_s), n, cand));
+        b.push_back(checked(m.run_process(g.base, rule.verify_budget_s), n, g.base));
+      }
+    }
+    judge_env(g, b, c, rule);
+    if (g.kept) r.chosen = cand;
+    r.groups.push_back(std::move(g));
+  }
+  r.processes = m.processes() - before;
+  return r;
+}
+
+json env_search_json(const EnvSearchResult& r) {
+  json j;
+  j["schema_version"] = EnvSearchResult::kSchemaVersion;
+  j["net_path"] = r.net_path;
+  j["launch"] = r.launch;
+  j["processes"] = r.processes;
+  j["points"] = json::array();
+  for (const auto& p : r.points)
+    j["points"].push_back({{"collective", std::string(bench::describe(p.collective).name)}, {"bytes", p.bytes}});
+  j["chosen"] = assignment_json(r.chosen);
+  j["settings"] = json::array();
+  for (const auto& g : r.groups) {
+    json x;
+    x["name"] = g.group.name;
+    x["meaning"] = g.group.meaning;
+    x["skipped"] = g.group.skipped.empty() ? json(nullptr) : json(g.group.skipped);
+    x["candidates"] = json::array();
+    for (const auto& c : g.group.candidates) x["candidates"].push_back(assignment_json(c));
+    x["base"] = assignment_json(g.base);
+    x["best_searched"] = assignment_json(g.best);
+    x["verified"] = g.verified;
+    x["kept"] = g.kept;
+    x["reason"] = g.reason;
+    x["overall"] = g.verified ? verdict_json(g.overall) : json(nullptr);
+    x["per_point"] = json::array();
+    for (const auto& v : g.per_point) x["per_point"].push_back(verdict_json(v));
+    x["trials"] = json::array();
+    for (const auto& t : g.trials)
+      x["trials"].push_back({{"env", assignment_json(t.env)}, {"rung", t.rung}, {"time_us", t.time_us}, {"score", t.score}});
+    j["settings"].push_back(std::move(x));
+  }
+  return j;
+}
+
+EnvSearchResult env_search_from_json(const json& j) {
+  EnvSearchResult r;
+  try {
+    if (j.at("schema_version").get<int>() != EnvSearchResult::kSchemaVersion)
+      throw Error("env search JSON: schema_version " + j.at("schema_version").dump() + ", expected " +
+                  std::to_string(EnvSearchResult::kSchemaVersion));
+    r.net_path = j.at("net_path").get<std::string>();
+    r.launch = j.at("launch").get<std::string>();
+    r.processes = j.at("processes").get<std::int64_t>();
+    for (const auto& p : j.at("points")) {
+      auto c = bench::parse_collective(p.at("collective").get<std::string>());
+      if (!c) throw Error("env search JSON: points: unknown collective " + p.at("collective").dump());
+      r.points.push_back({*c, p.at("bytes").get<std::uint64_t>()});
+    }
+    r.chosen = assignment_from(j.at("chosen"), "chosen");
+    for (const auto& x : j.at("settings")) {
+      EnvGroupOutcome g;
+      g.group.name = x.at("name").get<std::string>();
+      g.group.meaning = x.at("meaning").get<std::string>();
+      if (!x.at("skipped").is_null()) g.group.skipped = x.at("skipped").get<std::string>();
+      for (const auto& c : x.at("candidates")) g.group.candidates.push_back(assignment_from(c, g.group.name + ".candidates"));
+      g.base = assignment_from(x.at("base"), g.group.name + ".base");
+      g.best = assignment_from(x.at("best_searched"), g.group.name + ".best_searched");
+      g.verified = x.at("verified").get<bool>();
+      g.kept = x.at("kept").get<bool>();
+      g.reason = x.at("reason").get<std::string>();
+      if (g.verified) g.overall = verdict_from(x.at("overall"), g.group.name + ".overall");
+      for (const auto& v : x.at("per_point")) g.per_point.push_back(verdict_from(v, g.group.name + ".per_point"));
+      for (const auto& t : x.at("trials"))
+        g.trials.push_back({assignment_from(t.at("env"), g.group.name + ".trials"), t.at("rung").get<int>(),
+                            t.at("time_us").get<std::vector<double>>(), t.at("score").get<double>()});
+      r.groups.push_back(std::move(g));
+    }
+  } catch (const json::exception& e) {
+    throw Error(std::string("env search JSON: ") + e.what());
+  }
+  return r;
+}
+
+}  // namespace fabscope::tune

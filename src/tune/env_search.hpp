@@ -1,0 +1,102 @@
+#pragma once
+// The search over the environment-only settings (tune/env_space.hpp): every measurement is one
+// fresh process (and communicator) that measures every point (collective x size) with NCCL left
+// to choose algorithm, protocol and channels. One setting at a time, in the order of
+// env_groups(), each on top of the values already kept:
+//   1. successive halving over the setting's values (tune/halving.hpp's rule): a process per
+//      value, scored by the geometric mean over the points of (base time / candidate time), the
+//      base (the values kept so far) measured again in every rung;
+//   2. verification of the best against the base: pairs of fresh processes in ABBA order;
+//   3. kept only when the geometric-mean speedup is above 1 beyond the noise (the lower end of
+//      its 95% CI over the pairs) and no point is slower than the base by more than
+//      max_slowdown on average. Otherwise the setting stays at NCCL's default.
+// Pure over the EnvMeasurer: tests run it on the simulated model; the CLI runs it through
+// worker processes (tune/env_worker.hpp).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "bench/collectives.hpp"
+#include "core/json.hpp"
+#include "tune/env_space.hpp"
+#include "tune/verify.hpp"
+
+namespace fabscope::tune {
+
+struct EnvPoint {
+  bench::Collective collective = bench::Collective::AllReduce;
+  std::uint64_t bytes = 0;
+};
+
+// What one process reports.
+struct ProcessResult {
+  std::vector<double> time_us;  // one per point, in order
+  int nranks = 0;
+  int nnodes = 0;
+  std::string net_path;         // net_path_name() as the process's rank 0 saw it
+  std::string nccl_version;
+  double compute_load_busy_share = -1;  // with a compute load: the share of the time it ran
+};
+
+class EnvMeasurer {
+ public:
+  virtual ~EnvMeasurer() = default;
+  // A fresh process with `env` set before NCCL starts, each point measured with about budget_s
+  // of timed work. Throws fabscope::Error when the process fails (its message names it).
+  virtual ProcessResult run_process(const EnvAssignment& env, double budget_s) = 0;
+  virtual std::int64_t processes() const = 0;
+};
+
+struct EnvSearchRule {
+  double eta = 3;
+  double first_budget_s = 5e-3;  // per point in rung 0 (x eta per rung)
+  int max_rungs = 3;
+  int pairs = 4;                 // verification: base/candidate process pairs
+  double verify_budget_s = 0.02; // per point per verification process
+  double max_slowdown = 0.02;    // never kept when a point's mean speedup is below 1 / (1 + this)
+  double min_gain = 0.0;         // the CI's lower end must clear 1 + min_gain
+};
+
+struct EnvTrial {
+  EnvAssignment env;             // the whole environment of the process
+  int rung = 0;
+  std::vector<double> time_us;
+  double score = 1;              // geometric-mean speedup over the rung's base (base: 1)
+};
+
+struct EnvGroupOutcome {
+  EnvGroup group;
+  EnvAssignment base;            // values kept by the settings searched before this one
+  std::vector<EnvTrial> trials;
+  EnvAssignment best;            // best searched value of this setting (empty: the default won)
+  bool verified = false;
+  bool kept = false;
+  Verdict overall;               // geometric mean over the points, per pair
+  std::vector<Verdict> per_point;
+  std::string reason;
+};
+
+struct EnvSearchResult {
+  static constexpr int kSchemaVersion = 1;
+  std::string net_path;
+  std::string launch;            // how the processes were started
+  std::vector<EnvPoint> points;
+  std::vector<EnvGroupOutcome> groups;
+  EnvAssignment chosen;          // every kept value
+  std::int64_t processes = 0;
+};
+
+EnvSearchResult run_env_search(EnvMeasurer& m, const std::vector<EnvPoint>& points,
+                               const std::vector<EnvGroup>& groups, const EnvSearchRule& rule);
+
+// The rule of step 3 on measured pairs (pure): per_point[i] are the pairs' times of point i.
+void judge_env(EnvGroupOutcome& g, const std::vector<std::vector<double>>& base_us,
+               const std::vector<std::vector<double>>& cand_us, const EnvSearchRule& rule);
+
+// JSON (the "env_search" member of fabscope.tune, docs/formats.md) and back, for the result a
+// driver hands to the final launched run (--env-from). from_json throws fabscope::Error naming
+// the field.
+json env_search_json(const EnvSearchResult& r);
+EnvSearchResult env_search_from_json(const json& j);
+
+}  // namespace fabscope::tune

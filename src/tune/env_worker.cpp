@@ -1,0 +1,161 @@
+#include "tune/env_worker.hpp"
+
+#include <sstream>
+
+#include "core/error.hpp"
+#include "probe/run_tool.hpp"
+
+namespace fabscope::tune {
+
+namespace {
+constexpr const char* kLinePrefix = "fabscope-tune-worker: ";
+}
+
+json worker_spec_json(const WorkerSpec& s) {
+  json j;
+  j["points"] = json::array();
+  for (const auto& p : s.points)
+    j["points"].push_back({{"collective", std::string(bench::describe(p.collective).name)}, {"bytes", p.bytes}});
+  j["budget_s"] = s.budget_s;
+  j["env"] = json::array();
+  for (const auto& [k, v] : s.env.vars) j["env"].push_back({{"name", k}, {"value", v}});
+  j["simulate"] = s.simulate;
+  j["seed"] = s.seed;
+  j["gpus"] = s.gpus;
+  j["plugin"] = s.plugin;
+  j["compute_load_pct"] = s.compute_load_pct;
+  j["timeout_s"] = s.timeout_s;
+  return j;
+}
+
+WorkerSpec worker_spec_from(const std::string& text) {
+  WorkerSpec s;
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::exception& e) {
+    throw UsageError(std::string("tune: --env-worker is not JSON: ") + e.what());
+  }
+  try {
+    for (const auto& p : j.at("points")) {
+      auto c = bench::parse_collective(p.at("collective").get<std::string>());
+      if (!c) throw UsageError("tune: --env-worker: unknown collective " + p.at("collective").dump());
+      s.points.push_back({*c, p.at("bytes").get<std::uint64_t>()});
+    }
+    s.budget_s = j.at("budget_s").get<double>();
+    for (const auto& e : j.at("env")) {
+      std::string name = e.at("name").get<std::string>();
+      if (name.rfind("NCCL_", 0) != 0) throw UsageError("tune: --env-worker: env names '" + name + "', not an NCCL_ variable");
+      s.env.vars.emplace_back(name, e.at("value").get<std::string>());
+    }
+    s.simulate = j.at("simulate").get<bool>();
+    s.seed = j.at("seed").get<std::uint64_t>();
+    s.gpus = j.at("gpus").get<int>();
+    s.plugin = j.at("plugin").get<std::string>();
+    s.compute_load_pct = j.at("compute_load_pct").get<double>();
+    s.timeout_s = j.at("timeout_s").get<double>();
+  } catch (const json::exception& e) {
+    throw UsageError(std::string("tune: --env-worker: ") + e.what());
+  }
+  if (s.points.empty()) throw UsageError("tune: --env-worker: no points");
+  if (!(s.budget_s > 0) || s.budget_s > 60) throw UsageError("tune: --env-worker: budget_s out of (0, 60]");
+  if (s.compute_load_pct < 0 || s.compute_load_pct > 100) throw UsageError("tune: --env-worker: compute_load_pct out of [0, 100]");
+  return s;
+}
+
+std::string worker_line(const ProcessResult& r) {
+  json j{{"time_us", r.time_us}, {"nranks", r.nranks}, {"nnodes", r.nnodes}, {"net_path", r.net_path},
+         {"nccl_version", r.nccl_version},
+         {"compute_load_busy_share", r.compute_load_busy_share >= 0 ? json(r.compute_load_busy_share) : json(nullptr)}};
+  return kLinePrefix + j.dump() + "\n";
+}
+
+ProcessResult parse_worker_output(const std::string& out) {
+  std::istringstream lines(out);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.rfind(kLinePrefix, 0) != 0) continue;
+    ProcessResult r;
+    try {
+      json j = json::parse(line.substr(std::string(kLinePrefix).size()));
+      r.time_us = j.at("time_us").get<std::vector<double>>();
+      r.nranks = j.at("nranks").get<int>();
+      r.nnodes = j.at("nnodes").get<int>();
+      r.net_path = j.at("net_path").get<std::string>();
+      r.nccl_version = j.at("nccl_version").get<std::string>();
+      if (j.contains("compute_load_busy_share") && !j["compute_load_busy_share"].is_null())
+        r.compute_load_busy_share = j["compute_load_busy_share"].get<double>();
+    } catch (const json::exception& e) {
+      throw Error(std::string("tune: a worker's result line is malformed: ") + e.what());
+    }
+    return r;
+  }
+  throw Error("tune: the worker printed no result line");
+}
+
+ProcessEnvMeasurer::ProcessEnvMeasurer(std::vector<std::string> launch, std::string exe, WorkerSpec base)
+    : launch_(std::move(launch)), exe_(std::move(exe)), base_(std::move(base)) {}
+
+std::vector<std::string> ProcessEnvMeasurer::argv_for(const EnvAssignment& env, double budget_s) const {
+  WorkerSpec s = base_;
+  s.env = env;
+  s.budget_s = budget_s;
+  s.seed = base_.seed * 1000003ull + static_cast<std::uint64_t>(processes_) + 1;
+  std::vector<std::string> argv = launch_;
+  argv.insert(argv.end(), {exe_, "tune", "--env-worker", worker_spec_json(s).dump()});
+  return argv;
+}
+
+ProcessResult ProcessEnvMeasurer::run_process(const EnvAssignment& env, double budget_s) {
+  const auto argv = argv_for(env, budget_s);
+  ++processes_;
+  // The worker's own watchdog stops a stuck collective after timeout_s; the margin covers the
+  // start of the job and of NCCL.
+  const int timeout_ms = static_cast<int>((base_.timeout_s + 120) * 1000);
+  probe::ToolResult t = probe::run_tool(argv, timeout_ms);
+  const std::string what = "tune: the measurement process with " + env.label() + " (" + argv.front() + ")";
+  if (t.status == probe::ToolResult::Status::NotFound) throw Error(what + " could not start: " + t.error);
+  if (t.status == probe::ToolResult::Status::TimedOut) throw Error(what + " did not finish: " + t.error);
+  if (t.status != probe::ToolResult::Status::Ran) throw Error(what + " failed to start: " + t.error);
+  if (t.exit_code != 0)
+    throw Error(what + " exited with " + std::to_string(t.exit_code) + (t.err.empty() ? "" : ": " + t.err));
+  try {
+    return parse_worker_output(t.out);
+  } catch (const Error& e) {
+    throw Error(std::string(e.what()) + " (" + what.substr(6) + ")" + (t.err.empty() ? "" : "; stderr: " + t.err));
+  }
+}
+
+std::vector<std::string> split_launch(const std::string& text) {
+  std::vector<std::string> words;
+  std::string cur;
+  bool in_word = false;
+  char quote = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (quote) {
+      if (c == quote) quote = 0;
+      else if (c == '\\' && quote == '"' && i + 1 < text.size()) cur += text[++i];
+      else cur += c;
+    } else if (c == '\'' || c == '"') {
+      quote = c;
+      in_word = true;
+    } else if (c == '\\' && i + 1 < text.size()) {
+      cur += text[++i];
+      in_word = true;
+    } else if (c == ' ' || c == '\t' || c == '\n') {
+      if (in_word) words.push_back(cur);
+      cur.clear();
+      in_word = false;
+    } else {
+      cur += c;
+      in_word = true;
+    }
+  }
+  if (quote) throw UsageError("tune: --launch '" + text + "' has an unterminated quote");
+  if (in_word) words.push_back(cur);
+  if (words.empty()) throw UsageError("tune: --launch is empty");
+  return words;
+}
+
+}  // namespace fabscope::tune
