@@ -11,10 +11,7 @@
 #include "core/args.hpp"
 #include "core/error.hpp"
 #include "core/finding.hpp"
-#include "core/node_info.hpp"
-#include "core/root.hpp"
 #include "ncclenv/render.hpp"
-#include "probe/probe.hpp"
 #include "probe/run_tool.hpp"
 #include "tune/env_search.hpp"
 #include "tune/env_worker.hpp"
@@ -142,61 +139,6 @@ std::string self_exe() {
   return exe.string();
 }
 
-void set_process_env(const tune::EnvAssignment& env) {
-  for (const auto& [k, v] : env.vars) setenv(k.c_str(), v.c_str(), 1);
-}
-
-bool active_rdma_port() {
-  NodeInfo node = probe::collect(core::Root::from_option(""));
-  for (const auto& d : node.rdma_devices)
-    for (const auto& port : d.ports)
-      if (port.state == "ACTIVE") return true;
-  return false;
-}
-
-std::string env_or_empty(const char* name) {
-  const char* v = std::getenv(name);
-  return v ? v : "";
-}
-
-// One process of the environment search: the candidate's variables are set before anything
-// starts NCCL; every point is measured with NCCL's own choices; the printing rank reports.
-int run_env_worker(const std::string& text) {
-  const tune::WorkerSpec spec = tune::worker_spec_from(text);
-  set_process_env(spec.env);
-  tune::ProcessResult out;
-  if (spec.simulate) {
-    tune::SimModel model;
-    model.env = tune::tunable_env_from_process();  // what this process's NCCL would read
-    model.compute_load_pct = spec.compute_load_pct;
-    tune::SimMeasurer m(model, spec.seed);
-    for (const auto& p : spec.points) out.time_us.push_back(m.measure(p.collective, p.bytes, tune::kNcclDefault, spec.budget_s).time_us);
-    out.nranks = m.nranks();
-    out.nnodes = m.nnodes();
-    out.net_path = tune::net_path_name(tune::NetPath::None);
-    out.nccl_version = "simulated";
-    std::cout << tune::worker_line(out) << std::flush;
-    return 0;
-  }
-  auto support = bench::gpu_support();
-  if (!support.built) throw Error("fabscope tune: " + support.missing);
-  bench::Options b;
-  b.gpus = spec.gpus;
-  b.timeout_s = spec.timeout_s;
-  b.compute_load_pct = spec.compute_load_pct;
-  tune::GpuMeasurer g(b, spec.plugin);
-  for (const auto& p : spec.points) out.time_us.push_back(g.measure(p.collective, p.bytes, tune::kNcclDefault, spec.budget_s).time_us);
-  if (!g.prints()) return 0;
-  out.nranks = g.nranks();
-  out.nnodes = g.nnodes();
-  out.net_path = tune::net_path_name(tune::detect_net_path(out.nnodes, env_or_empty("NCCL_NET"),
-                                                           env_or_empty("NCCL_IB_DISABLE"), active_rdma_port()));
-  out.nccl_version = g.nccl_version();
-  out.compute_load_busy_share = g.compute_load_busy_share();
-  std::cout << tune::worker_line(out) << std::flush;
-  return 0;
-}
-
 constexpr const char* kOneRank =
     "fabscope tune: one rank has nothing to tune: NCCL runs a single-rank collective as a local copy, "
     "without an algorithm, protocol or channels to choose. Run it on 2 or more GPUs (-g N, mpirun, "
@@ -222,7 +164,7 @@ std::vector<std::string> args_without_launch(int argc, char** argv) {
 int cmd_tune(int argc, char** argv) {
   auto args = tune_parser();
   if (!args.parse(argc, argv, std::cout)) return 0;
-  if (args.has("env-worker")) return run_env_worker(args.get("env-worker"));
+  if (args.has("env-worker")) return tune::run_worker(tune::worker_spec_from(args.get("env-worker")), std::cout);
   const tune::TuneOptions opts = tune_options(args);
   const auto env_format = ncclenv::parse_format(args.get("env-format"));
   const std::filesystem::path out_dir = args.get("out-dir");
@@ -347,7 +289,7 @@ int cmd_tune(int argc, char** argv) {
     if (t.status != probe::ToolResult::Status::Ran) throw Error("tune: the final run (" + final_argv.front() + ") " + t.error);
     return t.exit_code;
   }
-  if (env_result) set_process_env(env_result->chosen);  // before NCCL starts in this process
+  if (env_result) tune::set_process_env(env_result->chosen);  // before NCCL starts in this process
 
   std::unique_ptr<tune::Measurer> measurer;
   tune::GpuMeasurer* gpu = nullptr;

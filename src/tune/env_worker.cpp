@@ -1,14 +1,72 @@
 #include "tune/env_worker.hpp"
 
+#include <cstdlib>
 #include <sstream>
 
+#include "bench/run.hpp"
 #include "core/error.hpp"
+#include "core/root.hpp"
+#include "probe/probe.hpp"
 #include "probe/run_tool.hpp"
+#include "tune/gpu_measurer.hpp"
+#include "tune/sim.hpp"
 
 namespace fabscope::tune {
 
 namespace {
 constexpr const char* kLinePrefix = "fabscope-tune-worker: ";
+
+bool active_rdma_port() {
+  NodeInfo node = probe::collect(core::Root::from_option(""));
+  for (const auto& d : node.rdma_devices)
+    for (const auto& port : d.ports)
+      if (port.state == "ACTIVE") return true;
+  return false;
+}
+
+std::string env_or_empty(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? v : "";
+}
+}  // namespace
+
+void set_process_env(const EnvAssignment& env) {
+  for (const auto& [k, v] : env.vars) ::setenv(k.c_str(), v.c_str(), 1);
+}
+
+int run_worker(const WorkerSpec& spec, std::ostream& out) {
+  set_process_env(spec.env);
+  ProcessResult r;
+  if (spec.simulate) {
+    SimModel model;
+    model.env = tunable_env_from_process();  // what this process's NCCL would read
+    model.compute_load_pct = spec.compute_load_pct;
+    SimMeasurer m(model, spec.seed);
+    for (const auto& p : spec.points) r.time_us.push_back(m.measure(p.collective, p.bytes, kNcclDefault, spec.budget_s).time_us);
+    r.nranks = m.nranks();
+    r.nnodes = m.nnodes();
+    r.net_path = net_path_name(NetPath::None);
+    r.nccl_version = "simulated";
+    out << worker_line(r) << std::flush;
+    return 0;
+  }
+  auto support = bench::gpu_support();
+  if (!support.built) throw Error("tune: " + support.missing);
+  bench::Options b;
+  b.gpus = spec.gpus;
+  b.timeout_s = spec.timeout_s;
+  b.compute_load_pct = spec.compute_load_pct;
+  GpuMeasurer g(b, spec.plugin);
+  for (const auto& p : spec.points) r.time_us.push_back(g.measure(p.collective, p.bytes, kNcclDefault, spec.budget_s).time_us);
+  if (!g.prints()) return 0;
+  r.nranks = g.nranks();
+  r.nnodes = g.nnodes();
+  r.net_path = net_path_name(detect_net_path(r.nnodes, env_or_empty("NCCL_NET"), env_or_empty("NCCL_IB_DISABLE"),
+                                             active_rdma_port()));
+  r.nccl_version = g.nccl_version();
+  r.compute_load_busy_share = g.compute_load_busy_share();
+  out << worker_line(r) << std::flush;
+  return 0;
 }
 
 json worker_spec_json(const WorkerSpec& s) {

@@ -7,6 +7,7 @@
 // choices, and its printing rank writes one line `fabscope-tune-worker: {json}` to stdout.
 // Everything else a worker prints (NCCL's log) is ignored.
 #include <cstdint>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,15 @@ WorkerSpec worker_spec_from(const std::string& text);
 // everything the process printed; throws fabscope::Error when it is missing or malformed.
 std::string worker_line(const ProcessResult& r);
 ProcessResult parse_worker_output(const std::string& out);
+
+// The worker itself (`fabscope tune --env-worker SPEC`): sets spec.env in this process's
+// environment before anything starts NCCL, measures every point with NCCL's own choices (on the
+// GPUs, or on the simulated model whose settings come from this process's environment), and the
+// printing rank writes the result line to out. Returns the exit code; throws fabscope::Error.
+int run_worker(const WorkerSpec& spec, std::ostream& out);
+
+// setenv() of every variable (before NCCL reads them).
+void set_process_env(const EnvAssignment& env);
 
 class ProcessEnvMeasurer : public EnvMeasurer {
  public:
