@@ -79,6 +79,11 @@ table.findings a.mono{overflow-wrap:normal}
 figure{margin:1em 0}
 svg.plot{width:100%;height:auto;max-width:900px;display:block;font-family:inherit}
 svg.plot text{font-size:12px;fill:#333}
+svg.heatmap{max-width:100%;height:auto;display:block;font-family:inherit}
+svg.heatmap text{fill:#333}svg.heatmap text.slow-node{fill:#000;font-weight:700}
+svg.heatmap .cell:hover{stroke:#000;stroke-width:1.5}
+table.consistency td.odd{background:#fde3cf;font-weight:600}
+table.consistency tr.reference{background:#f7f7f7}
 svg.plot .grid{stroke:#e3e3e3;stroke-width:1}
 svg.plot .axis{stroke:#333;stroke-width:1}
 svg.plot .limit{stroke-width:1.5;stroke-dasharray:6 4}

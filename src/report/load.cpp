@@ -17,6 +17,8 @@ const std::vector<KnownSchema>& known_schemas() {
       {"fabscope.doctor", 1, InputKind::Node},
       {"fabscope.bench", 2, InputKind::Bench},  // 2: wall timer by default, -N cycles; the keys read are in both
       {"fabscope.tune", 1, InputKind::Tune},
+      {"fabscope.cluster", 1, InputKind::Cluster},
+      {"fabscope.rdma", 1, InputKind::Rdma},
   };
   return k;
 }
@@ -89,6 +91,8 @@ Input input_from_json(const std::string& file, const json& doc) {
     case InputKind::Node: in.node = node_from_json(file, doc, in.schema == "fabscope.doctor"); break;
     case InputKind::Bench: in.bench = bench_from_json(file, doc); break;
     case InputKind::Tune: in.tune = tune_from_json(file, doc); break;
+    case InputKind::Cluster: in.cluster = cluster_from_json(file, doc); break;
+    case InputKind::Rdma: in.rdma = rdma_from_json(file, doc); break;
   }
   return in;
 }

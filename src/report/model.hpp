@@ -92,17 +92,108 @@ struct TuneDoc {
   std::vector<std::string> advice;
 };
 
-enum class InputKind { Node, Bench, Tune };
+// `fabscope cluster --json` (fabscope.cluster): the nodes, the consistency table and the
+// pairwise bandwidths with the outliers rank 0 found. Ranks index `names`.
+struct ClusterNode {
+  int rank = 0;
+  std::string name, fabscope_version, error;
+  std::size_t findings = 0;  // its own warn/fail findings carried in the summary
+};
+
+struct ClusterAttribute {
+  std::string key, title, finding_id, reference;
+  int reference_count = 0;
+  bool tie = false;
+  std::vector<std::string> values;  // one per entry of ClusterDoc::nodes, "" unknown
+  std::vector<std::string> odd;     // names of the nodes whose value differs
+};
+
+struct ClusterPair {
+  int a = 0, b = 0;  // ranks, a < b
+  std::optional<double> a_to_b_gbps, b_to_a_gbps;
+  std::string error;
+  std::string engine;  // per pair where the writer says ("rdma", "tcp"), else ""
+};
+
+struct ClusterSlowNode {
+  int rank = 0;
+  std::size_t pairs = 0, slow_pairs = 0;
+  std::optional<double> median_gbps;
+};
+
+struct ClusterSlowLink {
+  int a = 0, b = 0;
+  std::optional<double> gbps, a_median_gbps, b_median_gbps;
+};
+
+struct ClusterDoc {
+  std::string launcher;
+  int world = 0;
+  std::vector<ClusterNode> nodes;  // by rank, the ones that reported
+  std::vector<std::pair<std::string, std::string>> missing;  // name, reason
+  std::vector<ClusterAttribute> attributes;
+  std::string pairs_mode, engine;
+  std::size_t rounds = 0, measured = 0;
+  double seconds_per_direction = 0;
+  std::vector<ClusterPair> pairs;
+  bool judged = false;
+  std::optional<double> median_gbps, mad_gbps, threshold_gbps;
+  std::vector<ClusterSlowNode> slow_nodes;
+  std::vector<ClusterSlowLink> slow_links;
+  std::vector<Finding> findings;
+  std::vector<std::string> drain;  // the scontrol commands
+  int fail = 0, warn = 0, info = 0;
+  std::string worst;
+  // "node3" for a rank (the name it reported, "rank3" for one that did not).
+  std::vector<std::string> names;  // world entries
+};
+
+// `fabscope rdma --json` (fabscope.rdma): one side of a point-to-point test.
+struct RdmaSize {
+  std::uint64_t bytes = 0, iterations = 0, total_bytes = 0;
+  double seconds = 0, gbps = 0, mib_per_s = 0, msg_rate_mpps = 0;
+  struct Latency {
+    double min_us = 0, median_us = 0, p99_us = 0, max_us = 0, mean_us = 0;
+  };
+  std::optional<Latency> latency;
+  std::optional<bool> data_verified;
+};
+
+struct RdmaEnd {
+  std::string host, address, device, link_layer, netdev, gid;
+  int port = 0;
+  std::optional<int> gid_index, active_mtu;
+  std::optional<double> rate_gbps;
+  bool software = false;
+};
+
+struct RdmaDoc {
+  std::string role, test, op, oob;
+  int qps = 1;
+  bool bidirectional = false;
+  RdmaEnd local, remote;
+  std::optional<int> path_mtu;
+  std::vector<RdmaSize> sizes;
+  std::size_t sizes_asked = 0;
+  std::optional<double> efficiency;
+  std::string verdict;
+  bool completed = false;
+  std::vector<Finding> findings;
+};
+
+enum class InputKind { Node, Bench, Tune, Cluster, Rdma };
 
 struct Input {
   std::string file;     // as given on the command line
   std::string label;    // short name in legends: the file name without directory and extension
-  std::string schema;   // "fabscope.check", "fabscope.doctor", "fabscope.bench", "nccl-tests"
+  std::string schema;   // "fabscope.check", "fabscope.bench", "fabscope.cluster", ..., "nccl-tests"
   int schema_version = 0;
   InputKind kind = InputKind::Node;
   NodeDoc node;         // kind == Node
   BenchRun bench;       // kind == Bench
   TuneDoc tune;         // kind == Tune
+  ClusterDoc cluster;   // kind == Cluster
+  RdmaDoc rdma;         // kind == Rdma
 };
 
 struct Report {

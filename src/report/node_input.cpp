@@ -1,15 +1,14 @@
-// fabscope.check and fabscope.doctor (docs/formats.md) -> NodeDoc.
+// fabscope.check and fabscope.doctor (docs/formats.md) -> NodeDoc; the findings[] reader every
+// input with findings shares.
 #include "core/error.hpp"
 #include "report/fields.hpp"
 #include "report/load.hpp"
 
 namespace fabscope::report {
 
-NodeDoc node_from_json(const std::string& file, const json& doc, bool doctor) {
-  Fields top(file, doc);
-  NodeDoc n;
-  n.hostname = top.str_or("hostname", "");
-  for (const auto& f : top.array("findings")) {
+std::vector<Finding> findings_from(const Fields& parent, const std::string& key) {
+  std::vector<Finding> out;
+  for (const auto& f : parent.array(key)) {
     Finding x;
     x.id = f.str("id");
     std::string sev = f.str("severity");
@@ -23,8 +22,16 @@ NodeDoc node_from_json(const std::string& file, const json& doc, bool doctor) {
     x.evidence = f.str_or("evidence", "");
     x.remedy = f.str_or("remedy", "");
     x.docs = f.str_or("docs", "");
-    n.findings.push_back(std::move(x));
+    out.push_back(std::move(x));
   }
+  return out;
+}
+
+NodeDoc node_from_json(const std::string& file, const json& doc, bool doctor) {
+  Fields top(file, doc);
+  NodeDoc n;
+  n.hostname = top.str_or("hostname", "");
+  n.findings = findings_from(top, "findings");
   Fields s = top.object("summary");
   n.fail = static_cast<int>(s.integer("fail"));
   n.warn = static_cast<int>(s.integer("warn"));

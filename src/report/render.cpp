@@ -11,7 +11,19 @@ namespace {
 // A node's name in tables: its hostname, or the input's label where the JSON has none (a
 // capture taken with --root has no hostname file).
 std::string node_name(const Input& in) {
+  if (in.kind == InputKind::Cluster) return "cluster " + in.label;
+  if (in.kind == InputKind::Rdma) return rdma_host(in.rdma.local).empty() ? in.label : rdma_host(in.rdma.local);
   return in.node.hostname.empty() ? in.label : in.node.hostname;
+}
+
+// The findings an input carries: node checks, cluster verdicts, an rdma run's findings.
+const std::vector<Finding>* findings_of(const Input& in) {
+  switch (in.kind) {
+    case InputKind::Node: return &in.node.findings;
+    case InputKind::Cluster: return &in.cluster.findings;
+    case InputKind::Rdma: return &in.rdma.findings;
+    default: return nullptr;
+  }
 }
 
 // Check ids break after '.' and '_' rather than anywhere, on narrow screens.
@@ -112,6 +124,29 @@ std::string render_summary(const Report& r) {
            (kept ? ", best +" + fmt((best - 1) * 100, 1) + "%" : std::string()) + ", " +
            std::to_string(t.table.size()) + " table rows</td><td data-label=\"setup\">" + esc(colls) + "<br>" +
            esc(t.source) + "</td>";
+    } else if (in.kind == InputKind::Cluster) {
+      const auto& c = in.cluster;
+      std::string verdict = "<span class=\"sev sev-" + esc(c.worst) + "\">" + esc(c.worst) + "</span> (" +
+                            std::to_string(c.fail) + " fail, " + std::to_string(c.warn) + " warn, " +
+                            std::to_string(c.info) + " info)";
+      if (!c.slow_nodes.empty() || !c.slow_links.empty())
+        verdict += ", " + std::to_string(c.slow_nodes.size()) + " slow nodes, " + std::to_string(c.slow_links.size()) +
+                   " slow links";
+      std::string versions;
+      for (const auto& n : c.nodes)
+        if (!n.fabscope_version.empty() && versions.find(n.fabscope_version) == std::string::npos)
+          versions += (versions.empty() ? "fabscope " : ", ") + n.fabscope_version;
+      o += "<td data-label=\"nodes\">" + std::to_string(c.nodes.size()) + " of " + std::to_string(c.world) +
+           " nodes</td><td data-label=\"verdict\">" + verdict + "</td><td data-label=\"setup\">launcher " +
+           esc(c.launcher) + ", pairs " + esc(c.pairs_mode) + (c.engine.empty() ? "" : " over " + esc(c.engine)) +
+           "<br>" + esc(versions) + "</td>";
+    } else if (in.kind == InputKind::Rdma) {
+      const auto& d = in.rdma;
+      std::string host = rdma_host(d.local), peer = rdma_host(d.remote);
+      o += "<td data-label=\"nodes\">" + esc(host) + " \xE2\x86\x94 " + esc(peer) + "</td><td data-label=\"verdict\">" +
+           esc(d.verdict) + "</td><td data-label=\"setup\">" + esc(d.op + " " + d.test + ", " + d.role) + ", " +
+           esc(d.local.device) + (d.local.link_layer.empty() ? "" : " " + esc(d.local.link_layer)) +
+           (d.local.software ? " (software RDMA)" : "") + "</td>";
     } else {
       const auto& b = in.bench;
       std::string setup = b.collective;
@@ -138,9 +173,10 @@ std::string render_findings(const Report& r) {
   std::vector<Row> rows;
   int nodes = 0;
   for (const auto& in : r.inputs) {
-    if (in.kind != InputKind::Node) continue;
+    const auto* fs = findings_of(in);
+    if (!fs) continue;
     ++nodes;
-    for (const auto& f : in.node.findings) rows.push_back({&f, &in});
+    for (const auto& f : *fs) rows.push_back({&f, &in});
   }
   if (nodes == 0) return "";
   std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) {
@@ -150,8 +186,8 @@ std::string render_findings(const Report& r) {
   std::string o = "<section id=\"findings\" data-findings=\"" + std::to_string(rows.size()) +
                   "\"><h2>Findings</h2>";
   if (rows.empty()) {
-    o += "<p>No findings: every check passed on " + std::to_string(nodes) + (nodes == 1 ? " node" : " nodes") +
-         ".</p>";
+    o += "<p>No findings: every check passed (" + std::to_string(nodes) + (nodes == 1 ? " input" : " inputs") +
+         " with checks).</p>";
   } else {
     o += "<p class=\"muted\">Most severe first. The check id links to its description in the documentation: "
          "what it reads, why it matters and how to fix it.</p><div class=\"scroll\"><table class=\"findings cards\">"
@@ -198,6 +234,8 @@ Rendered render(const Report& r) {
       {"findings", "Findings", render_findings(r)},
       {"bench", "Benchmarks", render_bench(r)},
       {"tune", "Tuning", render_tune(r)},
+      {"cluster", "Cluster", render_cluster(r)},
+      {"rdma", "RDMA", render_rdma(r)},
   };
   Rendered out;
   std::string& o = out.html;

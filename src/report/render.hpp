@@ -20,6 +20,9 @@ std::string render_summary(const Report& r);
 std::string render_findings(const Report& r);
 std::string render_bench(const Report& r);  // render_bench.cpp
 std::string render_tune(const Report& r);   // render_tune.cpp
+std::string render_cluster(const Report& r);  // render_cluster.cpp
+std::string render_rdma(const Report& r);     // render_rdma.cpp
+std::string rdma_host(const RdmaEnd& e);      // render_rdma.cpp: the name, else the address
 
 // A finding's docs link: docs_url + "docs/checks.md#link-port_down" (relative without docs_url).
 std::string docs_href(const Report& r, const std::string& docs);

@@ -5,7 +5,12 @@ present, each plotted series holds one point per non-zero size of its input, eve
 hover title; takes a desktop and a phone-width screenshot (--screenshot) and fails on errors in
 Chromium's log. The screenshots stay in OUTDIR (under the build directory) for a person to see.
 
-Usage: report_chromium.py FABSCOPE SOURCE_DIR OUTDIR CHROMIUM
+A second report holds the cluster and rdma sections, from real runs (tests/fixtures/cluster-runs,
+tests/fixtures/rdma-vm): the slow node of the 5-VM run carries its outlier marks, every rdma series
+one point per size. A third is a SYNTHETIC 1,024-node cluster (CLUSTER_SYNTHETIC writes it): one
+heat map of at most 64 x 64 cells, the file under 3 MiB, every slow link and slow node marked.
+
+Usage: report_chromium.py FABSCOPE SOURCE_DIR OUTDIR CHROMIUM [CLUSTER_SYNTHETIC]
 """
 import html.parser
 import json
@@ -17,6 +22,7 @@ import sys
 import tempfile
 
 fabscope, source, outdir, chromium = sys.argv[1:5]
+synthetic = sys.argv[5] if len(sys.argv) > 5 else None
 failures = []
 
 
@@ -58,6 +64,7 @@ class Dom(html.parser.HTMLParser):
     def __init__(self):
         super().__init__()
         self.sections, self.findings = [], []
+        self.cells, self.marks, self.labels = [], [], []  # heat map: cell, mark and label attributes
         self.series = {}         # (svg id, series label) -> {"declared", "points"}
         self.svg = None
         self.current = None
@@ -74,6 +81,13 @@ class Dom(html.parser.HTMLParser):
         elif tag == "g" and "series" in classes:
             self.current = (self.svg, a.get("data-series"))
             self.series[self.current] = {"declared": int(a.get("data-points", -1)), "points": 0}
+        elif tag == "rect" and "cell" in classes:
+            self.cells.append(a)
+            self.point_open = tag
+        elif tag in ("rect", "path") and any(c.startswith("mark-") for c in classes):
+            self.marks.append(a)
+        elif tag == "text" and "node-label" in classes:
+            self.labels.append(a)
         elif tag == "tr" and "finding" in classes:
             self.findings.append(a.get("data-id"))
         elif self.current and "pt" in classes:
@@ -171,12 +185,131 @@ for name, size_arg in (("report.png", "--window-size=1100,6400"), ("report-phone
     check(ok, "chromium --screenshot wrote " + shot)
     check(not errors, "no error in Chromium's log for %s: %s" % (name, errors[:5]))
 
+
+def ranks(attr):
+    """"3" -> range(3, 4); "16-31" -> range(16, 32)"""
+    lo, _, hi = attr.partition("-")
+    return range(int(lo), int(hi or lo) + 1)
+
+
+def check_outliers(dom, doc, name):
+    """Every slow node's row and column cells and label, and every slow link's two cells, carry
+    their marks (whether the heat map has one node per cell or blocks of nodes)."""
+    pw = doc["pairwise"]
+    for s in pw["slow_nodes"]:
+        r = s["rank"]
+        cells = [c for c in dom.cells if r in ranks(c["data-from"]) or r in ranks(c["data-to"])]
+        check(cells and all("slow-node" in c.get("data-outlier", "") for c in cells),
+              "%s: the %d cells of slow node %d's row and column are marked slow-node" % (name, len(cells), r))
+        check(sum(1 for m in dom.marks if "mark-node" in m["class"] and r in ranks(m["data-ranks"])) == 2,
+              "%s: slow node %d's row and column are outlined" % (name, r))
+        check(any("slow-node" in l["class"] and r in ranks(l["data-ranks"]) for l in dom.labels),
+              "%s: slow node %d's label is marked" % (name, r))
+    for l in pw["slow_links"]:
+        for a, b in ((l["a"], l["b"]), (l["b"], l["a"])):
+            cell = [c for c in dom.cells if a in ranks(c["data-from"]) and b in ranks(c["data-to"])]
+            check(len(cell) == 1 and "slow-link" in cell[0].get("data-outlier", ""),
+                  "%s: the cell of slow link %d -> %d is marked slow-link" % (name, a, b))
+            check(any("mark-link" in m["class"] and a in ranks(m["data-from"]) and b in ranks(m["data-to"])
+                      for m in dom.marks), "%s: the cell of slow link %d -> %d is crossed" % (name, a, b))
+    others = [c for c in dom.cells if "data-outlier" in c and not any(
+        r in ranks(c["data-from"]) or r in ranks(c["data-to"]) for r in [s["rank"] for s in pw["slow_nodes"]])
+        and not any((l["a"] in ranks(c["data-from"]) and l["b"] in ranks(c["data-to"])) or
+                    (l["b"] in ranks(c["data-from"]) and l["a"] in ranks(c["data-to"])) for l in pw["slow_links"])]
+    check(not others, "%s: no other cell is marked (%d)" % (name, len(others)))
+
+
+def render_and_load(inputs, name):
+    page = os.path.join(outdir, name + ".html")
+    r = run([fabscope, "report", *inputs, "-o", page], timeout=300)
+    check(r.returncode == 0 and r.stdout.strip() == page, "fabscope report writes %s %s" % (page, r.stderr))
+    r, errors = chrome("file://" + os.path.abspath(page), "--dump-dom", timeout=300)
+    check(r.returncode == 0 and "</html>" in r.stdout, "chromium --dump-dom renders %s" % name)
+    check(not errors, "no error in Chromium's log for %s: %s" % (name, errors[:5]))
+    open(os.path.join(outdir, name + ".dom.html"), "w").write(r.stdout)
+    dom = Dom()
+    dom.feed(r.stdout)
+    shot = os.path.join(outdir, name + ".png")
+    r2, errors = chrome("file://" + os.path.abspath(page), "--screenshot=" + shot, "--window-size=1100,5000",
+                        "--hide-scrollbars", timeout=300)
+    check(r2.returncode == 0 and os.path.exists(shot), "chromium --screenshot wrote " + shot)
+    check(not errors, "no error in Chromium's log for %s.png: %s" % (name, errors[:5]))
+    return page, dom
+
+
+# Cluster and rdma sections from real runs.
+runs = os.path.join(source, "tests/fixtures/cluster-runs")
+rdma_dir = os.path.join(source, "tests/fixtures/rdma-vm")
+vm5 = os.path.join(runs, "vm5-slow-node.json")
+rdma_inputs = [os.path.join(rdma_dir, f) for f in sorted(os.listdir(rdma_dir)) if f.endswith(".json")]
+page, dom = render_and_load([vm5, os.path.join(runs, "mpirun4-port-down.json"),
+                             os.path.join(runs, "mpirun4-mtu.json"), *rdma_inputs], "cluster-rdma")
+for s in ("summary", "findings", "cluster", "rdma"):
+    check(s in dom.sections, "cluster-rdma: section %s present" % s)
+vdoc = json.load(open(vm5))
+# The first heat map is vm5's: one cell per measured direction.
+n5 = sum(2 for p in vdoc["pairwise"]["pairs"] if p["a_to_b_gbps"] is not None and p["b_to_a_gbps"] is not None)
+vm5_dom = Dom()
+vm5_dom.feed(open(os.path.join(outdir, "cluster-rdma.dom.html")).read().split('id="heatmap-2"')[0])
+check(len(vm5_dom.cells) == n5, "vm5: %d heat map cells, %d measured directions" % (len(vm5_dom.cells), n5))
+check(vdoc["pairwise"]["slow_nodes"] and vdoc["pairwise"]["slow_nodes"][0]["rank"] == 3, "vm5 fixture: vm3 is the slow node")
+check_outliers(vm5_dom, vdoc, "vm5")
+for f in rdma_inputs:
+    d = json.load(open(f))
+    label = os.path.splitext(os.path.basename(f))[0]
+    sizes = len([z for z in d["sizes"] if z["bytes"] > 0])
+    if d["options"]["test"] == "lat":
+        for q in ("min", "median", "p99", "max"):
+            got = dom.series.get(("plot-rdma-lat-2", "%s %s" % (label, q)), {"points": 0})
+            check(got["points"] == sizes, "rdma %s %s: %d points, %d sizes" % (label, q, got["points"], sizes))
+    else:
+        got = dom.series.get(("plot-rdma-bw-1", "%s %s (%s)" % (label, d["options"]["op"], d["role"])), {"points": 0})
+        check(got["points"] == sizes, "rdma %s: %d points, %d sizes" % (label, got["points"], sizes))
+check(dom.untitled == 0, "cluster-rdma: every plotted point and heat map cell has a hover <title> (%d without)"
+      % dom.untitled)
+
+# A SYNTHETIC 1,024-node cluster: bounded heat map, bounded file, every outlier marked.
+if synthetic:
+    big = os.path.join(outdir, "synthetic-1024-cluster.json")
+    with open(big, "w") as out:
+        r = subprocess.run([synthetic, "1024"], stdout=out, stderr=subprocess.PIPE, text=True, timeout=120)
+    check(r.returncode == 0, "the synthetic generator wrote %s %s" % (big, r.stderr))
+    bdoc = json.load(open(big))
+    check(bdoc["launcher"] == "synthetic" and bdoc["world"] == 1024, "the 1,024-node document says it is synthetic")
+    check(len(bdoc["pairwise"]["slow_nodes"]) == 2 and len(bdoc["pairwise"]["slow_links"]) == 2,
+          "the synthetic cluster has 2 slow nodes and 2 slow links")
+    page, bdom = render_and_load([big], "synthetic-1024")
+    size = os.path.getsize(page)
+    check(size < 3 << 20, "the 1,024-node report is %d bytes (under 3 MiB)" % size)
+    check(0 < len(bdom.cells) <= 64 * 64, "the 1,024-node heat map has %d cells (at most 64 x 64)" % len(bdom.cells))
+    check_outliers(bdom, bdoc, "synthetic-1024")
+    text = open(page).read()
+    for l in bdoc["pairwise"]["slow_links"]:
+        check('data-outlier="slow-link" data-a="%d" data-b="%d"' % (l["a"], l["b"]) in text,
+              "slow link %d-%d is listed in the outlier table" % (l["a"], l["b"]))
+    check(text.count('class="mark-failed"') == 2, "the failed pair's two cells are marked")
+    os.remove(big)  # 49 MB; the report and its screenshot stay
+
 # Bad inputs never reach the browser: exit 3, the message names the file.
 empty = os.path.join(outdir, "empty.json")
 open(empty, "w").close()
 r = run([fabscope, "report", empty, "-o", os.path.join(outdir, "never.html")])
 check(r.returncode == 3 and empty in r.stderr and not os.path.exists(os.path.join(outdir, "never.html")),
       "an empty input exits 3 naming it")
+
+text = open(vm5).read()
+cut = os.path.join(outdir, "truncated-cluster.json")
+open(cut, "w").write(text[: len(text) // 2])
+r = run([fabscope, "report", cut, "-o", os.path.join(outdir, "never.html")])
+check(r.returncode == 3 and cut in r.stderr and "truncated" in r.stderr, "a truncated cluster JSON exits 3 naming it")
+newer = os.path.join(outdir, "newer-rdma.json")
+d = json.load(open(rdma_inputs[0]))
+d["schema_version"] = 99
+json.dump(d, open(newer, "w"))
+r = run([fabscope, "report", newer, "-o", os.path.join(outdir, "never.html")])
+check(r.returncode == 3 and newer in r.stderr and "schema_version 99" in r.stderr,
+      "an rdma JSON of a newer schema exits 3 naming it")
+check(not os.path.exists(os.path.join(outdir, "never.html")), "no report is written from a bad input")
 
 print("%d failure(s)" % len(failures))
 sys.exit(1 if failures else 0)

@@ -30,7 +30,7 @@ std::filesystem::path src(const std::string& rel) { return std::filesystem::path
 // One line per structural element, with its identifying attributes; runs of identical lines
 // are folded into "xN".
 std::string outline(const std::string& html) {
-  static const std::regex tag(R"(<(section|h1|h2|h3|nav|table|tr|svg|g|figure|details|circle|rect|polygon|polyline|li|a)\b([^>]*)>)");
+  static const std::regex tag(R"(<(section|h1|h2|h3|nav|table|tr|svg|g|figure|details|circle|rect|polygon|polyline|path|li|a)\b([^>]*)>)");
   static const std::regex attr(R"(\b(id|class|data-[a-z-]+|href)="([^"]*)\")");
   std::vector<std::string> lines;
   for (auto it = std::sregex_iterator(html.begin(), html.end(), tag); it != std::sregex_iterator(); ++it) {
@@ -101,6 +101,16 @@ TEST(ReportRender, Tune_SaysSimulatedAndPlotsEveryVerifiedSize) {
   EXPECT_NE(html.find("data-series=\"t not faster (default kept)\" data-points=\"" + std::to_string(verified - kept) + "\""),
             std::string::npos);
   EXPECT_NE(html.find("NCCL default (1.0)"), std::string::npos);
+}
+
+TEST(ReportGolden, ClusterAndRdmaFromRealRuns) {
+  Report r;
+  for (const char* f : {"cluster-runs/vm5-slow-node.json", "cluster-runs/mpirun4-port-down.json",
+                        "cluster-runs/mpirun4-mtu.json", "rdma-vm/write-bw-64k.client.json",
+                        "rdma-vm/send-bw-64k.client.json", "rdma-vm/write-lat-8.client.json",
+                        "rdma-vm/link-down.client.json"})
+    r.inputs.push_back(input_from_json_text(f, slurp(fabscope::testing::fixture(f))));
+  compare("cluster-rdma", r);
 }
 
 TEST(ReportGolden, BenchOnly) {

@@ -1,0 +1,136 @@
+// fabscope.cluster (docs/formats.md) -> ClusterDoc. Ranks are checked against `world` here, so
+// rendering can index by rank without a bounds question; a pair or outlier naming a rank
+// outside the job is an error naming the field, not a cell drawn somewhere else.
+#include <algorithm>
+
+#include "report/fields.hpp"
+#include "report/load.hpp"
+
+namespace fabscope::report {
+
+namespace {
+
+// A cluster of more than this many ranks is not a fabscope output (and would make the dense
+// matrix of the heat map unreasonably large).
+constexpr std::int64_t kMaxWorld = 65536;
+
+int rank_field(const Fields& f, const std::string& key, int world) {
+  std::int64_t r = f.integer(key);
+  if (r < 0 || r >= world)
+    f.fail(key, "rank " + std::to_string(r) + " outside the job's " + std::to_string(world) + " ranks");
+  return static_cast<int>(r);
+}
+
+std::optional<double> gbps_field(const Fields& f, const std::string& key) {
+  auto v = f.opt_num(key);
+  if (v && *v < 0) f.fail(key, "negative bandwidth " + std::to_string(*v));
+  return v;
+}
+
+}  // namespace
+
+ClusterDoc cluster_from_json(const std::string& file, const json& doc) {
+  Fields top(file, doc);
+  ClusterDoc c;
+  c.launcher = top.str_or("launcher", "");
+  std::int64_t world = top.integer("world");
+  if (world < 0 || world > kMaxWorld)
+    top.fail("world", "expected 0 to " + std::to_string(kMaxWorld) + " ranks, got " + std::to_string(world));
+  c.world = static_cast<int>(world);
+
+  for (const auto& n : top.array("nodes")) {
+    ClusterNode x;
+    std::int64_t r = n.integer("rank");
+    // A rank at or past `world` can only come from a job that grew the world: widen it.
+    if (r < 0 || r >= kMaxWorld) n.fail("rank", "out of range: " + std::to_string(r));
+    x.rank = static_cast<int>(r);
+    x.name = n.str_or("name", "");
+    x.fabscope_version = n.str_or("fabscope_version", "");
+    x.error = n.str_or("error", "");
+    if (n.has("findings")) x.findings = n.array("findings").size();
+    c.world = std::max(c.world, x.rank + 1);
+    c.nodes.push_back(std::move(x));
+  }
+  c.names.resize(static_cast<std::size_t>(c.world));
+  for (std::size_t i = 0; i < c.names.size(); ++i) c.names[i] = "rank" + std::to_string(i);
+  for (const auto& n : c.nodes)
+    if (!n.name.empty()) c.names[static_cast<std::size_t>(n.rank)] = n.name;
+
+  if (top.has("missing"))
+    for (const auto& m : top.array("missing")) c.missing.emplace_back(m.str("name"), m.str_or("reason", ""));
+
+  for (const auto& a : top.array("attributes")) {
+    ClusterAttribute x;
+    x.key = a.str("key");
+    x.title = a.str_or("title", x.key);
+    x.finding_id = a.str_or("finding_id", "");
+    x.reference = a.str_or("reference", "");
+    x.reference_count = static_cast<int>(a.opt_int("reference_count").value_or(0));
+    if (a.has("tie")) {
+      if (!a.raw()["tie"].is_boolean()) a.fail("tie", "expected true or false, got " + describe(a.raw()["tie"]));
+      x.tie = a.raw()["tie"].get<bool>();
+    }
+    x.values = a.strings("values");
+    if (x.values.size() != c.nodes.size())
+      a.fail("values", "holds " + std::to_string(x.values.size()) + " values for " +
+                           std::to_string(c.nodes.size()) + " nodes");
+    x.odd = a.strings("odd");
+    c.attributes.push_back(std::move(x));
+  }
+
+  Fields pw = top.object("pairwise");
+  c.pairs_mode = pw.str_or("mode", "");
+  c.engine = pw.str_or("engine", "");
+  c.rounds = static_cast<std::size_t>(pw.opt_int("rounds").value_or(0));
+  c.seconds_per_direction = pw.opt_num("seconds_per_direction").value_or(0);
+  for (const auto& p : pw.array("pairs")) {
+    ClusterPair x;
+    x.a = rank_field(p, "a", c.world);
+    x.b = rank_field(p, "b", c.world);
+    if (x.a == x.b) p.fail("b", "a pair of rank " + std::to_string(x.a) + " with itself");
+    x.a_to_b_gbps = gbps_field(p, "a_to_b_gbps");
+    x.b_to_a_gbps = gbps_field(p, "b_to_a_gbps");
+    x.error = p.str_or("error", "");
+    x.engine = p.str_or("engine", "");  // newer writers name the engine per pair
+    c.pairs.push_back(std::move(x));
+  }
+  c.measured = static_cast<std::size_t>(pw.opt_int("measured").value_or(0));
+  if (pw.has("judged")) {
+    if (!pw.raw()["judged"].is_boolean()) pw.fail("judged", "expected true or false, got " + describe(pw.raw()["judged"]));
+    c.judged = pw.raw()["judged"].get<bool>();
+  }
+  c.median_gbps = gbps_field(pw, "median_gbps");
+  c.mad_gbps = gbps_field(pw, "mad_gbps");
+  c.threshold_gbps = pw.opt_num("threshold_gbps");
+  for (const auto& s : pw.array("slow_nodes")) {
+    ClusterSlowNode x;
+    x.rank = rank_field(s, "rank", c.world);
+    x.pairs = static_cast<std::size_t>(s.opt_int("pairs").value_or(0));
+    x.slow_pairs = static_cast<std::size_t>(s.opt_int("slow_pairs").value_or(0));
+    x.median_gbps = gbps_field(s, "median_gbps");
+    c.slow_nodes.push_back(x);
+  }
+  for (const auto& s : pw.array("slow_links")) {
+    ClusterSlowLink x;
+    x.a = rank_field(s, "a", c.world);
+    x.b = rank_field(s, "b", c.world);
+    x.gbps = gbps_field(s, "gbps");
+    x.a_median_gbps = gbps_field(s, "a_median_gbps");
+    x.b_median_gbps = gbps_field(s, "b_median_gbps");
+    c.slow_links.push_back(x);
+  }
+
+  c.findings = findings_from(top, "findings");
+  if (top.has("drain"))
+    for (const auto& d : top.array("drain")) c.drain.push_back(d.str("command"));
+  Fields s = top.object("summary");
+  c.fail = static_cast<int>(s.integer("fail"));
+  c.warn = static_cast<int>(s.integer("warn"));
+  c.info = static_cast<int>(s.integer("info"));
+  c.worst = s.str("worst");
+  if (c.worst != "ok" && c.worst != "info" && c.worst != "warn" && c.worst != "fail")
+    s.fail("worst", "expected ok, info, warn or fail, got \"" + c.worst + "\"");
+  return c;
+}
+
+}  // namespace fabscope::report
