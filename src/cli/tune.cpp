@@ -165,12 +165,13 @@ int cmd_tune(int argc, char** argv) {
   auto args = tune_parser();
   if (!args.parse(argc, argv, std::cout)) return 0;
   if (args.has("env-worker")) return tune::run_worker(tune::worker_spec_from(args.get("env-worker")), std::cout);
-  const tune::TuneOptions opts = tune_options(args);
+  tune::TuneOptions opts = tune_options(args);
   const auto env_format = ncclenv::parse_format(args.get("env-format"));
   const std::filesystem::path out_dir = args.get("out-dir");
   const bool progress = !args.has("no-progress");
   const bool simulated = args.has("simulate");
   const double load_pct = args.has("compute-load") ? args.get_double("compute-load", 1, 100) : 0;
+  opts.compute_load_pct = load_pct;
   std::vector<std::string> launch;
   if (args.has("launch")) launch = tune::split_launch(args.get("launch"));
   bool env_search = !args.has("no-env-search") && !args.has("env-from");

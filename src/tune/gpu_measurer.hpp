@@ -26,6 +26,7 @@ class GpuMeasurer : public Measurer {
   Measurement measure(bench::Collective c, std::uint64_t bytes, const Choice& choice, double budget_s) override;
   int nranks() const override { return session_->nranks(); }
   int nnodes() const override { return session_->nodes(); }
+  void set_compute_load(double pct) override { base_.compute_load_pct = pct; }
   bool prints() const { return session_->prints(); }
   std::string nccl_version() const { return nccl_version_; }
   std::string launcher() const { return launcher_; }

@@ -26,6 +26,9 @@ class Measurer {
                               double budget_s) = 0;
   virtual int nranks() const = 0;
   virtual int nnodes() const = 0;
+  // The compute load of the following measurements (% of the SMs; 0: idle). The measurer must
+  // have been built able to apply one (GpuMeasurer: any; SimMeasurer: the model's factor).
+  virtual void set_compute_load(double pct) = 0;
   // Bus bandwidth (GB/s) of a size and a time, with the collective's factor (docs/bench.md).
   double busbw_gbytes_per_s(bench::Collective c, std::uint64_t bytes, double time_us) const;
 };

@@ -119,6 +119,17 @@ std::string render_report(const TuneResult& r, const std::vector<TableRow>& rows
         why += "; " + std::to_string(s.search.unavailable.size()) + " choices NCCL could not run here";
       wrap(o, "#  " + why, width, "#     ");
     }
+    for (const auto& s : co.sizes) {
+      if (!s.idle) continue;
+      const Verdict& v = *s.idle;
+      std::string line = bench::size_label(s.bytes) + " idle (no load): " + label(s.written) + " against NCCL's default";
+      if (v.pairs == 0) line += ": " + v.reason;
+      else
+        line += ": speedup " + fmt("%+.1f%%", (v.speedup - 1) * 100) + " [" + fmt("%+.1f", (v.speedup_lo - 1) * 100) +
+                "," + fmt("%+.1f", (v.speedup_hi - 1) * 100) + "]" +
+                (v.speedup < 1 / 1.02 ? " (slower idle: use this table only for the loaded case)" : "");
+      wrap(o, "#  " + line, width, "#     ");
+    }
   }
   o << "#\n";
   wrap(o, "# table: " + std::to_string(rows.size()) + " rows; sizes without a row keep NCCL's choice; " +
@@ -164,6 +175,12 @@ json report_json(const TuneResult& r, const std::vector<TableRow>& rows, const s
       x["tuned_time_us"] = s.verdict.pairs > 0 ? json(s.verdict.tuned_us) : json(nullptr);
       x["pairs"] = s.verdict.pairs;
       x["reason"] = s.verdict.reason;
+      x["idle"] = s.idle ? json{{"speedup", s.idle->pairs > 0 ? json(s.idle->speedup) : json(nullptr)},
+                                 {"speedup_ci95", s.idle->pairs > 0 ? json::array({s.idle->speedup_lo, s.idle->speedup_hi}) : json(nullptr)},
+                                 {"default_time_us", s.idle->default_us},
+                                 {"tuned_time_us", s.idle->pairs > 0 ? json(s.idle->tuned_us) : json(nullptr)},
+                                 {"pairs", s.idle->pairs}, {"reason", s.idle->reason}}
+                           : json(nullptr);
       x["rungs"] = s.search.rungs;
       x["trials"] = json::array();
       for (const auto& t : s.search.trials)

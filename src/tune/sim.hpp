@@ -42,6 +42,7 @@ class SimMeasurer : public Measurer {
                       double budget_s) override;
   int nranks() const override { return model_.nranks; }
   int nnodes() const override { return model_.nnodes; }
+  void set_compute_load(double pct) override { model_.compute_load_pct = pct; }
   // The noise-free time of what NCCL would run for this choice.
   double true_time_us(bench::Collective c, std::uint64_t bytes, const Choice& choice) const;
   // What the simulated NCCL runs when left alone.

@@ -7,6 +7,8 @@ namespace fabscope::tune {
 TuneResult run_tune(Measurer& m, const TuneOptions& o, const Progress& progress) {
   if (o.sizes.empty()) throw UsageError("no sizes to tune");
   TuneResult r;
+  m.set_compute_load(o.compute_load_pct);
+  r.compute_load_pct = o.compute_load_pct;
   r.nranks = m.nranks();
   r.nnodes = m.nnodes();
   for (bench::Collective c : o.collectives) {
@@ -29,6 +31,13 @@ TuneResult run_tune(Measurer& m, const TuneOptions& o, const Progress& progress)
         s.verdict.reason = "NCCL's default was the fastest in the search";
         s.verdict.default_us = s.verdict.tuned_us = s.search.default_m.time_us;
         s.default_busbw = s.written_busbw = m.busbw_gbytes_per_s(c, bytes, s.search.default_m.time_us);
+      }
+      if (o.compute_load_pct > 0 && !s.written.is_default()) {
+        // The same pairs without the load: does the choice made for the loaded GPU hold idle?
+        m.set_compute_load(0);
+        s.idle = verify(m, c, bytes, s.written, o.verify);
+        m.set_compute_load(o.compute_load_pct);
+        r.measurements += 2 * o.verify.pairs;
       }
       if (progress) progress(c, s);
       co.sizes.push_back(std::move(s));

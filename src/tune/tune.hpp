@@ -22,6 +22,9 @@ struct TuneOptions {
   SpaceSpec space;
   HalvingRule halving;
   VerifyRule verify;
+  // > 0: search and verify under this compute load (the table is written for it), then verify
+  // each written choice idle too, so the report shows both.
+  double compute_load_pct = 0;
 };
 
 struct SizeOutcome {
@@ -31,6 +34,7 @@ struct SizeOutcome {
   Choice written;         // what the table says for this size: best when verified, else default
   double default_busbw = 0;  // GB/s, from the verification means (or the search when not run)
   double written_busbw = 0;
+  std::optional<Verdict> idle;  // with a compute load: the written choice against the default, idle
 };
 
 struct CollectiveOutcome {

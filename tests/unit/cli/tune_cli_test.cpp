@@ -169,6 +169,14 @@ TEST_F(TuneCli, ComputeLoadIsStatedInTheReport) {
   auto j = fabscope::json::parse(slurp(dir_ / "tune.json"));
   EXPECT_EQ(j["compute_load"]["sm_percent"], 50.0);
   EXPECT_TRUE(j["env_search"].is_null());
+  // The written choices are verified idle as well, and both are reported.
+  bool idle_reported = false;
+  for (const auto& s : j["collectives"][0]["sizes"]) {
+    EXPECT_EQ(s["idle"].is_object(), s["written"]["label"] != "NCCL default") << s.dump();
+    idle_reported |= s["idle"].is_object();
+  }
+  EXPECT_TRUE(idle_reported);
+  EXPECT_NE(r.out.find("idle (no load)"), std::string::npos) << r.out;
 }
 
 }  // namespace

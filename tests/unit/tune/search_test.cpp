@@ -190,5 +190,33 @@ TEST(Space, ListsParseAndNameTheBadElement) {
   EXPECT_THROW(parse_protos(""), UsageError);
 }
 
+TEST(RunTune, UnderAComputeLoadEveryWrittenChoiceIsAlsoVerifiedIdle) {
+  SimModel model;
+  SimMeasurer sim(model, 11);
+  TuneOptions o = standard_options();
+  o.compute_load_pct = 50;
+  TuneResult r = run_tune(sim, o);
+  EXPECT_EQ(r.compute_load_pct, 50);
+  int written = 0;
+  for (const auto& s : r.collectives[0].sizes) {
+    EXPECT_EQ(s.idle.has_value(), !s.written.is_default()) << s.bytes;
+    if (!s.idle) continue;
+    ++written;
+    EXPECT_EQ(s.idle->pairs, o.verify.pairs);
+  }
+  EXPECT_GT(written, 0);
+  // The measurer is left under the load the table was made for.
+  SimMeasurer loaded(model, 3), idle(model, 3);
+  loaded.set_compute_load(50);
+  EXPECT_GT(loaded.true_time_us(Collective::AllReduce, 1 << 30, kNcclDefault),
+            idle.true_time_us(Collective::AllReduce, 1 << 30, kNcclDefault));
+}
+
+TEST(RunTune, IdleRunsHaveNoIdleVerdict) {
+  SimMeasurer sim(SimModel{}, 11);
+  TuneResult r = run_tune(sim, standard_options());
+  for (const auto& s : r.collectives[0].sizes) EXPECT_FALSE(s.idle.has_value());
+}
+
 }  // namespace
 }  // namespace fabscope::tune
