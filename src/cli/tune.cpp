@@ -263,7 +263,10 @@ int cmd_tune(int argc, char** argv) {
     if (progress)
       std::cerr << "tune: environment-only settings, one process per measurement (" << shape.nranks << " ranks, "
                 << shape.nnodes << " node(s), " << shape.net_path << ")\n";
-    env_result = tune::run_env_search(pm, points, tune::env_groups(path, shape.nnodes, env_spec), env_rule);
+    auto env_progress = [&](const std::string& line) {
+      if (progress) std::cerr << "tune: " << line << "\n";
+    };
+    env_result = tune::run_env_search(pm, points, tune::env_groups(path, shape.nnodes, env_spec), env_rule, env_progress);
     env_result->processes += 1;
     env_result->net_path = shape.net_path;
     env_result->launch = launch.empty() ? "this binary re-executed, local launcher" : "each a new job of: " + args.get("launch");

@@ -152,7 +152,8 @@ void judge_env(EnvGroupOutcome& g, const std::vector<std::vector<double>>& base_
 }
 
 EnvSearchResult run_env_search(EnvMeasurer& m, const std::vector<EnvPoint>& points,
-                               const std::vector<EnvGroup>& groups, const EnvSearchRule& rule) {
+                               const std::vector<EnvGroup>& groups, const EnvSearchRule& rule,
+                               const EnvProgress& progress) {
   if (points.empty()) throw UsageError("no sizes to tune");
   EnvSearchResult r;
   r.points = points;
@@ -169,6 +170,9 @@ EnvSearchResult run_env_search(EnvMeasurer& m, const std::vector<EnvPoint>& poin
     }
     if (group.candidates.front().vars.size() != 0)
       throw Error("tune: the values of " + group.name + " must start with NCCL's default");
+    if (progress)
+      progress(group.name + ": " + std::to_string(group.candidates.size() - 1) + " values, one process each" +
+               (g.base.is_default() ? "" : " on top of " + g.base.label()));
     search_group(m, n, g, rule);
     if (g.best.is_default()) {
       g.reason = "NCCL's default was the fastest in the search";
@@ -176,6 +180,9 @@ EnvSearchResult run_env_search(EnvMeasurer& m, const std::vector<EnvPoint>& poin
       continue;
     }
     const EnvAssignment cand = merged(g.base, g.best);
+    if (progress)
+      progress(group.name + ": verifying " + g.best.label() + " against the base, " + std::to_string(rule.pairs) +
+               " process pairs");
     std::vector<std::vector<double>> b, c;
     for (int p = 0; p < rule.pairs; ++p) {
       // ABBA: the base first on even pairs, the candidate first on odd ones.

@@ -13,6 +13,7 @@
 // Pure over the EnvMeasurer: tests run it on the simulated model; the CLI runs it through
 // worker processes (tune/env_worker.hpp).
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -86,8 +87,12 @@ struct EnvSearchResult {
   std::int64_t processes = 0;
 };
 
+// progress (optional) gets one line per step (a setting's search, its verification): each
+// process takes seconds on GPUs (the job and its communicator start every time).
+using EnvProgress = std::function<void(const std::string&)>;
 EnvSearchResult run_env_search(EnvMeasurer& m, const std::vector<EnvPoint>& points,
-                               const std::vector<EnvGroup>& groups, const EnvSearchRule& rule);
+                               const std::vector<EnvGroup>& groups, const EnvSearchRule& rule,
+                               const EnvProgress& progress = {});
 
 // The rule of step 3 on measured pairs (pure): per_point[i] are the pairs' times of point i.
 void judge_env(EnvGroupOutcome& g, const std::vector<std::vector<double>>& base_us,

@@ -61,6 +61,18 @@ TEST(EnvSearch, FindsTheBufferSizeThatHelpsAndKeepsTheThreadsDefault) {
   }
 }
 
+TEST(EnvSearch, ReportsEachSearchAndVerification) {
+  SimProcesses m(1);
+  m.points = standard_points();
+  std::vector<std::string> lines;
+  run_env_search(m, m.points, env_groups(NetPath::None, 1, {}), EnvSearchRule{},
+                 [&](const std::string& l) { lines.push_back(l); });
+  ASSERT_GE(lines.size(), 3u);
+  EXPECT_EQ(lines[0], "NCCL_BUFFSIZE: 4 values, one process each");
+  EXPECT_EQ(lines[1], "NCCL_BUFFSIZE: verifying NCCL_BUFFSIZE=8388608 against the base, 4 process pairs");
+  EXPECT_EQ(lines[2], "NCCL_NTHREADS: 3 values, one process each on top of NCCL_BUFFSIZE=8388608");
+}
+
 TEST(EnvSearch, LaterSettingsAreMeasuredOnTopOfTheKeptOnes) {
   SimProcesses m(9);
   m.points = standard_points();
