@@ -72,7 +72,8 @@ int cmd_report(int argc, char** argv) {
   r.title = args.get("title");
   r.docs_url = args.get("docs-url");
   r.generated_utc = now_utc();
-  for (const auto& f : files) r.inputs.push_back(report::load_json_file(f));
+  for (const auto& f : files)
+    for (auto& in : report::load_json_file(f)) r.inputs.push_back(std::move(in));
   for (const auto& f : nccl)
     for (auto& in : report::load_nccl_tests_file(f)) r.inputs.push_back(std::move(in));
 

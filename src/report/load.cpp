@@ -1,5 +1,7 @@
 #include "report/load.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -115,6 +117,37 @@ Input input_from_json_text(const std::string& file, std::string_view text) {
   return input_from_json(file, doc);
 }
 
+std::vector<Input> inputs_from_json_text(const std::string& file, std::string_view text) {
+  auto blank = [](std::string_view l) {
+    return std::all_of(l.begin(), l.end(), [](unsigned char c) { return std::isspace(c) != 0; });
+  };
+  std::vector<std::pair<std::size_t, std::string_view>> lines;  // 1-based line number, text
+  for (std::size_t pos = 0, no = 1; pos < text.size(); ++no) {
+    std::size_t end = std::min(text.find('\n', pos), text.size());
+    if (!blank(text.substr(pos, end - pos))) lines.emplace_back(no, text.substr(pos, end - pos));
+    pos = end + 1;
+  }
+  if (lines.size() > 1) {
+    json first = json::parse(lines[0].second.begin(), lines[0].second.end(), nullptr, false);
+    if (!first.is_discarded() && first.is_object() && first.value("schema", json()) == "fabscope.rdma") {
+      std::vector<Input> out;
+      for (std::size_t k = 0; k < lines.size(); ++k) {
+        Input in = input_from_json_text(file + ":" + std::to_string(lines[k].first), lines[k].second);
+        if (in.kind != InputKind::Rdma)
+          throw Error(file + ":" + std::to_string(lines[k].first) + ": schema " + in.schema +
+                      " in a JSON Lines file of fabscope.rdma sessions");
+        in.file = file;
+        in.label = label_for(file) + " #" + std::to_string(k + 1);
+        out.push_back(std::move(in));
+      }
+      return out;
+    }
+  }
+  std::vector<Input> out;
+  out.push_back(input_from_json_text(file, text));
+  return out;
+}
+
 std::vector<Input> inputs_from_nccl_tests_text(const std::string& file, std::string_view text) {
   auto runs = parse_nccl_tests(file, text);
   std::vector<Input> out;
@@ -132,8 +165,8 @@ std::vector<Input> inputs_from_nccl_tests_text(const std::string& file, std::str
   return out;
 }
 
-Input load_json_file(const std::string& path) {
-  return input_from_json_text(path, read_file(path, kMaxInputBytes));
+std::vector<Input> load_json_file(const std::string& path) {
+  return inputs_from_json_text(path, read_file(path, kMaxInputBytes));
 }
 
 std::vector<Input> load_nccl_tests_file(const std::string& path) {

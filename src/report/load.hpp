@@ -28,11 +28,15 @@ constexpr std::size_t kMaxInputBytes = 512u << 20;
 // From text already read: `file` is only used in messages and labels.
 Input input_from_json_text(const std::string& file, std::string_view text);
 Input input_from_json(const std::string& file, const json& doc);
+// As input_from_json_text, and JSON Lines of fabscope.rdma (`fabscope rdma --server --sessions N
+// --json` writes one compact object per session and line): one Input per line, labelled
+// "name #1", "name #2"; an error names "FILE:LINE".
+std::vector<Input> inputs_from_json_text(const std::string& file, std::string_view text);
 // nccl-tests output: every table in the text is one run (one Input each).
 std::vector<Input> inputs_from_nccl_tests_text(const std::string& file, std::string_view text);
 
 // Reading the files.
-Input load_json_file(const std::string& path);
+std::vector<Input> load_json_file(const std::string& path);
 std::vector<Input> load_nccl_tests_file(const std::string& path);
 
 // "runs/default.json" -> "default".

@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
-#include <regex>
 #include <sstream>
 
 #include "core/error.hpp"
@@ -36,9 +35,10 @@ std::string error_of(const std::string& file, const json& doc) {
   return "";
 }
 
-std::size_t count(const std::string& html, const std::string& re) {
-  std::regex r(re);
-  return static_cast<std::size_t>(std::distance(std::sregex_iterator(html.begin(), html.end(), r), std::sregex_iterator()));
+std::size_t count(const std::string& html, const std::string& what) {
+  std::size_t n = 0;
+  for (auto p = html.find(what); p != std::string::npos; p = html.find(what, p + 1)) ++n;
+  return n;
 }
 
 // A cluster of n nodes, every pair measured at 100 Gb/s except the ones given.
@@ -166,7 +166,7 @@ TEST(ReportCluster, Render_MarksSlowNodeAndSlowLinkDifferently) {
   EXPECT_EQ(count(html, R"(data-from="1" data-to="0" data-gbps="100" data-outlier="slow-link")"), 1u);
   EXPECT_EQ(count(html, R"(<path class="mark-link")"), 2u);
   EXPECT_EQ(count(html, R"(<rect class="mark-node" data-ranks="4")"), 2u);  // its row and its column
-  EXPECT_EQ(count(html, R"(<rect class="cell"[^>]*data-outlier="slow-node")"), 10u);  // 5 cells in its row, 5 in its column
+  EXPECT_EQ(count(html, R"(data-outlier="slow-node"><title>)"), 10u);  // cells; table rows have more attributes  // 5 cells in its row, 5 in its column
   EXPECT_NE(html.find("SLOW LINK n0 \xE2\x80\x93 n1: 40.0 Gb/s"), std::string::npos);
   EXPECT_NE(html.find("SLOW NODE n4: 5 of 5 pairs slow"), std::string::npos);
   EXPECT_NE(html.find("<tr class=\"outlier\" data-outlier=\"slow-link\" data-a=\"0\" data-b=\"1\">"), std::string::npos);
@@ -304,4 +304,26 @@ TEST(ReportRdma, BadDocuments_AreRefusedNamingFileAndField) {
   j = good;
   j["sizes"][0]["gbps"] = "fast";
   EXPECT_EQ(error_of("l.json", j), "l.json: field 'sizes[0].gbps': expected a number, got string \"fast\"");
+}
+
+TEST(ReportRdma, ServerSessionsAsJsonLines_AreOneInputEach) {
+  // `fabscope rdma --server --sessions 2 --json`: one compact object per line.
+  json a = json::parse(fixture_text("rdma-vm/write-bw-64k.client.json"));
+  json b = json::parse(fixture_text("rdma-vm/read-bw-4k-64k-2qp.client.json"));
+  a["role"] = b["role"] = "server";
+  auto ins = inputs_from_json_text("srv/sessions.json", a.dump() + "\n" + b.dump() + "\n\n");
+  ASSERT_EQ(ins.size(), 2u);
+  EXPECT_EQ(ins[0].label, "sessions #1");
+  EXPECT_EQ(ins[1].label, "sessions #2");
+  EXPECT_EQ(ins[1].file, "srv/sessions.json");
+  EXPECT_EQ(ins[1].rdma.sizes.size(), 2u);
+  // A pretty-printed document is one input, whatever its line count.
+  EXPECT_EQ(inputs_from_json_text("one.json", fixture_text("rdma-vm/write-bw-64k.client.json")).size(), 1u);
+  b["sizes"][1]["gbps"] = nullptr;
+  try {
+    inputs_from_json_text("s.json", a.dump() + "\n" + b.dump() + "\n");
+    FAIL() << "a bad second line was read";
+  } catch (const fabscope::Error& e) {
+    EXPECT_EQ(std::string(e.what()), "s.json:2: field 'sizes[1].gbps': expected a number, got null");
+  }
 }

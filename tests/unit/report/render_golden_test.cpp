@@ -107,7 +107,8 @@ TEST(ReportGolden, ClusterAndRdmaFromRealRuns) {
   Report r;
   for (const char* f : {"cluster-runs/vm5-slow-node.json", "cluster-runs/mpirun4-port-down.json",
                         "cluster-runs/mpirun4-mtu.json", "rdma-vm/write-bw-64k.client.json",
-                        "rdma-vm/send-bw-64k.client.json", "rdma-vm/write-lat-8.client.json",
+                        "rdma-vm/send-bw-64k.client.json", "rdma-vm/read-bw-4k-64k-2qp.client.json",
+                        "rdma-vm/write-bw-bidir-2qp.client.json", "rdma-vm/write-lat-8.client.json",
                         "rdma-vm/link-down.client.json"})
     r.inputs.push_back(input_from_json_text(f, slurp(fabscope::testing::fixture(f))));
   compare("cluster-rdma", r);
