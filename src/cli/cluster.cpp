@@ -51,14 +51,15 @@ int cmd_cluster(int argc, char** argv) {
   args.option("--root", "DIR", "read sys/ and proc/ under DIR instead of / (env FABSCOPE_ROOT)")
       .option("--pairs", "MODE", "all | ring | K (random rounds) | none", "ring")
       .option("--pair-seconds", "S", "seconds per direction of each pair test (0.1-60)", "2")
-      .option("--engine", "NAME", "pair engine: tcp", "tcp")
+      .option("--engine", "NAME", "pair engine: auto (rdma where both nodes have it, else tcp) | rdma | tcp",
+              "auto")
       .option("--launcher", "KIND", "auto | mpi | env", "auto")
       .option("--timeout", "S", "seconds rank 0 waits for every node to join (env launcher)", "60")
       .option("--nodes", "LIST", "node names by rank, Slurm hostlist syntax (default $SLURM_JOB_NODELIST)")
       .option("--seed", "N", "seed of the random rounds of --pairs K", "1")
       .flag("--drain", "run the printed scontrol drain commands for failing nodes")
       .flag("--json", "print the result as JSON (schema fabscope.cluster, docs/formats.md)")
-      .choices("engine", {"tcp"})
+      .choices("engine", {"auto", "rdma", "tcp"})
       .choices("launcher", {"auto", "mpi", "env"})
       .example("mpirun -np 16 --map-by ppr:1:node fabscope cluster", "16 nodes, consistency and ring pairs")
       .example("srun -N 64 --ntasks-per-node=1 --mpi=pmix fabscope cluster --pairs 4",
@@ -66,6 +67,8 @@ int cmd_cluster(int argc, char** argv) {
       .example("RANK=$i WORLD_SIZE=4 MASTER_ADDR=n0 MASTER_PORT=29400 FABSCOPE_CLUSTER_TOKEN=t fabscope cluster",
                "the env contract, one process per node")
       .example("fabscope cluster --pairs none --json | jq '.findings[].id'", "consistency only")
+      .example("mpirun -np 8 --map-by ppr:1:node fabscope cluster --pairs all --engine rdma",
+               "every pair over RDMA WRITE; a node without RDMA is reported, not measured")
       .footer(std::string(core::kExitCodesHelp) +
               "\nEvery rank exits with rank 0's code. A node that never joins within --timeout is a\n"
               "cluster.node_missing failure named in the report; a wrong token, a bad launcher\n"
@@ -75,8 +78,7 @@ int cmd_cluster(int argc, char** argv) {
   const double pair_seconds = args.get_double("pair-seconds", 0.1, 60);
   const long long timeout_s = args.get_int("timeout", 1, 3600);
   const long long seed = args.get_int("seed", 0, (1ll << 62));
-  if (args.get("engine") != "tcp")
-    throw UsageError("--engine '" + args.get("engine") + "': this build has the tcp engine only");
+  const cluster::EngineMode engine_mode = cluster::parse_engine_mode(args.get("engine"));
   const cluster::Launch launch = cluster::detect_launch(args.get("launcher"), [](const char* n) { return std::getenv(n); });
 
   std::string node_list = args.get("nodes");
@@ -126,12 +128,22 @@ int cmd_cluster(int argc, char** argv) {
     to.step_timeout = std::chrono::seconds(timeout_s) + 4 * ro.pair_duration;
     ex = cluster::make_tcp_exchange(to);
   }
-  std::unique_ptr<cluster::PairEngine> engine;
+  // Every node offers what it has; each pair takes the engine both ends offer (engine_choice.hpp).
+  std::unique_ptr<cluster::PairEngine> tcp;
+  cluster::RdmaEngineSetup rdma;
+  cluster::PairEngines engines;
+  engines.mode = engine_mode;
   if (pairs.mode != cluster::PairsMode::None) {
     const char* addr = std::getenv("FABSCOPE_CLUSTER_PAIR_ADDR");
-    engine = cluster::make_tcp_engine(addr && *addr ? addr : ex->local_address());
+    const std::string host = addr && *addr ? addr : ex->local_address();
+    if (engine_mode != cluster::EngineMode::Rdma) tcp = cluster::make_tcp_engine(host);
+    if (engine_mode != cluster::EngineMode::Tcp) rdma = cluster::make_rdma_engine(host);
+    else rdma.note = "--engine tcp";
+    engines.tcp = tcp.get();
+    engines.rdma = rdma.engine.get();
+    engines.rdma_note = rdma.note;
   }
-  auto input = cluster::run_cluster(*ex, std::move(mine), engine.get(), ro);
+  auto input = cluster::run_cluster(*ex, std::move(mine), engines, ro);
   int code = 0;
   if (input) {
     cluster::ClusterResult r = cluster::judge(std::move(*input));

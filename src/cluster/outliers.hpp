@@ -23,6 +23,8 @@ struct PairResult {
   std::optional<double> a_to_b_gbps;  // measured a -> b
   std::optional<double> b_to_a_gbps;
   std::string error;                  // the measurement failed: why (both values then unset)
+  std::string engine;                 // "rdma" | "tcp" | "" (not measured)
+  std::string engine_reason;          // why that engine (engine_choice.hpp)
   // The pair's figure: the slower direction (a link is as good as its worse direction).
   std::optional<double> value_gbps() const;
 };

@@ -3,8 +3,10 @@
 // time per node; the engine opens its endpoint at start so its address can travel in the node
 // summary.
 //   tcp   a TCP stream each way (pair_tcp.cpp): what NCCL's socket transport gets, and a working
-//         stand-in where no RDMA engine is built in; a shaped or degraded NIC shows in it.
-// The `fabscope rdma` engine (RDMA WRITE bandwidth through RDMA CM) plugs in here as "rdma".
+//         stand-in where a node has no RDMA; a shaped or degraded NIC shows in it.
+//   rdma  the `fabscope rdma` engine (pair_rdma.cpp): RDMA WRITE bandwidth through RDMA CM, one
+//         direction after the other, each node serving its own rdma::Server; what NCCL's IB/RoCE
+//         transport uses.
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -13,8 +15,9 @@
 namespace fabscope::cluster {
 
 struct PairSide {
-  std::optional<double> rx_gbps;  // peer -> me, measured here
+  std::optional<double> rx_gbps;  // peer -> me, measured here (tcp: the receiver counts)
   std::string error;
+  std::optional<double> tx_gbps;  // me -> peer, measured here (rdma WRITE: the writer counts)
 };
 
 class PairEngine {
@@ -27,7 +30,20 @@ class PairEngine {
   virtual PairSide run(const std::string& peer_address, bool initiator, std::chrono::milliseconds duration) = 0;
 };
 
-// host: the address peers use to reach this node ("" = the first non-loopback IPv4 address).
+// The first non-loopback IPv4 address: the pair address when the launcher gives none (MPI).
+std::string default_pair_host();
+
+// host: the address peers use to reach this node ("" = default_pair_host()).
 std::unique_ptr<PairEngine> make_tcp_engine(const std::string& host);
+
+// The rdma engine on this node, or why there is none: no RDMA device or ACTIVE port (chosen as
+// `fabscope rdma` chooses it, for the address host, from the live node), the libraries cannot
+// be loaded, the server cannot listen. note: the device ("rxe0:1 on eth0") or the reason,
+// "rdma.<id>: ..." where a `fabscope rdma` finding says it.
+struct RdmaEngineSetup {
+  std::unique_ptr<PairEngine> engine;
+  std::string note;
+};
+RdmaEngineSetup make_rdma_engine(const std::string& host);  // "" = default_pair_host()
 
 }  // namespace fabscope::cluster

@@ -172,6 +172,8 @@ class TcpEngine : public PairEngine {
 
 }  // namespace
 
+std::string default_pair_host() { return first_ipv4(); }
+
 std::unique_ptr<PairEngine> make_tcp_engine(const std::string& host) { return std::make_unique<TcpEngine>(host); }
 
 }  // namespace fabscope::cluster

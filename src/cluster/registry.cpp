@@ -25,6 +25,7 @@ const std::vector<checks::CheckInfo>& registry() {
       {"cluster.slow_node", "cluster", Severity::Fail, "every pair of one node is slow"},
       {"cluster.slow_link", "cluster", Severity::Warn, "one pair is slow, both nodes are fine elsewhere"},
       {"cluster.pair_failed", "cluster", Severity::Fail, "a pairwise measurement did not complete"},
+      {"cluster.pair_engine_fallback", "cluster", Severity::Warn, "a node's pairs ran over tcp, not RDMA"},
   };
   return r;
 }

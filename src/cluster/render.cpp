@@ -17,6 +17,20 @@ std::string cut(const std::string& s, std::size_t w) {
   return s.substr(0, w - 1) + "~";
 }
 
+// "rdma 8, tcp 2" (pairs per engine that ran), "none" when nothing ran.
+std::string engine_counts(const ClusterInput& in) {
+  std::vector<std::pair<std::string, std::size_t>> n;
+  for (const auto& p : in.pair_results) {
+    const std::string e = p.engine.empty() ? "not measured" : p.engine;
+    auto it = std::find_if(n.begin(), n.end(), [&](const auto& x) { return x.first == e; });
+    if (it == n.end()) n.push_back({e, 1});
+    else ++it->second;
+  }
+  std::string out;
+  for (const auto& [e, c] : n) out += (out.empty() ? "" : ", ") + e + " " + std::to_string(c);
+  return out.empty() ? "none" : out;
+}
+
 }  // namespace
 
 std::string render_consistency(const Consistency& c, std::size_t width) {
@@ -156,7 +170,18 @@ std::string render_text(const ClusterResult& r, bool drain_ran, std::size_t widt
   os << "\n\n" << render_consistency(r.consistency, width);
   if (in.pairs.mode != PairsMode::None) {
     os << "\npairs " << pairs_name(in.pairs) << ": " << in.rounds << " round(s), " << in.pair_results.size()
-       << " pair(s), engine " << (in.engine.empty() ? "none" : in.engine) << "\n";
+       << " pair(s), engine " << (in.engine_mode.empty() ? "" : in.engine_mode + ": ") << engine_counts(in)
+       << (in.engine.empty() ? "" : "; judged over " + in.engine) << "\n";
+    // Why pairs did not run over the judged engine, one line per distinct reason.
+    std::vector<std::pair<std::string, std::size_t>> reasons;
+    for (const auto& p : in.pair_results) {
+      if (p.engine == in.engine || p.engine_reason.empty()) continue;
+      const std::string key = (p.engine.empty() ? "not measured" : p.engine) + ": " + p.engine_reason;
+      auto it = std::find_if(reasons.begin(), reasons.end(), [&](const auto& x) { return x.first == key; });
+      if (it == reasons.end()) reasons.push_back({key, 1});
+      else ++it->second;
+    }
+    for (const auto& [why, count] : reasons) os << cut("  " + std::to_string(count) + " pair(s) " + why, width) << "\n";
     std::vector<std::string> names(static_cast<std::size_t>(std::max(in.world, 0)));
     for (std::size_t i = 0; i < names.size(); ++i) names[i] = "rank" + std::to_string(i);
     for (const auto& n : in.nodes)

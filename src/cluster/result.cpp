@@ -22,6 +22,40 @@ std::string reason_for(const std::set<std::string>& ids) {
   return reason;
 }
 
+// auto: the nodes whose pairs fell back to tcp while others had RDMA (warn, one per node), or
+// one note that no node offered RDMA at all.
+std::vector<Finding> engine_fallback_findings(const ClusterInput& in) {
+  std::vector<Finding> out;
+  if (in.engine_mode != "auto") return out;
+  std::set<int> on_tcp;
+  for (const auto& p : in.pair_results)
+    if (p.engine == "tcp") on_tcp.insert(p.a), on_tcp.insert(p.b);
+  if (on_tcp.empty()) return out;
+  std::size_t with_rdma = 0;
+  for (const auto& n : in.nodes) with_rdma += !n.rdma_address.empty();
+  if (with_rdma == 0) {
+    std::string why = in.nodes.empty() ? "" : in.nodes.front().name + ": " + in.nodes.front().rdma_note;
+    out.push_back(make_finding(
+        "cluster.pair_engine_fallback", Severity::Info, "pairs",
+        "every pair ran over tcp: no node offers an RDMA endpoint", why,
+        "where the nodes have RDMA: `fabscope rdma` between two of them says what is missing (device, "
+        "ACTIVE port, RoCE v2 GID, libibverbs/librdmacm)"));
+    return out;
+  }
+  for (const auto& n : in.nodes) {
+    if (!n.rdma_address.empty() || !on_tcp.count(n.rank)) continue;
+    const std::string name = n.name.empty() ? "rank" + std::to_string(n.rank) : n.name;
+    out.push_back(make_finding(
+        "cluster.pair_engine_fallback", Severity::Warn, name,
+        "the pairs of " + name + " ran over tcp, not RDMA: it offers no RDMA endpoint while " +
+            std::to_string(with_rdma) + " node(s) do",
+        name + ": " + (n.rdma_note.empty() ? "no RDMA endpoint advertised" : n.rdma_note),
+        "on " + name + ": fabscope probe and fabscope check (RDMA device, ACTIVE port, RoCE v2 GID, "
+        "libibverbs and librdmacm installed); NCCL on this node would fall back to sockets too"));
+  }
+  return out;
+}
+
 }  // namespace
 
 ClusterResult judge(ClusterInput input, const OutlierOptions& opts) {
@@ -40,8 +74,22 @@ ClusterResult judge(ClusterInput input, const OutlierOptions& opts) {
   for (std::size_t i = 0; i < names.size(); ++i) names[i] = "rank" + std::to_string(i);
   for (const auto& n : nodes)
     if (n.rank >= 0 && n.rank < world && !n.name.empty()) names[static_cast<std::size_t>(n.rank)] = n.name;
-  r.outliers = detect_outliers(world, r.input.pair_results, opts);
+  // Outliers are judged among the pairs of one engine, the one that measured most (rdma on a
+  // tie): a tcp fallback pair beside RDMA pairs is slower by nature, not because of its nodes.
+  std::map<std::string, std::size_t> per_engine;
+  for (const auto& p : r.input.pair_results)
+    if (p.value_gbps()) ++per_engine[p.engine];
+  std::string judged;
+  std::size_t most = 0;
+  for (const auto& [engine, count] : per_engine)
+    if (count > most || (count == most && engine == "rdma")) judged = engine, most = count;
+  if (!judged.empty()) r.input.engine = judged;
+  std::vector<PairResult> same_engine;
+  for (const auto& p : r.input.pair_results)
+    if (p.engine == judged) same_engine.push_back(p);
+  r.outliers = detect_outliers(world, same_engine, opts);
   auto pair_findings = outlier_findings(r.outliers, r.input.pair_results, names);
+  for (auto& f : engine_fallback_findings(r.input)) pair_findings.push_back(std::move(f));
 
   for (auto* fs : {&node_findings, &r.consistency.findings, &pair_findings})
     r.findings.insert(r.findings.end(), fs->begin(), fs->end());
@@ -95,7 +143,8 @@ json cluster_json(const ClusterResult& r) {
   json nodes = json::array();
   for (const auto& n : in.nodes)
     nodes.push_back({{"rank", n.rank}, {"name", n.name}, {"fabscope_version", n.fabscope_version},
-                     {"pair_address", n.pair_address}, {"error", n.error}, {"findings", n.findings}});
+                     {"pair_address", n.pair_address}, {"rdma_address", n.rdma_address}, {"rdma_note", n.rdma_note},
+                     {"error", n.error}, {"findings", n.findings}});
   json attrs = json::array();
   for (const auto& a : r.consistency.attributes) {
     json odd = json::array();
@@ -108,7 +157,10 @@ json cluster_json(const ClusterResult& r) {
   json pairs = json::array();
   for (const auto& p : in.pair_results)
     pairs.push_back({{"a", p.a}, {"b", p.b}, {"a_to_b_gbps", p.a_to_b_gbps}, {"b_to_a_gbps", p.b_to_a_gbps},
-                     {"error", p.error}});
+                     {"engine", p.engine}, {"engine_reason", p.engine_reason}, {"error", p.error}});
+  json by_engine = json::object();
+  for (const auto& p : in.pair_results)
+    if (!p.engine.empty()) by_engine[p.engine] = by_engine.value(p.engine, 0) + 1;
   json slow_nodes = json::array(), slow_links = json::array();
   for (const auto& s : r.outliers.slow_nodes)
     slow_nodes.push_back({{"rank", s.rank}, {"pairs", s.pairs}, {"slow_pairs", s.slow_pairs},
@@ -138,7 +190,8 @@ json cluster_json(const ClusterResult& r) {
               {"missing", missing},
               {"attributes", attrs},
               {"pairwise",
-               {{"mode", pairs_name(in.pairs)}, {"rounds", in.rounds}, {"engine", in.engine},
+               {{"mode", pairs_name(in.pairs)}, {"rounds", in.rounds}, {"engine", in.engine}, {"engine_mode", in.engine_mode},
+                {"pairs_by_engine", by_engine},
                 {"seconds_per_direction", in.pair_seconds}, {"pairs", pairs},
                 {"measured", r.outliers.measured}, {"judged", r.outliers.judged},
                 {"median_gbps", r.outliers.judged ? num(r.outliers.median_gbps) : json(nullptr)},

@@ -23,7 +23,8 @@ struct ClusterInput {
   PairsSpec pairs;
   std::size_t rounds = 0;              // rounds of the schedule that ran
   std::vector<PairResult> pair_results;
-  std::string engine;                  // what measured the pairs ("tcp"), "" none
+  std::string engine_mode;             // --engine: "auto" | "rdma" | "tcp"
+  std::string engine;                  // judge(): the engine of most measured pairs, "" none
   double pair_seconds = 0;             // per direction
 };
 

@@ -1,13 +1,15 @@
 #pragma once
 // One `fabscope cluster` run on every rank: gather the node summaries on rank 0, then the pair
-// rounds (rank 0 broadcasts each round; every rank runs its pair; rank 0 gathers the rates, which
-// also keeps the rounds apart), then rank 0 judges. Non-zero ranks return nullopt.
+// rounds (rank 0 broadcasts the plan once; every rank runs its pair of each round with the engine
+// both ends offer; rank 0 gathers the rates, which also keeps the rounds apart), then rank 0
+// judges. Non-zero ranks return nullopt.
 #include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "cluster/engine_choice.hpp"
 #include "cluster/exchange.hpp"
 #include "cluster/pair_engine.hpp"
 #include "cluster/result.hpp"
@@ -21,7 +23,15 @@ struct RunOptions {
   std::vector<std::string> node_names;  // by rank, for nodes that never join ("" unknown)
 };
 
-// engine may be null when pairs.mode is None.
-std::optional<ClusterInput> run_cluster(Exchange& ex, NodeSummary mine, PairEngine* engine, const RunOptions& opts);
+// The engines this node offers (either may be null) and how a pair picks one.
+struct PairEngines {
+  EngineMode mode = EngineMode::Auto;
+  PairEngine* tcp = nullptr;
+  PairEngine* rdma = nullptr;
+  std::string rdma_note;  // make_rdma_engine's note: the device, or why there is no rdma engine
+};
+
+std::optional<ClusterInput> run_cluster(Exchange& ex, NodeSummary mine, const PairEngines& engines,
+                                        const RunOptions& opts);
 
 }  // namespace fabscope::cluster

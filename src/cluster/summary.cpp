@@ -125,7 +125,7 @@ void to_json(json& j, const NodeSummary& s) {
   j = json{{"schema", "fabscope.cluster.node"}, {"schema_version", NodeSummary::kSchemaVersion},
            {"rank", s.rank}, {"name", s.name}, {"fabscope_version", s.fabscope_version},
            {"attributes", s.attributes}, {"findings", s.findings}, {"pair_address", s.pair_address},
-           {"error", s.error}};
+           {"rdma_address", s.rdma_address}, {"rdma_note", s.rdma_note}, {"error", s.error}};
 }
 
 NodeSummary summary_from_json(const json& j) {
@@ -149,6 +149,10 @@ NodeSummary summary_from_json(const json& j) {
   s.fabscope_version = field("fabscope_version", json::value_t::string).get<std::string>();
   s.pair_address = field("pair_address", json::value_t::string).get<std::string>();
   s.error = field("error", json::value_t::string).get<std::string>();
+  // Added after the first release of the summary: absent from an older sender means "no RDMA
+  // endpoint offered" (its version is flagged by cluster.version_mismatch anyway).
+  for (auto [name, into] : {std::pair{"rdma_address", &s.rdma_address}, std::pair{"rdma_note", &s.rdma_note}})
+    if (j.contains(name)) *into = field(name, json::value_t::string).get<std::string>();
   const json& attrs = field("attributes", json::value_t::object);
   for (auto it = attrs.begin(); it != attrs.end(); ++it) {
     if (!it.value().is_string()) throw Error("node summary: attribute '" + it.key() + "' is not a string");

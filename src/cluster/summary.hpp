@@ -21,7 +21,9 @@ struct NodeSummary {
   // Attribute key ("rdma.rate", "env.NCCL_IB_HCA") -> value; "" = unknown on that node.
   std::map<std::string, std::string> attributes;
   std::vector<Finding> findings;  // the node's own checks, warn and fail only (bounded)
-  std::string pair_address;       // where peers reach this node for pairwise tests ("" none)
+  std::string pair_address;       // where peers reach this node's tcp pair engine ("" none)
+  std::string rdma_address;       // where peers reach this node's rdma pair engine ("" none)
+  std::string rdma_note;          // the RDMA device behind rdma_address, or why there is none
   std::string error;              // the node could not probe itself: why
 };
 

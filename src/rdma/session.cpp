@@ -146,7 +146,8 @@ struct Server::Impl {
   Options opts;
   Listener listener;
   std::atomic<bool> stopped{false};
-  Impl(const Options& o) : opts(o), listener(o.bind_address, o.tcp_port) {}
+  // Port 0 takes the kernel's choice; RDMA CM then listens on the number the kernel gave.
+  Impl(const Options& o) : opts(o), listener(o.bind_address, o.tcp_port) { opts.tcp_port = listener.port(); }
 
   Result session(Control& ctl) {
     Result res;

@@ -4,7 +4,9 @@
 # hostname is "(none)"). One value changed per scenario, as in tests/fixtures/VARIANTS.md:
 #   1. node2's veth0 MTU 1500 (the others 9000): cluster.mtu_differs names node2, exit 1;
 #   2. node3's rxe1 port DOWN: cluster.node_fails_check on node3 with link.port_down@rxe1:1 in
-#      the drain line, exit 2; pairs all over the tcp engine: 6 pairs measured, none failed.
+#      the drain line, exit 2; pairs all: no RDMA on this machine, so --engine auto falls back to
+#      tcp for every pair and says why (6 pairs measured, none failed); --engine rdma reports the
+#      6 pairs as not measured, with the reason.
 # Usage: cluster_mpi_test.sh FABSCOPE_BINARY
 set -euo pipefail
 fabscope=$1
@@ -72,4 +74,23 @@ json "d['drain'][0]['command']" | grep -qx 'scontrol update NodeName=node3 State
 [ "$(json "d['pairwise']['rounds']")" = 3 ] || fail "pairs all over 4 nodes is not 3 rounds"
 [ "$(json "len([p for p in d['pairwise']['pairs'] if p['a_to_b_gbps'] and p['b_to_a_gbps']])")" = 6 ] ||
   fail "not 6 measured pairs: $(json "d['pairwise']['pairs']")"
-echo "ok: port down on node3 -> drain line; 6 pairs measured over tcp"
+# --engine auto (the default) on a machine without RDMA: every pair falls back to tcp and says
+# why, each node says why it offers no RDMA endpoint, and one info finding notes it.
+[ "$(json "sorted({p['engine'] for p in d['pairwise']['pairs']})")" = "['tcp']" ] ||
+  fail "pairs did not run over tcp: $(json "d['pairwise']['pairs']")"
+[ "$(json "d['pairwise']['engine_mode'] + ' ' + d['pairwise']['engine']")" = "auto tcp" ] || fail "engine fields"
+json "d['pairwise']['pairs'][0]['engine_reason']" | grep -q '^fallback: node.* has no usable RDMA endpoint (' ||
+  fail "no fallback reason: $(json "d['pairwise']['pairs'][0]")"
+[ "$(json "all(n['rdma_address'] == '' and n['rdma_note'] for n in d['nodes'])")" = True ] ||
+  fail "nodes do not say why they offer no RDMA: $(json "d['nodes']")"
+[ "$(json "[f['severity'] for f in d['findings'] if f['id'] == 'cluster.pair_engine_fallback']")" = "['info']" ] ||
+  fail "no info finding for the tcp fallback"
+echo "ok: port down on node3 -> drain line; 6 pairs measured over tcp, fallback reason given"
+
+# --engine rdma without RDMA: nothing is measured, every pair is reported with the reason, no hang.
+run --pairs all --pair-seconds 0.2 --engine rdma --json
+[ "$rc" = 2 ] || { cat "$work/err"; echo "$out"; fail "--engine rdma: exit $rc, expected 2"; }
+[ "$(json "all(p['engine'] == '' and 'no usable RDMA endpoint' in p['error'] for p in d['pairwise']['pairs'])")" = True ] ||
+  fail "--engine rdma pairs: $(json "d['pairwise']['pairs']")"
+[ "$(json "len([f for f in d['findings'] if f['id'] == 'cluster.pair_failed'])")" = 6 ] || fail "not 6 pair_failed"
+echo "ok: --engine rdma without RDMA: 6 pairs reported not measured, with the reason"
