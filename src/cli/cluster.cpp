@@ -8,6 +8,7 @@
 #include "cli/commands.hpp"
 #include "cluster/exchange.hpp"
 #include "cluster/launch.hpp"
+#include "cluster/pair_engine.hpp"
 #include "cluster/render.hpp"
 #include "cluster/run.hpp"
 #include "core/args.hpp"
@@ -126,6 +127,8 @@ int cmd_cluster(int argc, char** argv) {
     to.name = mine.name;
     to.join_timeout = std::chrono::seconds(timeout_s);
     to.step_timeout = std::chrono::seconds(timeout_s) + 4 * ro.pair_duration;
+    if (engine_mode != cluster::EngineMode::Tcp && pairs.mode != cluster::PairsMode::None)
+      to.step_timeout += cluster::kRdmaPairAllowance;
     ex = cluster::make_tcp_exchange(to);
   }
   // Every node offers what it has; each pair takes the engine both ends offer (engine_choice.hpp).

@@ -25,6 +25,7 @@ struct PairResult {
   std::string error;                  // the measurement failed: why (both values then unset)
   std::string engine;                 // "rdma" | "tcp" | "" (not measured)
   std::string engine_reason;          // why that engine (engine_choice.hpp)
+  std::optional<double> wall_seconds; // the pair's test from start to end, both directions and setup
   // The pair's figure: the slower direction (a link is as good as its worse direction).
   std::optional<double> value_gbps() const;
 };

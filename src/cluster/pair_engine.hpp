@@ -45,5 +45,8 @@ struct RdmaEngineSetup {
   std::string note;
 };
 RdmaEngineSetup make_rdma_engine(const std::string& host);  // "" = default_pair_host()
+// The most one rdma pair can take beyond twice the duration: per direction, the wait for the
+// peer's connection and the session watchdog (pair_rdma.cpp), for the exchange's step timeout.
+constexpr std::chrono::seconds kRdmaPairAllowance{2 * (30 + 30)};
 
 }  // namespace fabscope::cluster

@@ -23,8 +23,10 @@ constexpr std::uint64_t kMessageBytes = 65536;
 // node longer to drain than the watchdog allows (8 MiB at 4 Mbit/s: 17 s, and a completion is
 // signalled only every 64 WRITEs): the pair would fail instead of measuring slow.
 constexpr int kTxDepth = 16;
-// Watchdog of each session: no progress for this long ends it with rdma.timeout.
-constexpr double kWatchdogS = 10;
+// Watchdog of each session: no progress for this long ends it with rdma.timeout. Longer than
+// `fabscope rdma`'s 10 s: the peer may still be closing its test of the other direction when
+// this side's hello arrives (seconds between loaded TCG guests).
+constexpr double kWatchdogS = 30;
 // How long the serving side waits for its peer's test to connect.
 constexpr double kAcceptWaitS = 30;
 
@@ -36,8 +38,11 @@ std::string first_failure(const rdma::Result& r, const std::string& fallback) {
 
 class RdmaEngine : public PairEngine {
  public:
-  RdmaEngine(const std::string& host, std::unique_ptr<rdma::Server> server)
-      : server_(std::move(server)), address_(host + ":" + std::to_string(server_->tcp_port())) {}
+  // node: this node's probe, taken once; every session chooses its port from it (a probe per
+  // session cost seconds on a loaded guest and stalled the peer waiting for the welcome).
+  RdmaEngine(const std::string& host, std::shared_ptr<const NodeInfo> node, std::unique_ptr<rdma::Server> server)
+      : node_(std::move(node)), server_(std::move(server)),
+        address_(host + ":" + std::to_string(server_->tcp_port())) {}
   std::string name() const override { return "rdma"; }
   std::string address() const override { return address_; }
 
@@ -59,7 +64,7 @@ class RdmaEngine : public PairEngine {
       o.tcp_port = port;
       o.timeout_s = kWatchdogS;
       try {
-        rdma::Result r = rdma::run(host, o);
+        rdma::Result r = rdma::run(host, o, *node_);
         if (r.completed && !r.sizes.empty() && r.sizes.front().seconds > 0) out.tx_gbps = r.sizes.front().gbps;
         else out.error = first_failure(r, "the rdma test to " + peer + " did not complete");
       } catch (const rdma::Unreachable& u) {
@@ -69,10 +74,13 @@ class RdmaEngine : public PairEngine {
       }
     };
     // The peer's write to us: its own result carries any failure of it; here only "it never came".
+    // Only the peer's connection is served: a test a previous peer gave up on (a connect that
+    // completed after its client timed out) can sit in the backlog and would steal the session.
+    // The peer connects from its pair address (the route to ours leaves from it on one subnet).
     auto serve = [&] {
       std::optional<rdma::Result> r;
       try {
-        r = server_->serve_one(kAcceptWaitS);
+        r = server_->serve_one_from(host, kAcceptWaitS);
       } catch (const std::exception& e) {
         out.error += (out.error.empty() ? "" : "; ") + std::string("serving the peer's test: ") + e.what();
         return;
@@ -80,6 +88,9 @@ class RdmaEngine : public PairEngine {
       if (!r)
         out.error += (out.error.empty() ? "" : "; ") + std::string("the peer's rdma test did not connect within ") +
                      std::to_string(static_cast<int>(kAcceptWaitS)) + " s";
+      else if (!r->completed)  // the peer's side reports it too; this side's view helps tell why
+        out.error += (out.error.empty() ? "" : "; ") + std::string("serving the peer's test: ") +
+                     first_failure(*r, "did not complete");
     };
     if (initiator) write(), serve();
     else serve(), write();
@@ -87,6 +98,7 @@ class RdmaEngine : public PairEngine {
   }
 
  private:
+  std::shared_ptr<const NodeInfo> node_;
   std::unique_ptr<rdma::Server> server_;
   std::string address_;
 };
@@ -107,8 +119,10 @@ RdmaEngineSetup make_rdma_engine(const std::string& host_arg) {
   }
   // The live node, whatever --root says: the test runs on this node's devices.
   rdma::Chosen c;
+  std::shared_ptr<const NodeInfo> node;
   try {
-    c = rdma::choose(probe::collect(core::Root("/")), {"", std::nullopt, std::nullopt, host, "the other nodes", false});
+    node = std::make_shared<const NodeInfo>(probe::collect(core::Root("/")));
+    c = rdma::choose(*node, {"", std::nullopt, std::nullopt, host, "the other nodes", false});
   } catch (const std::exception& e) {
     s.note = std::string("probing the RDMA devices failed: ") + e.what();
     return s;
@@ -130,7 +144,7 @@ RdmaEngineSetup make_rdma_engine(const std::string& host_arg) {
     rdma::Options o;
     o.tcp_port = 0;  // the kernel's choice: several ranks may share a host
     o.timeout_s = kWatchdogS;
-    s.engine = std::make_unique<RdmaEngine>(host, std::make_unique<rdma::Server>(o));
+    s.engine = std::make_unique<RdmaEngine>(host, node, std::make_unique<rdma::Server>(o, node));
   } catch (const std::exception& e) {
     s.note = std::string("the rdma server cannot listen: ") + e.what();
     return s;

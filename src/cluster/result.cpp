@@ -157,7 +157,8 @@ json cluster_json(const ClusterResult& r) {
   json pairs = json::array();
   for (const auto& p : in.pair_results)
     pairs.push_back({{"a", p.a}, {"b", p.b}, {"a_to_b_gbps", p.a_to_b_gbps}, {"b_to_a_gbps", p.b_to_a_gbps},
-                     {"engine", p.engine}, {"engine_reason", p.engine_reason}, {"error", p.error}});
+                     {"engine", p.engine}, {"engine_reason", p.engine_reason}, {"wall_seconds", p.wall_seconds},
+                     {"error", p.error}});
   json by_engine = json::object();
   for (const auto& p : in.pair_results)
     if (!p.engine.empty()) by_engine[p.engine] = by_engine.value(p.engine, 0) + 1;

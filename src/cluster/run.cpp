@@ -114,18 +114,23 @@ std::optional<ClusterInput> run_cluster(Exchange& ex, NodeSummary mine, const Pa
       const EngineChoice c = choice(me, peer);
       PairEngine* engine = c.engine == "rdma" ? engines.rdma : c.engine == "tcp" ? engines.tcp : nullptr;
       PairSide side;
+      const auto t0 = std::chrono::steady_clock::now();
       if (engine) {
         const auto& o = offer[static_cast<std::size_t>(peer)];
         side = engine->run(c.engine == "rdma" ? o.rdma_address : o.tcp_address, me < peer, opts.pair_duration);
       } else if (!c.engine.empty()) {
         side.error = "this node has no " + c.engine + " engine";
       }
+      const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       report = {{"peer", joined[static_cast<std::size_t>(peer)]}, {"rx_gbps", side.rx_gbps},
-                {"tx_gbps", side.tx_gbps}, {"error", side.error}};
+                {"tx_gbps", side.tx_gbps}, {"wall_s", wall_s}, {"error", side.error}};
     }
-    // The gather is also the barrier between rounds: no node starts round k+1 before all
-    // pairs of round k are done.
+    // The gather and a broadcast after it are the barrier between rounds: no node starts round
+    // k+1 before all pairs of round k are done. A gather alone lets the other ranks run ahead
+    // (they send and go on): a node then knocked on a peer still testing someone else, and the
+    // rdma server took the early connection for its current peer's.
     auto reports = ex.gather(report.dump());
+    ex.broadcast("next round");
     if (ex.rank() != 0) continue;
     for (auto [ia, ib] : schedule.round(k)) {
       const int a = joined[static_cast<std::size_t>(ia)], b = joined[static_cast<std::size_t>(ib)];
@@ -165,6 +170,9 @@ std::optional<ClusterInput> run_cluster(Exchange& ex, NodeSummary mine, const Pa
       if (!pr.a_to_b_gbps) pr.a_to_b_gbps = rate(ja, "tx_gbps");
       pr.b_to_a_gbps = rate(ja, "rx_gbps");
       if (!pr.b_to_a_gbps) pr.b_to_a_gbps = rate(jb, "tx_gbps");
+      // The pair took as long as its slower side.
+      for (const auto& j : {ja, jb})
+        if (auto w = rate(j, "wall_s"); w && (!pr.wall_seconds || *w > *pr.wall_seconds)) pr.wall_seconds = w;
       if (!pr.error.empty()) pr.a_to_b_gbps.reset(), pr.b_to_a_gbps.reset();
       in.pair_results.push_back(pr);
     }

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "core/node_info.hpp"
 #include "rdma/types.hpp"
 
 namespace fabscope::rdma {
@@ -29,12 +30,17 @@ class Unreachable : public Error {
 
 // Runs the test of opts against a server on host (name or address), port opts.tcp_port.
 Result run(const std::string& host, const Options& opts);
+// The same, choosing the local port from node (a probe taken earlier) instead of probing the
+// live node again: for callers that run many sessions (the cluster's pairs).
+Result run(const std::string& host, const Options& opts, const NodeInfo& node);
 
 class Server {
  public:
   // Listens on opts.bind_address:opts.tcp_port (TCP); throws Error naming the address when
   // the port cannot be bound.
   explicit Server(const Options& opts);
+  // Every session chooses the local port from node instead of probing the live node again.
+  Server(const Options& opts, std::shared_ptr<const NodeInfo> node);
   ~Server();
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
@@ -44,6 +50,9 @@ class Server {
   // Waits for one client (forever when wait_s <= 0) and runs its session. The result of a
   // failed session has completed = false and findings; nullopt when no client came in time.
   std::optional<Result> serve_one(double wait_s = 0);
+  // The same, taking only a connection from peer_ipv4 (others are closed unserved): a client
+  // that gave up on an earlier test can still sit in the listen backlog.
+  std::optional<Result> serve_one_from(const std::string& peer_ipv4, double wait_s);
   // serve_one() `sessions` times (0 = until stop()), calling on_result after each.
   void serve(int sessions, const std::function<void(const Result&)>& on_result);
   void stop();  // from another thread: serve()/serve_one() return after the current session

@@ -44,9 +44,12 @@ json expect(Control& ctl, Watchdog& wd, const char* key) {
   }
 }
 
-Chosen choose_here(const Options& o, const std::string& local_ipv4, const std::string& peer, bool server) {
-  NodeInfo node = probe::collect(core::Root("/"));
-  return choose(node, {o.device, o.ib_port, o.gid_index, local_ipv4, peer, server});
+// node: a probe taken earlier, or null to probe the live node now.
+Chosen choose_here(const Options& o, const std::string& local_ipv4, const std::string& peer, bool server,
+                   const NodeInfo* node) {
+  const ChoiceInput in{o.device, o.ib_port, o.gid_index, local_ipv4, peer, server};
+  if (node) return choose(*node, in);
+  return choose(probe::collect(core::Root("/")), in);
 }
 
 // Fail problems end the session; warnings join the findings.
@@ -80,9 +83,16 @@ void run_sizes_client(Engine& eng, Control& ctl, Watchdog& wd, Result& res) {
   expect(ctl, wd, "bye");
 }
 
+Result run_session(const std::string& host, const Options& opts, const NodeInfo* node);
+
 }  // namespace
 
-Result run(const std::string& host, const Options& opts) {
+Result run(const std::string& host, const Options& opts) { return run_session(host, opts, nullptr); }
+Result run(const std::string& host, const Options& opts, const NodeInfo& node) { return run_session(host, opts, &node); }
+
+namespace {
+
+Result run_session(const std::string& host, const Options& opts, const NodeInfo* node) {
   Options o = normalized(opts);
   Result res;
   res.role = "client";
@@ -102,7 +112,7 @@ Result run(const std::string& host, const Options& opts) {
     const std::string peer = ctl->peer_address();
     res.remote.address = peer;
     wd.begin("choosing the local port");
-    apply(res, choose_here(o, source_address_for(peer), host == peer ? host : host + " (" + peer + ")", false));
+    apply(res, choose_here(o, source_address_for(peer), host == peer ? host : host + " (" + peer + ")", false, node));
     wd.begin("hello");
     ctl->send(json{{"hello", {{"magic", kMagic}, {"version", kProtocol}, {"options", o}, {"endpoint", res.local}}}},
               wd);
@@ -142,12 +152,18 @@ Result run(const std::string& host, const Options& opts) {
   return res;
 }
 
+}  // namespace
+
 struct Server::Impl {
   Options opts;
   Listener listener;
   std::atomic<bool> stopped{false};
+  std::shared_ptr<const NodeInfo> node;  // null: probe the live node in every session
   // Port 0 takes the kernel's choice; RDMA CM then listens on the number the kernel gave.
-  Impl(const Options& o) : opts(o), listener(o.bind_address, o.tcp_port) { opts.tcp_port = listener.port(); }
+  Impl(const Options& o, std::shared_ptr<const NodeInfo> n)
+      : opts(o), listener(o.bind_address, o.tcp_port), node(std::move(n)) {
+    opts.tcp_port = listener.port();
+  }
 
   Result session(Control& ctl) {
     Result res;
@@ -177,7 +193,7 @@ struct Server::Impl {
       res.options = o;
       res.remote = h.at("endpoint").get<Endpoint>();
       wd.begin("choosing the local port");
-      apply(res, choose_here(o, ctl.local_address(), ctl.peer_address(), true));
+      apply(res, choose_here(o, ctl.local_address(), ctl.peer_address(), true, node.get()));
       if (res.local.address.empty()) res.local.address = ctl.local_address();
       res.path_mtu = min_mtu(res.local, res.remote);
       Engine eng(o, res.local, wd, false);
@@ -235,7 +251,9 @@ struct Server::Impl {
   }
 };
 
-Server::Server(const Options& opts) : impl_(std::make_unique<Impl>(opts)) {}
+Server::Server(const Options& opts) : impl_(std::make_unique<Impl>(opts, nullptr)) {}
+Server::Server(const Options& opts, std::shared_ptr<const NodeInfo> node)
+    : impl_(std::make_unique<Impl>(opts, std::move(node))) {}
 Server::~Server() = default;
 
 int Server::tcp_port() const { return impl_->listener.port(); }
@@ -245,6 +263,19 @@ std::optional<Result> Server::serve_one(double wait_s) {
   auto ctl = impl_->listener.accept(wait_s);
   if (!ctl) return std::nullopt;
   return impl_->session(*ctl);
+}
+
+std::optional<Result> Server::serve_one_from(const std::string& peer_ipv4, double wait_s) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(wait_s);
+  for (;;) {
+    if (impl_->stopped) return std::nullopt;
+    const double left = std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count();
+    if (left <= 0) return std::nullopt;
+    auto ctl = impl_->listener.accept(left);
+    if (!ctl) return std::nullopt;
+    if (ctl->peer_address() == peer_ipv4) return impl_->session(*ctl);
+    // another host's connection: closed as ctl goes out of scope; its client reports the loss
+  }
 }
 
 void Server::serve(int sessions, const std::function<void(const Result&)>& on_result) {

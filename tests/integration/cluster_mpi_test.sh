@@ -79,6 +79,8 @@ json "d['drain'][0]['command']" | grep -qx 'scontrol update NodeName=node3 State
 [ "$(json "sorted({p['engine'] for p in d['pairwise']['pairs']})")" = "['tcp']" ] ||
   fail "pairs did not run over tcp: $(json "d['pairwise']['pairs']")"
 [ "$(json "d['pairwise']['engine_mode'] + ' ' + d['pairwise']['engine']")" = "auto tcp" ] || fail "engine fields"
+[ "$(json "all(p['wall_seconds'] >= 0.4 for p in d['pairwise']['pairs'])")" = True ] ||
+  fail "a pair's wall time is below its two 0.2 s directions: $(json "d['pairwise']['pairs']")"
 json "d['pairwise']['pairs'][0]['engine_reason']" | grep -q '^fallback: node.* has no usable RDMA endpoint (' ||
   fail "no fallback reason: $(json "d['pairwise']['pairs'][0]")"
 [ "$(json "all(n['rdma_address'] == '' and n['rdma_note'] for n in d['nodes'])")" = True ] ||
