@@ -3,7 +3,7 @@
 # NIC, on one virtual Ethernet segment (qemu's multicast socket netdev: no root, no bridge), each
 # running `fabscope cluster` under the env contract. One fault per scenario; each asserts that
 # rank 0's report names the right node:
-#   slow    vm3's NIC shaped to 2 Mbit/s (tc tbf), 5 VMs     -> cluster.slow_node vm3, every pair
+#   slow    vm3's NIC shaped to 1 Mbit/s (tc tbf), 5 VMs     -> cluster.slow_node vm3, every pair
 #           over rdma (--engine auto), the rxe packet counters grew
 #   mtu     vm2's NIC at MTU 1400, the others 1500, 3 VMs   -> cluster.mtu_differs vm2
 #   norxe   no rxe device on vm1, 3 VMs                     -> cluster.rdma_missing vm1; vm1's pairs
@@ -121,7 +121,7 @@ scenario slow 5 3 slow
 # Only the slow node is asserted: TCP between TCG guests on two busy cores swings by 10x at
 # times, so a pair of healthy VMs may dip below half the median (a slow link, printed here).
 [ -d "$run/slow/vm0" ] && { check slow '[s["rank"] for s in d["pairwise"]["slow_nodes"]] == [3] and ("cluster.slow_node", "vm3") in ids and print("slow links:", d["pairwise"]["slow_links"]) is None' \
-  "slow: vm3 (tbf 2 Mbit/s) is the one slow node" || rc=1
+  "slow: vm3 (tbf 1 Mbit/s) is the one slow node" || rc=1
   # A pair of vm3 may fail between loaded TCG guests (its writes crawl through the shaper); the
   # pairs of the healthy nodes may not. Failed pairs are printed.
   check slow 'd["pairwise"]["engine"] == "rdma" and d["pairwise"]["pairs_by_engine"] == {"rdma": 10} and all(p["a_to_b_gbps"] and p["b_to_a_gbps"] for p in d["pairwise"]["pairs"] if 3 not in (p["a"], p["b"])) and print("failed pairs:", [(p["a"], p["b"], p["error"]) for p in d["pairwise"]["pairs"] if p["error"]]) is None and print("pair wall s:", sorted(round(p["wall_seconds"] or 0, 1) for p in d["pairwise"]["pairs"])) is None' \
