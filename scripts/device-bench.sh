@@ -111,6 +111,10 @@ do_tests() {
 
 do_measure() {
   local np="--no-progress"
+  # One rank per GPU for the launchers (at most 2); one more rank than GPUs for the error cases.
+  local ngpu ranks
+  ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+  ranks=$(( ngpu >= 2 ? 2 : 1 ))
   # The sweep the targets were measured with (nccl-tests 2.19.6: -b 8 -e 4G -f 2 -g 2).
   step sweep-adaptive 300 "$BIN" bench -b 8 -e 4G $np --json-file "$LOGS/sweep-adaptive.json"
   step sweep-fixed 300 "$BIN" bench -b 8 -e 4G -n 20 -w 5 $np --json-file "$LOGS/sweep-fixed.json"
@@ -129,18 +133,21 @@ do_measure() {
   if command -v mpirun >/dev/null; then
     local root=()
     [[ $(id -u) == 0 ]] && root=(--allow-run-as-root)
-    step mpi 180 mpirun -np 2 "${root[@]}" -x NCCL_NVLS_ENABLE -x PATH "$BIN" bench -b 8 -e 1G -f 4 $np
-    step mpi-3-ranks-2-gpus 120 mpirun -np 3 "${root[@]}" --oversubscribe "$BIN" bench --sizes 8 $np --timeout 30
-    step mpi-mismatch 120 mpirun -np 2 "${root[@]}" bash -c \
+    step mpi 180 mpirun -np "$ranks" "${root[@]}" -x NCCL_NVLS_ENABLE -x PATH "$BIN" bench -b 8 -e 1G -f 4 $np
+    step "mpi-$((ngpu + 1))-ranks-$ngpu-gpus" 120 mpirun -np $((ngpu + 1)) "${root[@]}" --oversubscribe "$BIN" bench \
+      --sizes 8 $np --timeout 30
+    step mpi-mismatch 120 mpirun -np "$ranks" "${root[@]}" bash -c \
       "exec $BIN bench --sizes \$((OMPI_COMM_WORLD_RANK + 1))M --no-progress --timeout 30"
   fi
   if command -v torchrun >/dev/null; then
-    step torchrun 180 torchrun --nproc_per_node=2 --nnodes=1 --master_port=29600 --no-python "$BIN" bench -b 8 -e 1G -f 4 $np
-    step torchrun-json 180 torchrun --nproc_per_node=2 --master_port=29610 --no-python "$BIN" bench sendrecv --sizes 1M,256M --json $np
+    step torchrun 180 torchrun --nproc_per_node="$ranks" --nnodes=1 --master_port=29600 --no-python "$BIN" bench \
+      -b 8 -e 1G -f 4 $np
+    step torchrun-json 180 torchrun --nproc_per_node="$ranks" --master_port=29610 --no-python "$BIN" bench sendrecv \
+      --sizes 1M,256M --json $np
   fi
   step socket 300 env NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 "$BIN" bench -b 8 -e 256M -f 4 $np
   step watchdog 120 "$BIN" bench --sizes 1M --debug-hang-rank 1 --timeout 5 $np
-  step err-too-many-gpus 60 "$BIN" bench --gpus 3 $np
+  step err-too-many-gpus 60 "$BIN" bench --gpus $((ngpu + 1)) $np
   step err-no-gpu 60 env CUDA_VISIBLE_DEVICES= "$BIN" bench $np
   step csv 60 "$BIN" bench --sizes 8,1M --csv $np
 }

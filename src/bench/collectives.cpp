@@ -3,6 +3,7 @@
 #include <cctype>
 
 #include "bench/reference.hpp"
+#include "core/error.hpp"
 
 namespace fabscope::bench {
 
@@ -31,24 +32,25 @@ BufferPlan plan_same(std::size_t count, std::size_t, int, int) {
   return p;
 }
 
-// All-gather, gather, hypercube: a block in, n blocks out; in place the input is block `rank`.
-BufferPlan plan_gathering(std::size_t count, std::size_t eb, int n, int rank) {
+// One block on one side, n blocks on the other: all-gather, gather and hypercube gather
+// (gathering), reduce-scatter and scatter (the reverse). In place the single block is block
+// `rank` of the n.
+BufferPlan plan_blocks(std::size_t count, std::size_t eb, int n, int rank, bool gathering) {
   BufferPlan p;
   std::size_t per_rank = block(count, eb, n);
-  p.param_count = p.send_count = per_rank;
-  p.total = p.recv_count = per_rank * n;
-  p.inplace_send_offset = per_rank * rank;
+  std::size_t one = per_rank, all = per_rank * n, at = per_rank * rank;
+  p.param_count = per_rank;
+  p.send_count = gathering ? one : all;
+  p.recv_count = gathering ? all : one;
+  p.total = all;
+  (gathering ? p.inplace_send_offset : p.inplace_recv_offset) = at;
   return p;
 }
-
-// Reduce-scatter, scatter: n blocks in, one out; in place the output is block `rank`.
+BufferPlan plan_gathering(std::size_t count, std::size_t eb, int n, int rank) {
+  return plan_blocks(count, eb, n, rank, true);
+}
 BufferPlan plan_scattering(std::size_t count, std::size_t eb, int n, int rank) {
-  BufferPlan p;
-  std::size_t per_rank = block(count, eb, n);
-  p.param_count = p.recv_count = per_rank;
-  p.total = p.send_count = per_rank * n;
-  p.inplace_recv_offset = per_rank * rank;
-  return p;
+  return plan_blocks(count, eb, n, rank, false);
 }
 
 BufferPlan plan_alltoall(std::size_t count, std::size_t eb, int n, int) {
@@ -80,33 +82,140 @@ std::uint64_t hypercube_bytes(const BufferPlan& p, std::size_t eb, int n) {
 
 bool power_of_two(int n) { return n > 0 && (n & (n - 1)) == 0; }
 
+// --- the NCCL calls of one operation (nccl-tests' runColl) ---
+// body inside one NCCL group; the group is left (its own failure ignored) when body throws.
+template <typename Body>
+void grouped(NcclCalls& nccl, Body&& body) {
+  nccl.group_start();
+  try {
+    body();
+  } catch (...) {
+    nccl.group_end(/*after_error=*/true);
+    throw;
+  }
+  nccl.group_end();
+}
+
+void call_all_reduce(NcclCalls& c, const CallArgs& a) { c.all_reduce(a.send, a.recv, a.count); }
+void call_all_gather(NcclCalls& c, const CallArgs& a) { c.all_gather(a.send, a.recv, a.count); }
+void call_reduce_scatter(NcclCalls& c, const CallArgs& a) { c.reduce_scatter(a.send, a.recv, a.count); }
+void call_broadcast(NcclCalls& c, const CallArgs& a) { c.broadcast(a.send, a.recv, a.count, a.root); }
+void call_reduce(NcclCalls& c, const CallArgs& a) { c.reduce(a.send, a.recv, a.count, a.root); }
+
+// Ring pairs: rank r sends to r+1 and receives from r-1, all ranks at once.
+void call_sendrecv(NcclCalls& c, const CallArgs& a) {
+  grouped(c, [&] {
+    c.send(a.send, a.count, (a.rank + 1) % a.nranks);
+    c.recv(a.recv, a.count, (a.rank - 1 + a.nranks) % a.nranks);
+  });
+}
+
+// Before NCCL 2.28 (no ncclAlltoAll): a send and a receive of one block per peer in one group.
+void call_alltoall(NcclCalls& c, const CallArgs& a) {
+  if (c.has_alltoall()) return c.alltoall(a.send, a.recv, a.count);
+  const std::size_t block_bytes = a.count * a.elem_bytes;
+  grouped(c, [&] {
+    for (int peer = 0; peer < a.nranks; ++peer) {
+      c.send(a.send + peer * block_bytes, a.count, peer);
+      c.recv(a.recv + peer * block_bytes, a.count, peer);
+    }
+  });
+}
+
+// Before NCCL 2.28 (no ncclGather/ncclScatter): the root receives (gather) or sends (scatter)
+// one block per rank, itself included.
+void rooted_by_pairs(NcclCalls& c, const CallArgs& a, bool gather) {
+  const std::size_t block_bytes = a.count * a.elem_bytes;
+  grouped(c, [&] {
+    if (gather) c.send(a.send, a.count, a.root);
+    for (int peer = 0; a.rank == a.root && peer < a.nranks; ++peer) {
+      if (gather) c.recv(a.recv + peer * block_bytes, a.count, peer);
+      else c.send(a.send + peer * block_bytes, a.count, peer);
+    }
+    if (!gather) c.recv(a.recv, a.count, a.root);
+  });
+}
+
+// An empty block makes no call at all.
+void call_gather(NcclCalls& c, const CallArgs& a) {
+  if (a.count == 0) return;
+  if (c.has_gather_scatter()) return c.gather(a.send, a.recv, a.count, a.root);
+  rooted_by_pairs(c, a, true);
+}
+
+void call_scatter(NcclCalls& c, const CallArgs& a) {
+  if (a.count == 0) return;
+  if (c.has_gather_scatter()) return c.scatter(a.send, a.recv, a.count, a.root);
+  rooted_by_pairs(c, a, false);
+}
+
+// nccl-tests' generated pattern: each peer's share packed one after the other in both buffers;
+// no call for an empty share.
+void call_alltoallv(NcclCalls& c, const CallArgs& a) {
+  const std::uint64_t total = static_cast<std::uint64_t>(a.count) * a.nranks * a.elem_bytes;
+  grouped(c, [&] {
+    const char* s = a.send;
+    char* d = a.recv;
+    for (int peer = 0; peer < a.nranks; ++peer) {
+      std::size_t to_peer = alltoallv_peer_bytes(a.rank, peer, a.nranks, total) / a.elem_bytes;
+      std::size_t from_peer = alltoallv_peer_bytes(peer, a.rank, a.nranks, total) / a.elem_bytes;
+      if (to_peer) c.send(s, to_peer, peer);
+      s += to_peer * a.elem_bytes;
+      if (from_peer) c.recv(d, from_peer, peer);
+      d += from_peer * a.elem_bytes;
+    }
+  });
+}
+
+// All-gather by recursive doubling. Stage 0 puts the rank's own block in its place in the
+// output; stage k (mask 2^(k-1)) swaps the rank's mask-sized run of blocks with rank ^ mask.
+int hypercube_stages(int n) {
+  int stages = 1;
+  for (int mask = 1; mask < n; mask <<= 1) ++stages;
+  return stages;
+}
+
+void call_hypercube(NcclCalls& c, const CallArgs& a) {
+  const std::size_t block_bytes = a.count * a.elem_bytes;
+  if (a.stage == 0) {
+    char* own = a.recv + a.rank * block_bytes;
+    if (own != a.send && block_bytes) c.copy(own, a.send, block_bytes);
+    return;
+  }
+  const int mask = 1 << (a.stage - 1);
+  const int send_block = a.rank & ~(mask - 1), recv_block = send_block ^ mask, peer = a.rank ^ mask;
+  grouped(c, [&] {
+    c.send(a.recv + send_block * block_bytes, a.count * mask, peer);
+    c.recv(a.recv + recv_block * block_bytes, a.count * mask, peer);
+  });
+}
+
 const std::vector<CollectiveDesc>& table() {
-  // name, call, has_op, has_root, in_place_checked, redop label, factor, plan, algbw bytes, runs_on
+  // Indexed by Collective (describe() relies on it). name, call name, has_op, has_root,
+  // in_place_checked, redop label, factor, plan, algbw bytes, runs_on, call, stages
   static const std::vector<CollectiveDesc> t = {
       {Collective::AllReduce, "all_reduce", "ncclAllReduce", true, false, true, "", factor_all_reduce,
-       plan_same, nullptr, nullptr},
+       plan_same, nullptr, nullptr, call_all_reduce, nullptr},
       {Collective::AllGather, "all_gather", "ncclAllGather", false, false, true, "none", factor_n_minus_1,
-       plan_gathering, nullptr, nullptr},
+       plan_gathering, nullptr, nullptr, call_all_gather, nullptr},
       {Collective::ReduceScatter, "reduce_scatter", "ncclReduceScatter", true, false, true, "",
-       factor_n_minus_1, plan_scattering, nullptr, nullptr},
+       factor_n_minus_1, plan_scattering, nullptr, nullptr, call_reduce_scatter, nullptr},
       {Collective::Broadcast, "broadcast", "ncclBroadcast", false, true, true, "none", factor_one, plan_same,
-       nullptr, nullptr},
+       nullptr, nullptr, call_broadcast, nullptr},
       {Collective::Reduce, "reduce", "ncclReduce", true, true, true, "", factor_one, plan_same, nullptr,
-       nullptr},
+       nullptr, call_reduce, nullptr},
       {Collective::AlltoAll, "alltoall", "ncclAlltoAll", false, false, false, "none", factor_n_minus_1,
-       plan_alltoall, nullptr, nullptr},
-      // Ring pairs: rank r sends to r+1 and receives from r-1, all ranks at once.
+       plan_alltoall, nullptr, nullptr, call_alltoall, nullptr},
       {Collective::SendRecv, "sendrecv", "ncclSend/ncclRecv", false, false, false, "sum", factor_one,
-       plan_same, nullptr, nullptr},
+       plan_same, nullptr, nullptr, call_sendrecv, nullptr},
       {Collective::Gather, "gather", "ncclGather", false, true, true, "none", factor_n_minus_1,
-       plan_gathering, nullptr, nullptr},
+       plan_gathering, nullptr, nullptr, call_gather, nullptr},
       {Collective::Scatter, "scatter", "ncclScatter", false, true, true, "none", factor_n_minus_1,
-       plan_scattering, nullptr, nullptr},
+       plan_scattering, nullptr, nullptr, call_scatter, nullptr},
       {Collective::AlltoAllv, "alltoallv", "ncclSend/ncclRecv", false, false, false, "none",
-       factor_n_minus_1, plan_alltoallv, nullptr, nullptr},
-      // All-gather by recursive doubling: log2(n) grouped send/recv exchanges of growing blocks.
+       factor_n_minus_1, plan_alltoallv, nullptr, nullptr, call_alltoallv, nullptr},
       {Collective::HyperCube, "hypercube", "ncclSend/ncclRecv", false, false, true, "none", factor_one,
-       plan_gathering, hypercube_bytes, power_of_two},
+       plan_gathering, hypercube_bytes, power_of_two, call_hypercube, hypercube_stages},
   };
   return t;
 }
@@ -123,10 +232,13 @@ std::string normalise(std::string_view text) {
 }  // namespace
 
 const CollectiveDesc& describe(Collective c) {
-  for (const auto& d : table())
-    if (d.id == c) return d;
-  return table().front();
+  const auto& t = table();
+  auto i = static_cast<std::size_t>(c);
+  if (i < t.size() && t[i].id == c) return t[i];
+  throw Error("internal: no descriptor for collective " + std::to_string(i));
 }
+
+int call_stages(const CollectiveDesc& d, int nranks) { return d.stages ? d.stages(nranks) : 1; }
 
 const std::vector<CollectiveDesc>& all_collectives() { return table(); }
 

@@ -1,8 +1,9 @@
 #pragma once
 // One descriptor per collective, one harness (nccl-tests' shape): each descriptor says how many
 // elements a rank sends and receives for a size, where the in-place buffers overlap, whether the
-// collective takes an operator or a root, and its bus-bandwidth factor. The expected values
-// (the reference check) are in reference.hpp, shared by the host and the GPU verifier.
+// collective takes an operator or a root, its bus-bandwidth factor and the NCCL calls of one
+// operation (nccl-tests' runColl). The expected values (the reference check) are in
+// reference.hpp, shared by the host and the GPU verifier.
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -36,6 +37,47 @@ struct BufferPlan {
   }
 };
 
+// The NCCL entry points the calls of a collective use, bound to one rank: its communicator, its
+// stream, and the element type and operator of the run. gpu/nccl_calls.cpp forwards them to
+// libnccl; the unit tests record them. Each throws fabscope::Error naming the NCCL function and
+// the rank when NCCL fails. Counts are elements, peers and roots are ranks.
+class NcclCalls {
+ public:
+  virtual ~NcclCalls() = default;
+  virtual void all_reduce(const void* send, void* recv, std::size_t count) = 0;
+  virtual void all_gather(const void* send, void* recv, std::size_t count) = 0;
+  virtual void reduce_scatter(const void* send, void* recv, std::size_t count) = 0;
+  virtual void broadcast(const void* send, void* recv, std::size_t count, int root) = 0;
+  virtual void reduce(const void* send, void* recv, std::size_t count, int root) = 0;
+  // ncclAlltoAll, ncclGather and ncclScatter appeared in NCCL 2.28: false where the loaded
+  // library lacks them, and the calls below are never made (send/recv pairs instead).
+  virtual bool has_alltoall() const = 0;
+  virtual bool has_gather_scatter() const = 0;
+  virtual void alltoall(const void* send, void* recv, std::size_t count) = 0;
+  virtual void gather(const void* send, void* recv, std::size_t count, int root) = 0;
+  virtual void scatter(const void* send, void* recv, std::size_t count, int root) = 0;
+  virtual void send(const void* buf, std::size_t count, int peer) = 0;
+  virtual void recv(void* buf, std::size_t count, int peer) = 0;
+  virtual void group_start() = 0;
+  // after_error: the group is being left because a call inside it threw; failures are ignored.
+  virtual void group_end(bool after_error = false) = 0;
+  // Device-to-device copy of bytes on the rank's stream.
+  virtual void copy(void* dst, const void* src, std::size_t bytes) = 0;
+};
+
+// One operation of one rank: the buffers (in-place offsets and rotation already applied by the
+// harness), the plan's param_count, and the run's shape.
+struct CallArgs {
+  const char* send = nullptr;
+  char* recv = nullptr;
+  std::size_t count = 0;       // BufferPlan::param_count
+  std::size_t elem_bytes = 0;
+  int rank = 0;
+  int nranks = 1;
+  int root = 0;
+  int stage = 0;               // 0 .. stages(nranks) - 1
+};
+
 struct CollectiveDesc {
   Collective id;
   std::string_view name;        // "all_reduce", as the nccl-tests binary is named without _perf
@@ -60,7 +102,16 @@ struct CollectiveDesc {
   std::uint64_t (*algbw_bytes)(const BufferPlan& p, std::size_t elem_bytes, int nranks);
   // Rank counts it runs on (hypercube: powers of two); nullptr = any.
   bool (*runs_on)(int nranks);
+  // The NCCL calls of stage a.stage of one operation on one rank (nccl-tests' runColl).
+  void (*call)(NcclCalls& nccl, const CallArgs& a);
+  // Stages of one operation; nullptr = 1. Stage k of every local rank is issued (in one group
+  // where a process drives several GPUs) before stage k+1 of any: hypercube's step k sends what
+  // step k-1 received.
+  int (*stages)(int nranks);
 };
+
+// Stages of one operation of d on nranks ranks (1 unless the descriptor says).
+int call_stages(const CollectiveDesc& d, int nranks);
 
 const CollectiveDesc& describe(Collective c);
 const std::vector<CollectiveDesc>& all_collectives();

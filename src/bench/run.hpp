@@ -37,10 +37,25 @@ class Session {
   virtual int nranks() const = 0;
   virtual bool prints() const = 0;  // global rank 0 lives here
   virtual int nodes() const { return 1; }  // distinct hosts of the job (every rank agrees)
+  // For nccl-tests' JSON (-J): ncclGetVersion's code (0 unknown) and ncclGetLastError(NULL).
+  virtual int nccl_version_code() const { return 0; }
+  virtual std::string nccl_last_error() const { return {}; }
 };
+
+// Under the mpi launcher, after an error on this rank: prints it to err and takes the job down
+// with MPI_Abort(code), since the other ranks would wait in NCCL for this one. Returns (doing
+// nothing) when no MPI job is active in this process.
+void abort_mpi_job_if_active(const std::string& error, std::ostream& err, int code);
 
 // The whole `fabscope bench` after flag parsing: open, run, print in the chosen format.
 // Returns the exit code (0 correct, 2 wrong values; setup errors throw fabscope::Error).
+// (cli_run.cpp: host code, built with or without the GPU side.)
 int run_cli(const Options& o, std::ostream& out, std::ostream& err);
+
+// run_cli's work on an open session: one sweep, rows streamed in text format, then the summary,
+// JSON or CSV on out and the --json-file, --csv-file and -J files on the printing rank.
+// start_time: when the run began (nccl-tests' JSON records it). Returns the exit code.
+int run_and_print(Session& s, const Options& o, const std::string& start_time, std::ostream& out,
+                  std::ostream& err);
 
 }  // namespace fabscope::bench

@@ -35,37 +35,17 @@ const NcclApi& nccl() {
       return false;
     }
     std::string missing;
-    bind(h, api.GetVersion, "ncclGetVersion", true, missing);
-    bind(h, api.GetUniqueId, "ncclGetUniqueId", true, missing);
-    bind(h, api.CommInitRank, "ncclCommInitRank", true, missing);
-    bind(h, api.CommInitAll, "ncclCommInitAll", true, missing);
-    bind(h, api.CommDestroy, "ncclCommDestroy", true, missing);
-    bind(h, api.CommAbort, "ncclCommAbort", true, missing);
-    bind(h, api.CommCount, "ncclCommCount", true, missing);
-    bind(h, api.CommGetAsyncError, "ncclCommGetAsyncError", true, missing);
-    bind(h, api.GetErrorString, "ncclGetErrorString", true, missing);
-    bind(h, api.GetLastError, "ncclGetLastError", false, missing);
-    bind(h, api.AllReduce, "ncclAllReduce", true, missing);
-    bind(h, api.AllGather, "ncclAllGather", true, missing);
-    bind(h, api.ReduceScatter, "ncclReduceScatter", true, missing);
-    bind(h, api.Broadcast, "ncclBroadcast", true, missing);
-    bind(h, api.Reduce, "ncclReduce", true, missing);
-    bind(h, api.Send, "ncclSend", true, missing);
-    bind(h, api.Recv, "ncclRecv", true, missing);
-    bind(h, api.AlltoAll, "ncclAlltoAll", false, missing);
-    bind(h, api.GroupStart, "ncclGroupStart", true, missing);
-    bind(h, api.GroupEnd, "ncclGroupEnd", true, missing);
-    bind(h, api.CommInitRankConfig, "ncclCommInitRankConfig", false, missing);
-    bind(h, api.Gather, "ncclGather", false, missing);
-    bind(h, api.Scatter, "ncclScatter", false, missing);
-    bind(h, api.MemAlloc, "ncclMemAlloc", false, missing);
-    bind(h, api.MemFree, "ncclMemFree", false, missing);
-    bind(h, api.CommRegister, "ncclCommRegister", false, missing);
-    bind(h, api.CommDeregister, "ncclCommDeregister", false, missing);
-    bind(h, api.CommWindowRegister, "ncclCommWindowRegister", false, missing);
-    bind(h, api.CommWindowDeregister, "ncclCommWindowDeregister", false, missing);
+#define FABSCOPE_BIND_REQUIRED(name) bind(h, api.name, "nccl" #name, true, missing);
+#define FABSCOPE_BIND_OPTIONAL(name) bind(h, api.name, "nccl" #name, false, missing);
+#define FABSCOPE_BIND_UNDECLARED(name, type) FABSCOPE_BIND_OPTIONAL(name)
+    FABSCOPE_NCCL_REQUIRED(FABSCOPE_BIND_REQUIRED)
+    FABSCOPE_NCCL_OPTIONAL(FABSCOPE_BIND_OPTIONAL)
+    FABSCOPE_NCCL_UNDECLARED(FABSCOPE_BIND_UNDECLARED)
+#undef FABSCOPE_BIND_REQUIRED
+#undef FABSCOPE_BIND_OPTIONAL
+#undef FABSCOPE_BIND_UNDECLARED
     if (!missing.empty()) {
-      error = "" + api.library + " lacks " + missing + " (NCCL 2.10 or newer is needed)";
+      error = api.library + " lacks " + missing + " (NCCL 2.10 or newer is needed)";
       return false;
     }
     return true;

@@ -8,41 +8,38 @@
 
 namespace fabscope::bench::gpu {
 
+// Every NCCL function fabscope calls, listed once: the members of NcclApi and the symbols
+// nccl() looks up are both generated from these lists. A member is named as the function
+// without its "nccl" prefix and typed as nccl.h declares the function.
+#define FABSCOPE_NCCL_REQUIRED(X)                                                                  \
+  X(GetVersion) X(GetUniqueId) X(CommInitRank) X(CommInitAll) X(CommDestroy) X(CommAbort)          \
+  X(CommCount) X(CommGetAsyncError) X(GetErrorString) X(AllReduce) X(AllGather) X(ReduceScatter)   \
+  X(Broadcast) X(Reduce) X(Send) X(Recv) X(GroupStart) X(GroupEnd)
+// Null where the loaded NCCL is older than the version named: GetLastError 2.13,
+// CommInitRankConfig 2.14, MemAlloc/MemFree and CommRegister/CommDeregister (-R 1) 2.19,
+// AlltoAll 2.28 (else send/recv pairs).
+#define FABSCOPE_NCCL_OPTIONAL(X)                                                          \
+  X(GetLastError) X(CommInitRankConfig) X(MemAlloc) X(MemFree) X(CommRegister) X(CommDeregister) \
+  X(AlltoAll)
+// Optional and declared here rather than by nccl.h, whose older versions lack them: Gather and
+// Scatter 2.28 (else send/recv), CommWindowRegister/Deregister 2.27 (-R 2; ncclWindow_t is an
+// opaque pointer, held as void*).
+#define FABSCOPE_NCCL_UNDECLARED(X)                                      \
+  X(Gather, RootedFn) X(Scatter, RootedFn) X(CommWindowRegister, WindowRegisterFn) \
+  X(CommWindowDeregister, WindowDeregisterFn)
+
 struct NcclApi {
-  std::string library;  // the file that was loaded
-  decltype(&ncclGetVersion) GetVersion = nullptr;
-  decltype(&ncclGetUniqueId) GetUniqueId = nullptr;
-  decltype(&ncclCommInitRank) CommInitRank = nullptr;
-  decltype(&ncclCommInitAll) CommInitAll = nullptr;
-  decltype(&ncclCommDestroy) CommDestroy = nullptr;
-  decltype(&ncclCommAbort) CommAbort = nullptr;
-  decltype(&ncclCommCount) CommCount = nullptr;
-  decltype(&ncclCommGetAsyncError) CommGetAsyncError = nullptr;
-  decltype(&ncclGetErrorString) GetErrorString = nullptr;
-  decltype(&ncclGetLastError) GetLastError = nullptr;  // NCCL >= 2.13; may be null
-  decltype(&ncclAllReduce) AllReduce = nullptr;
-  decltype(&ncclAllGather) AllGather = nullptr;
-  decltype(&ncclReduceScatter) ReduceScatter = nullptr;
-  decltype(&ncclBroadcast) Broadcast = nullptr;
-  decltype(&ncclReduce) Reduce = nullptr;
-  decltype(&ncclSend) Send = nullptr;
-  decltype(&ncclRecv) Recv = nullptr;
-  decltype(&ncclAlltoAll) AlltoAll = nullptr;  // NCCL >= 2.28; else send/recv pairs
-  decltype(&ncclGroupStart) GroupStart = nullptr;
-  decltype(&ncclGroupEnd) GroupEnd = nullptr;
-  // Optional: null where the loaded NCCL is older than the version named.
-  decltype(&ncclCommInitRankConfig) CommInitRankConfig = nullptr;  // 2.14
-  // Declared here, not by decltype: older nccl.h files lack them.
   using RootedFn = ncclResult_t (*)(const void*, void*, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
-  RootedFn Gather = nullptr;                                       // 2.28; else send/recv
-  RootedFn Scatter = nullptr;                                      // 2.28; else send/recv
-  decltype(&ncclMemAlloc) MemAlloc = nullptr;                      // 2.19; else cudaMalloc
-  decltype(&ncclMemFree) MemFree = nullptr;
-  decltype(&ncclCommRegister) CommRegister = nullptr;              // 2.19 (-R 1)
-  decltype(&ncclCommDeregister) CommDeregister = nullptr;
-  // ncclWindow_t is an opaque pointer: held as void*.
-  ncclResult_t (*CommWindowRegister)(ncclComm_t, void*, size_t, void**, int) = nullptr;  // 2.27 (-R 2)
-  ncclResult_t (*CommWindowDeregister)(ncclComm_t, void*) = nullptr;
+  using WindowRegisterFn = ncclResult_t (*)(ncclComm_t, void*, size_t, void**, int);
+  using WindowDeregisterFn = ncclResult_t (*)(ncclComm_t, void*);
+  std::string library;  // the file that was loaded
+#define FABSCOPE_NCCL_MEMBER(name) decltype(&nccl##name) name = nullptr;
+#define FABSCOPE_NCCL_TYPED_MEMBER(name, type) type name = nullptr;
+  FABSCOPE_NCCL_REQUIRED(FABSCOPE_NCCL_MEMBER)
+  FABSCOPE_NCCL_OPTIONAL(FABSCOPE_NCCL_MEMBER)
+  FABSCOPE_NCCL_UNDECLARED(FABSCOPE_NCCL_TYPED_MEMBER)
+#undef FABSCOPE_NCCL_MEMBER
+#undef FABSCOPE_NCCL_TYPED_MEMBER
 };
 
 // Loads libnccl.so.2 once. Throws fabscope::Error saying what is missing.
