@@ -191,31 +191,32 @@ void call_hypercube(NcclCalls& c, const CallArgs& a) {
 }
 
 const std::vector<CollectiveDesc>& table() {
-  // Indexed by Collective (describe() relies on it). name, call name, has_op, has_root,
-  // in_place_checked, redop label, factor, plan, algbw bytes, runs_on, call, stages
+  // Indexed by Collective (describe() relies on it). Unnamed fields keep their defaults: no
+  // operator or root, in place checked, redop "none", size-column algbw, any rank count, one stage.
   static const std::vector<CollectiveDesc> t = {
-      {Collective::AllReduce, "all_reduce", "ncclAllReduce", true, false, true, "", factor_all_reduce,
-       plan_same, nullptr, nullptr, call_all_reduce, nullptr},
-      {Collective::AllGather, "all_gather", "ncclAllGather", false, false, true, "none", factor_n_minus_1,
-       plan_gathering, nullptr, nullptr, call_all_gather, nullptr},
-      {Collective::ReduceScatter, "reduce_scatter", "ncclReduceScatter", true, false, true, "",
-       factor_n_minus_1, plan_scattering, nullptr, nullptr, call_reduce_scatter, nullptr},
-      {Collective::Broadcast, "broadcast", "ncclBroadcast", false, true, true, "none", factor_one, plan_same,
-       nullptr, nullptr, call_broadcast, nullptr},
-      {Collective::Reduce, "reduce", "ncclReduce", true, true, true, "", factor_one, plan_same, nullptr,
-       nullptr, call_reduce, nullptr},
-      {Collective::AlltoAll, "alltoall", "ncclAlltoAll", false, false, false, "none", factor_n_minus_1,
-       plan_alltoall, nullptr, nullptr, call_alltoall, nullptr},
-      {Collective::SendRecv, "sendrecv", "ncclSend/ncclRecv", false, false, false, "sum", factor_one,
-       plan_same, nullptr, nullptr, call_sendrecv, nullptr},
-      {Collective::Gather, "gather", "ncclGather", false, true, true, "none", factor_n_minus_1,
-       plan_gathering, nullptr, nullptr, call_gather, nullptr},
-      {Collective::Scatter, "scatter", "ncclScatter", false, true, true, "none", factor_n_minus_1,
-       plan_scattering, nullptr, nullptr, call_scatter, nullptr},
-      {Collective::AlltoAllv, "alltoallv", "ncclSend/ncclRecv", false, false, false, "none",
-       factor_n_minus_1, plan_alltoallv, nullptr, nullptr, call_alltoallv, nullptr},
-      {Collective::HyperCube, "hypercube", "ncclSend/ncclRecv", false, false, true, "none", factor_one,
-       plan_gathering, hypercube_bytes, power_of_two, call_hypercube, hypercube_stages},
+      {.id = Collective::AllReduce, .name = "all_reduce", .nccl_call = "ncclAllReduce", .has_op = true,
+       .redop_label = "", .busbw_factor = factor_all_reduce, .plan = plan_same, .call = call_all_reduce},
+      {.id = Collective::AllGather, .name = "all_gather", .nccl_call = "ncclAllGather",
+       .busbw_factor = factor_n_minus_1, .plan = plan_gathering, .call = call_all_gather},
+      {.id = Collective::ReduceScatter, .name = "reduce_scatter", .nccl_call = "ncclReduceScatter", .has_op = true,
+       .redop_label = "", .busbw_factor = factor_n_minus_1, .plan = plan_scattering, .call = call_reduce_scatter},
+      {.id = Collective::Broadcast, .name = "broadcast", .nccl_call = "ncclBroadcast", .has_root = true,
+       .busbw_factor = factor_one, .plan = plan_same, .call = call_broadcast},
+      {.id = Collective::Reduce, .name = "reduce", .nccl_call = "ncclReduce", .has_op = true, .has_root = true,
+       .redop_label = "", .busbw_factor = factor_one, .plan = plan_same, .call = call_reduce},
+      {.id = Collective::AlltoAll, .name = "alltoall", .nccl_call = "ncclAlltoAll", .in_place_checked = false,
+       .busbw_factor = factor_n_minus_1, .plan = plan_alltoall, .call = call_alltoall},
+      {.id = Collective::SendRecv, .name = "sendrecv", .nccl_call = "ncclSend/ncclRecv", .in_place_checked = false,
+       .redop_label = "sum", .busbw_factor = factor_one, .plan = plan_same, .call = call_sendrecv},
+      {.id = Collective::Gather, .name = "gather", .nccl_call = "ncclGather", .has_root = true,
+       .busbw_factor = factor_n_minus_1, .plan = plan_gathering, .call = call_gather},
+      {.id = Collective::Scatter, .name = "scatter", .nccl_call = "ncclScatter", .has_root = true,
+       .busbw_factor = factor_n_minus_1, .plan = plan_scattering, .call = call_scatter},
+      {.id = Collective::AlltoAllv, .name = "alltoallv", .nccl_call = "ncclSend/ncclRecv", .in_place_checked = false,
+       .busbw_factor = factor_n_minus_1, .plan = plan_alltoallv, .call = call_alltoallv},
+      {.id = Collective::HyperCube, .name = "hypercube", .nccl_call = "ncclSend/ncclRecv",
+       .busbw_factor = factor_one, .plan = plan_gathering, .algbw_bytes = hypercube_bytes, .runs_on = power_of_two,
+       .call = call_hypercube, .stages = hypercube_stages},
   };
   return t;
 }

@@ -79,35 +79,35 @@ struct CallArgs {
 };
 
 struct CollectiveDesc {
-  Collective id;
+  Collective id = Collective::AllReduce;
   std::string_view name;        // "all_reduce", as the nccl-tests binary is named without _perf
   std::string_view nccl_call;   // "ncclAllReduce"
-  bool has_op;                  // takes a reduction operator (--op)
-  bool has_root;                // takes a root (else the root column says -1)
+  bool has_op = false;          // takes a reduction operator (--op)
+  bool has_root = false;        // takes a root (else the root column says -1)
   // In place is timed for every collective, as nccl-tests does. Where the in-place form is a
   // race by definition (alltoall(v), send/recv read and write one buffer), its values are not
   // checked: #wrong says N/A, as in nccl-tests.
-  bool in_place_checked;
+  bool in_place_checked = true;
   // The redop column: the operator's name where has_op; else this text ("none"; nccl-tests
   // prints the -o operator for sendrecv, whose loop runs over operators without using them).
-  std::string_view redop_label;
+  std::string_view redop_label = "none";
   // busbw = algbw * factor(nranks): what each rank's busiest link carries, so the number can be
   // compared with the link rate whatever the rank count.
-  double (*busbw_factor)(int nranks);
+  double (*busbw_factor)(int nranks) = nullptr;
   // Elements for a requested element count (size / type size) of elem_bytes each, on nranks
   // ranks, for rank. Per-rank blocks are rounded down to 16 bytes, as nccl-tests does.
-  BufferPlan (*plan)(std::size_t count, std::size_t elem_bytes, int nranks, int rank);
+  BufferPlan (*plan)(std::size_t count, std::size_t elem_bytes, int nranks, int rank) = nullptr;
   // Bytes the algorithm bandwidth divides by the time; 0 = the size column. nccl-tests' hypercube
   // counts the (n-1) blocks a rank receives.
-  std::uint64_t (*algbw_bytes)(const BufferPlan& p, std::size_t elem_bytes, int nranks);
+  std::uint64_t (*algbw_bytes)(const BufferPlan& p, std::size_t elem_bytes, int nranks) = nullptr;
   // Rank counts it runs on (hypercube: powers of two); nullptr = any.
-  bool (*runs_on)(int nranks);
+  bool (*runs_on)(int nranks) = nullptr;
   // The NCCL calls of stage a.stage of one operation on one rank (nccl-tests' runColl).
-  void (*call)(NcclCalls& nccl, const CallArgs& a);
+  void (*call)(NcclCalls& nccl, const CallArgs& a) = nullptr;
   // Stages of one operation; nullptr = 1. Stage k of every local rank is issued (in one group
   // where a process drives several GPUs) before stage k+1 of any: hypercube's step k sends what
   // step k-1 received.
-  int (*stages)(int nranks);
+  int (*stages)(int nranks) = nullptr;
 };
 
 // Stages of one operation of d on nranks ranks (1 unless the descriptor says).
