@@ -91,7 +91,8 @@ ClusterDoc cluster_from_json(const std::string& file, const json& doc) {
     x.a_to_b_gbps = gbps_field(p, "a_to_b_gbps");
     x.b_to_a_gbps = gbps_field(p, "b_to_a_gbps");
     x.error = p.str_or("error", "");
-    x.engine = p.str_or("engine", "");  // newer writers name the engine per pair
+    x.engine = p.str_or("engine", "");  // newer writers name the engine per pair, and why
+    x.engine_reason = p.str_or("engine_reason", "");
     c.pairs.push_back(std::move(x));
   }
   c.measured = static_cast<std::size_t>(pw.opt_int("measured").value_or(0));

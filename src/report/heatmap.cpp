@@ -38,6 +38,7 @@ HeatGrid build_heat_grid(const ClusterDoc& c, int max_blocks) {
         if (cell.error.empty()) cell.error = p.error;
       }
       if (!p.engine.empty() && (v || !p.error.empty())) ++cell.engines[p.engine];
+      if (g.block == 1) cell.engine_reason = p.engine_reason;
     }
   }
   for (const auto& l : c.slow_links) {

@@ -28,6 +28,7 @@ struct HeatCell {
   bool slow_node = false;        // its row or column block holds a slow node
   std::string error;             // the first failed pair's reason
   std::map<std::string, std::size_t> engines;  // per-pair engine names, where given
+  std::string engine_reason;     // one node per cell: the pair's reason for its engine
 };
 
 struct HeatGrid {

@@ -112,7 +112,8 @@ struct ClusterPair {
   int a = 0, b = 0;  // ranks, a < b
   std::optional<double> a_to_b_gbps, b_to_a_gbps;
   std::string error;
-  std::string engine;  // per pair where the writer says ("rdma", "tcp"), else ""
+  std::string engine;         // per pair where the writer says ("rdma", "tcp"), else ""
+  std::string engine_reason;  // why that engine (both nodes' RDMA devices, or which has none)
 };
 
 struct ClusterSlowNode {

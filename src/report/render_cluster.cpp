@@ -85,9 +85,9 @@ std::string cell_title(const ClusterDoc& c, const HeatGrid& g, const HeatCell& c
   const HeatBlock& to = g.blocks[static_cast<std::size_t>(cell.col)];
   std::string t = block_name(c, from) + " \xE2\x86\x92 " + block_name(c, to) + ": ";
   if (g.block == 1) {
-    t += cell.directions ? gbps(cell.min_gbps) + ", measured by the receiver"
-                         : "the pair failed: " + cell.error;
+    t += cell.directions ? gbps(cell.min_gbps) : "the pair failed: " + cell.error;
     if (!cell.engines.empty()) t += "; engine " + engines_text(cell.engines, true);
+    if (!cell.engine_reason.empty()) t += " (" + cell.engine_reason + ")";
   } else {
     t += "lowest " + gbps(cell.min_gbps) + ", median " + gbps(cell.median_gbps) + ", highest " +
          gbps(cell.max_gbps) + " over " + std::to_string(cell.directions) + " measured directions";
@@ -374,9 +374,9 @@ std::string render_cluster(const Report& r) {
     if (in.kind != InputKind::Cluster) continue;
     const ClusterDoc& c = in.cluster;
     if (o.empty())
-      o = "<section id=\"cluster\"><h2>Cluster</h2><p class=\"muted\">Each cell is the bandwidth one node "
-          "received from another (row: sender, column: receiver) in Gb/s (10<sup>9</sup> bits per second), "
-          "measured between pairs while no other pair used either node. Darker is slower.</p>";
+      o = "<section id=\"cluster\"><h2>Cluster</h2><p class=\"muted\">Each cell is the bandwidth from one "
+          "node to another (row: sender, column: receiver) in Gb/s (10<sup>9</sup> bits per second), "
+          "measured pair by pair while no other pair used either node. Darker is slower.</p>";
     ++k;
     o += "<div class=\"cluster\" id=\"cluster-" + std::to_string(k) + "\" data-world=\"" + std::to_string(c.world) +
          "\"><h3>" + esc(in.label) + ": " + std::to_string(c.nodes.size()) + " of " + std::to_string(c.world) +
@@ -401,7 +401,10 @@ std::string render_cluster(const Report& r) {
     std::string how = "Pairs " + esc(c.pairs_mode.empty() ? "?" : c.pairs_mode) + ": " + std::to_string(c.pairs.size()) +
                       " pairs in " + std::to_string(c.rounds) + " rounds, " + std::to_string(c.measured) +
                       " measured, " + fmt(c.seconds_per_direction, 1) + " s per direction";
-    if (!engines.empty()) how += "; engine per pair: " + esc(engines_text(engines, false));
+    if (engines.size() > 1)  // the detector compares like with like: one engine's pairs
+      how += "; engine per pair: " + esc(engines_text(engines, false)) + ", outliers judged on the " +
+             esc(c.engine) + " pairs";
+    else if (!engines.empty()) how += "; engine " + esc(engines.begin()->first);
     else if (!c.engine.empty()) how += "; engine " + esc(c.engine);
     o += "<p>" + how + ".</p>";
     if (!c.pairs.empty()) {

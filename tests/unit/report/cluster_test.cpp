@@ -174,12 +174,16 @@ TEST(ReportCluster, Render_MarksSlowNodeAndSlowLinkDifferently) {
 
 TEST(ReportCluster, Render_EnginePerPairIsShownWhenGiven) {
   Input in = fixture_input("cluster-runs/mpirun4-port-down.json");
-  for (auto& p : in.cluster.pairs) p.engine = p.a == 0 ? "rdma" : "tcp";
+  for (auto& p : in.cluster.pairs) {
+    p.engine = p.a == 0 ? "rdma" : "tcp";
+    p.engine_reason = p.a == 0 ? "rxe1:1 on both" : "node3 has no active RDMA port";
+  }
   Report r;
   r.inputs.push_back(in);
   std::string html = render(r).html;
-  EXPECT_NE(html.find("engine per pair: rdma 3, tcp 3"), std::string::npos);
+  EXPECT_NE(html.find("engine per pair: rdma 3, tcp 3, outliers judged on the tcp pairs"), std::string::npos);
   EXPECT_EQ(count(html, R"(data-engine="rdma")"), 6u);
+  EXPECT_NE(html.find("node0 \xE2\x86\x92 node1: 3.90 Gb/s; engine rdma (rxe1:1 on both)"), std::string::npos);
 }
 
 TEST(ReportCluster, Render_ConsistencyMarksTheOddValueAndShowsTheMajority) {
