@@ -1,3 +1,4 @@
+#include <cstdio>
 #include "cluster/outliers.hpp"
 
 #include <algorithm>
@@ -85,7 +86,15 @@ Outliers detect_outliers(int n, const std::vector<PairResult>& pairs, const Outl
 
 namespace {
 
-std::string gbps(double v) { return std::isfinite(v) ? core::format_double(v, 1) + " Gb/s" : "none"; }
+// One decimal from 1 Gb/s up; below that three significant digits, so a node shaped to a few
+// Mbit/s reads 0.00185 Gb/s, not 0.0.
+std::string gbps(double v) {
+  if (!std::isfinite(v)) return "none";
+  if (v == 0 || std::fabs(v) >= 1) return core::format_double(v, 1) + " Gb/s";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", v);
+  return std::string(buf) + " Gb/s";
+}
 
 std::string name_of(const std::vector<std::string>& names, int r) {
   if (r >= 0 && static_cast<std::size_t>(r) < names.size()) return names[static_cast<std::size_t>(r)];

@@ -200,3 +200,16 @@ TEST(Outliers, NoisyFabricStillCallsAPairBelowHalfTheMedianSlow) {
   ASSERT_EQ(o.slow_nodes.size(), 1u);
   EXPECT_EQ(o.slow_nodes[0].rank, 4);
 }
+
+// The VM testbed's slow node is shaped to about 2 Mbit/s: its evidence said "0.0 Gb/s".
+TEST(Outliers, SmallBandwidthsKeepThreeSignificantDigits) {
+  auto pairs = measured(make_schedule(6, {PairsMode::All, 0}, 1), 0.0147);
+  for (auto& p : pairs)
+    if (p.a == 3 || p.b == 3) p.a_to_b_gbps = 0.00185, p.b_to_a_gbps = 0.00185;
+  auto o = detect_outliers(6, pairs);
+  ASSERT_EQ(o.slow_nodes.size(), 1u);
+  auto fs = outlier_findings(o, pairs, {"vm0", "vm1", "vm2", "vm3", "vm4", "vm5"});
+  ASSERT_EQ(fs.size(), 1u);
+  EXPECT_NE(fs[0].evidence.find("vm3: median of its pairs 0.00185 Gb/s; pair median 0.0146 Gb/s"),
+            std::string::npos) << fs[0].evidence;
+}
