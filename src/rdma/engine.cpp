@@ -19,16 +19,16 @@ namespace fabscope::rdma {
 
 void to_json(json& j, const QpAddr& v) { j = json{{"qpn", v.qpn}, {"psn", v.psn}, {"gid", v.gid}, {"lid", v.lid}}; }
 void from_json(const json& j, QpAddr& v) {
-  v.qpn = j.at("qpn").get<std::uint32_t>();
-  v.psn = j.at("psn").get<std::uint32_t>();
+  v.qpn = int_at<std::uint32_t>(j, "qpn");
+  v.psn = int_at<std::uint32_t>(j, "psn");
   v.gid = j.value("gid", "");
-  v.lid = j.value("lid", std::uint32_t{0});
+  v.lid = int_or<std::uint32_t>(j, "lid", 0);
 }
 void to_json(json& j, const BufKey& v) { j = json{{"addr", v.addr}, {"rkey", v.rkey}, {"stride", v.stride}}; }
 void from_json(const json& j, BufKey& v) {
-  v.addr = j.at("addr").get<std::uint64_t>();
-  v.rkey = j.at("rkey").get<std::uint32_t>();
-  v.stride = j.at("stride").get<std::uint64_t>();
+  v.addr = int_at<std::uint64_t>(j, "addr");
+  v.rkey = int_at<std::uint32_t>(j, "rkey");
+  v.stride = int_at<std::uint64_t>(j, "stride");
 }
 
 std::uint64_t buffer_bytes(const Options& o) {
@@ -387,10 +387,10 @@ struct Engine::Impl {
     ctl.send(json{{"done", d}}, wd);
   }
   void absorb(const json& m, json& peer_done) {
-    if (m.contains("sent")) peer_sent = m["sent"].get<std::uint64_t>();
+    if (m.contains("sent")) peer_sent = int_at<std::uint64_t>(m, "sent");
     if (m.contains("done")) {
       peer_done = m["done"];
-      if (!peer_sent) peer_sent = peer_done.value("sent_messages", std::uint64_t{0});
+      if (!peer_sent) peer_sent = int_or<std::uint64_t>(peer_done, "sent_messages", 0);
     }
   }
   // Waits for the peer's done (progress messages tick the watchdog on the way).

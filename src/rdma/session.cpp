@@ -173,9 +173,9 @@ struct Server::Impl {
     try {
       wd.begin("hello");
       json h = expect(ctl, wd, "hello");
-      if (h.value("magic", "") != kMagic || h.value("version", 0) != kProtocol)
+      if (h.value("magic", "") != kMagic || int_or<int>(h, "version", 0) != kProtocol)
         throw Failure(control_lost(wd.where(), "the client speaks " + h.value("magic", std::string("?")) +
-                                                   " protocol " + std::to_string(h.value("version", 0)) +
+                                                   " protocol " + std::to_string(int_or<int>(h, "version", 0)) +
                                                    ", this server " + kMagic + " " + std::to_string(kProtocol) +
                                                    ": run the same fabscope version on both sides"));
       Options o;
@@ -225,7 +225,7 @@ struct Server::Impl {
           break;
         }
         if (!m.contains("run")) continue;
-        auto size = m["run"].get<std::uint64_t>();
+        auto size = int_at<std::uint64_t>(m, "run");
         bool known = false;
         for (auto s : o.sizes_bytes) known = known || s == size;
         if (!known) throw Failure(control_lost(wd.where(), "the client asked for size " + std::to_string(size) +

@@ -126,14 +126,15 @@ void to_json(json& j, const Options& v) {
 void from_json(const json& j, Options& v) {
   v.test = test_from_string(j.at("test").get<std::string>());
   v.op = op_from_string(j.at("op").get<std::string>());
-  v.sizes_bytes = j.at("sizes_bytes").get<std::vector<std::uint64_t>>();
-  v.iterations = j.at("iterations").get<std::uint64_t>();
+  v.sizes_bytes.clear();
+  for (const auto& s : j.at("sizes_bytes")) v.sizes_bytes.push_back(int_value<std::uint64_t>(s, "sizes_bytes"));
+  v.iterations = int_at<std::uint64_t>(j, "iterations");
   v.duration_s = j.value("duration_s", std::optional<double>{});
-  v.qps = j.at("qps").get<int>();
-  v.tx_depth = j.at("tx_depth").get<int>();
+  v.qps = int_at<int>(j, "qps");
+  v.tx_depth = int_at<int>(j, "tx_depth");
   v.bidirectional = j.value("bidirectional", false);
   v.oob = oob_from_string(j.value("oob", std::string("cm")));
-  v.tcp_port = j.value("tcp_port", 18515);
+  v.tcp_port = int_or<int>(j, "tcp_port", 18515);
   v.timeout_s = j.value("timeout_s", 10.0);
 }
 
@@ -156,13 +157,13 @@ void from_json(const json& j, Endpoint& v) {
   v.host = j.value("host", "");
   v.address = j.value("address", "");
   v.device = j.value("device", "");
-  v.port = j.value("port", 1);
+  v.port = int_or<int>(j, "port", 1);
   v.link_layer = j.value("link_layer", "");
   v.netdev = j.value("netdev", "");
-  v.gid_index = j.value("gid_index", std::optional<int>{});
+  v.gid_index = int_opt<int>(j, "gid_index");
   v.gid = j.value("gid", "");
-  v.lid = j.value("lid", std::optional<std::uint32_t>{});
-  v.active_mtu = j.value("active_mtu", std::optional<int>{});
+  v.lid = int_opt<std::uint32_t>(j, "lid");
+  v.active_mtu = int_opt<int>(j, "active_mtu");
   v.rate_gbps = j.value("rate_gbps", std::optional<double>{});
   v.software = j.value("software", false);
 }
@@ -192,15 +193,15 @@ void to_json(json& j, const SizeResult& v) {
            {"data_verified", v.data_verified}};
 }
 void from_json(const json& j, SizeResult& v) {
-  v.bytes = j.value("bytes", std::uint64_t{0});
-  v.iterations = j.value("iterations", std::uint64_t{0});
-  v.total_bytes = j.value("total_bytes", std::uint64_t{0});
+  v.bytes = int_or<std::uint64_t>(j, "bytes", 0);
+  v.iterations = int_or<std::uint64_t>(j, "iterations", 0);
+  v.total_bytes = int_or<std::uint64_t>(j, "total_bytes", 0);
   v.seconds = j.value("seconds", 0.0);
   v.gbps = j.value("gbps", 0.0);
   v.mib_per_s = j.value("mib_per_s", 0.0);
   v.msg_rate_mpps = j.value("msg_rate_mpps", 0.0);
   v.latency = j.value("latency", std::optional<LatencyStats>{});
-  v.peer_total_bytes = j.value("peer_total_bytes", std::optional<std::uint64_t>{});
+  v.peer_total_bytes = int_opt<std::uint64_t>(j, "peer_total_bytes");
   v.data_verified = j.value("data_verified", std::optional<bool>{});
 }
 
@@ -223,15 +224,15 @@ void to_json(json& j, const Result& v) {
 void from_json(const json& j, Result& v) {
   if (j.value("schema", std::string()) != "fabscope.rdma")
     throw Error("not a fabscope.rdma document (schema '" + j.value("schema", std::string()) + "')");
-  if (j.value("schema_version", 0) != Result::kSchemaVersion)
-    throw Error("fabscope.rdma schema_version " + std::to_string(j.value("schema_version", 0)) +
+  if (int_or<int>(j, "schema_version", 0) != Result::kSchemaVersion)
+    throw Error("fabscope.rdma schema_version " + std::to_string(int_or<int>(j, "schema_version", 0)) +
                 " is not supported (expected " + std::to_string(Result::kSchemaVersion) + ")");
   v.role = j.at("role").get<std::string>();
   v.options = j.at("options").get<Options>();
   v.local = j.at("local").get<Endpoint>();
   v.remote = j.at("remote").get<Endpoint>();
   v.choices = j.at("choices").get<std::vector<Choice>>();
-  v.path_mtu = j.value("path_mtu", std::optional<int>{});
+  v.path_mtu = int_opt<int>(j, "path_mtu");
   v.sizes = j.at("sizes").get<std::vector<SizeResult>>();
   v.efficiency = j.value("efficiency", std::optional<double>{});
   v.verdict = j.value("verdict", "");

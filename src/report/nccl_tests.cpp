@@ -38,9 +38,9 @@ std::optional<Header> parse_header(std::string_view body) {
   for (std::size_t i = 0; i < tok.size(); ++i) {
     const auto& t = tok[i];
     int idx = static_cast<int>(i);
-    if (t == "size") h.size = idx;
-    else if (t == "count") h.count = idx;
-    else if (t == "type") h.type = idx;
+    if (t == "size" && h.size < 0) h.size = idx;
+    else if (t == "count" && h.count < 0) h.count = idx;
+    else if (t == "type" && h.type < 0) h.type = idx;
     else if (t == "redop") h.redop = idx;
     else if (t == "root") h.root = idx;
     else if (t == "time") {
@@ -54,8 +54,12 @@ std::optional<Header> parse_header(std::string_view body) {
     }
   }
   if (h.time[0] < 0 || h.busbw[0] < 0 || h.algbw[0] < 0) return std::nullopt;
+  // An in-place group is whole or absent: its time without algbw and busbw is no table we read.
+  if (h.time[1] >= 0 && (h.busbw[1] < 0 || h.algbw[1] < 0)) return std::nullopt;
   return h;
 }
+
+constexpr std::int64_t kMaxRank = 1 << 24;
 
 struct Meta {
   std::string collective, tool_version, nccl_version;
@@ -69,7 +73,10 @@ struct Meta {
 void read_rank_line(std::string_view body, Meta& m) {
   auto tok = core::split_ws(body);
   if (tok.size() < 2 || tok[0] != "Rank" || !all_digits(tok[1])) return;
-  m.max_rank = std::max(m.max_rank, std::stoi(tok[1]));
+  // A rank number beyond any job (or beyond int) is not a rank line.
+  auto rank = core::parse_int(tok[1]);
+  if (!rank || *rank > kMaxRank) return;
+  m.max_rank = std::max(m.max_rank, static_cast<int>(*rank));
   for (std::size_t i = 2; i + 1 < tok.size(); ++i) {
     if (tok[i] != "on") continue;
     const std::string& host = tok[i + 1];
@@ -229,8 +236,13 @@ std::vector<BenchRun> parse_nccl_tests(const std::string& file, std::string_view
                   " fields where the header at line " + std::to_string(header_line) + " has " +
                   std::to_string(header->fields) + " (truncated?)");
     BenchRow row;
-    row.size_bytes = *core::parse_u64(tok[header->size]);
-    row.count = *core::parse_u64(tok[header->count]);
+    auto size = core::parse_u64(tok[header->size]);
+    auto count = core::parse_u64(tok[header->count]);
+    if (!size || !count)
+      throw Error(file + ": line " + std::to_string(lineno) + ": size '" + tok[header->size] + "' or count '" +
+                  tok[header->count] + "' is not a byte count");
+    row.size_bytes = *size;
+    row.count = *count;
     auto oop = placement(file, lineno, *header, 0, tok);
     if (!oop)
       throw Error(file + ": line " + std::to_string(lineno) + ": out-of-place time is N/A");

@@ -41,7 +41,7 @@ void read_message(const json& m) {
     if (m.contains("hello")) {
       const json& h = m.at("hello");
       (void)h.value("magic", std::string());
-      (void)h.value("version", 0);
+      (void)int_or<int>(h, "version", 0);
       Options o = h.at("options").get<Options>();
       try {
         check_options(normalized(o));
@@ -58,12 +58,12 @@ void read_message(const json& m) {
     }
     if (m.contains("qps")) (void)m.at("qps").get<std::vector<QpAddr>>();
     if (m.contains("buf")) (void)m.at("buf").get<BufKey>();
-    if (m.contains("run")) (void)m.at("run").get<std::uint64_t>();
-    if (m.contains("ready")) (void)m.at("ready").get<std::uint64_t>();
-    if (m.contains("sent")) (void)m.at("sent").get<std::uint64_t>();
+    if (m.contains("run")) (void)int_at<std::uint64_t>(m, "run");
+    if (m.contains("ready")) (void)int_at<std::uint64_t>(m, "ready");
+    if (m.contains("sent")) (void)int_at<std::uint64_t>(m, "sent");
     if (m.contains("done")) {
       const json& d = m.at("done");
-      (void)d.value("sent_messages", std::uint64_t{0});
+      (void)int_or<std::uint64_t>(d, "sent_messages", 0);
       (void)d.get<SizeResult>();
     }
     if (m.contains("schema")) {

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "core/error.hpp"
+#include "rdma/engine.hpp"
 #include "rdma/types.hpp"
 
 using namespace fabscope;
@@ -110,4 +111,32 @@ TEST(RdmaTypes, Result_RoundTripsThroughJsonWithSchema) {
 TEST(RdmaTypes, Result_RejectsAnotherSchema) {
   json j = {{"schema", "fabscope.check"}, {"schema_version", 1}};
   EXPECT_THROW(j.get<Result>(), Error);
+}
+
+// Found by the rdma_control fuzz target (tests/fuzz/regressions/rdma_control): a peer's float
+// where an integer belongs went through nlohmann's unchecked conversion (undefined beyond the
+// type's range). Every integer the peer sends is now range-checked and refused by name.
+TEST(RdmaTypes, PeerIntegers_FloatsAndOutOfRangeAreRefusedByName) {
+  auto error_of = [](const json& j) -> std::string {
+    try {
+      (void)j.get<BufKey>();
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_NE(error_of(json::parse(R"({"addr":1.4e138,"rkey":1,"stride":8})")).find("'addr'"), std::string::npos);
+  EXPECT_NE(error_of(json::parse(R"({"addr":1,"rkey":4294967296,"stride":8})")).find("'rkey'"), std::string::npos);
+  EXPECT_NE(error_of(json::parse(R"({"addr":1,"rkey":-1,"stride":8})")).find("'rkey'"), std::string::npos);
+  BufKey k = json::parse(R"({"addr":18446744073709551615,"rkey":4294967295,"stride":8})").get<BufKey>();
+  EXPECT_EQ(k.addr, 18446744073709551615ull);
+  EXPECT_EQ(k.rkey, 4294967295u);
+  EXPECT_THROW((void)json::parse(R"({"test":"bw","op":"write","sizes_bytes":[1e30],"iterations":1,"qps":1,"tx_depth":1})")
+                   .get<Options>(),
+               Error);
+  Endpoint e = json::parse(R"({"port":2,"gid_index":null,"active_mtu":4096})").get<Endpoint>();
+  EXPECT_EQ(e.port, 2);
+  EXPECT_FALSE(e.gid_index.has_value());
+  EXPECT_EQ(e.active_mtu, 4096);
+  EXPECT_THROW((void)json::parse(R"({"port":1.5})").get<Endpoint>(), Error);
 }

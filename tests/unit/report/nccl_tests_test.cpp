@@ -158,3 +158,30 @@ TEST(NcclTests, HeaderWithoutRows_IsAnError) {
   auto e = error_of("norows.txt", std::string("# nThread 1\n") + kHeader + "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 0\n");
   EXPECT_NE(e.find("norows.txt: the nccl-tests table at line 3 has no rows"), std::string::npos) << e;
 }
+
+// Found by the report_inputs fuzz target (tests/fuzz/regressions/report_inputs): a header whose
+// in-place group has a time but no algbw/busbw made the row reader index column -1.
+TEST(NcclTests, InPlaceGroupWithoutBandwidthColumns_IsNoHeader) {
+  std::string text =
+      "#       size         count      type   redop    root     time   algbw   busbw #wrong     time\n"
+      "           8             2     float     sum      -1    10.00    0.00    0.00      0    10.00\n";
+  EXPECT_NE(error_of("cut.txt", text).find("no nccl-tests table"), std::string::npos) << error_of("cut.txt", text);
+}
+
+TEST(NcclTests, SizeBeyond64Bits_IsAnErrorNamingTheLine) {
+  std::string text = std::string(kHeader) +
+                     "  99999999999999999999999             2     float     sum      -1    10.00    0.00    0.00"
+                     "      0    10.00    0.00    0.00      0\n";
+  std::string e = error_of("big.txt", text);
+  EXPECT_NE(e.find("big.txt: line 4: size '99999999999999999999999'"), std::string::npos) << e;
+}
+
+TEST(NcclTests, RankNumberBeyondInt_IsNotARankLine) {
+  std::string text = "#  Rank  99999999999999999999 Group  0 Pid   6899 on n1 device  0 [0000:04:00] GPU\n" +
+                     std::string(kHeader) +
+                     "           8             2     float     sum      -1    10.00    0.00    0.00      0"
+                     "    10.00    0.00    0.00      0\n";
+  auto runs = parse_nccl_tests("rank.txt", text);
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_FALSE(runs[0].nranks.has_value());
+}
