@@ -650,7 +650,7 @@ SizeResult Engine::Impl::lat(std::uint64_t size, Control& ctl, json& peer_done) 
   std::uint64_t i = 0;
   auto peer_count = [&] {
     take_done(ctl, peer_done);
-    if (!peer_done.is_null()) expected = peer_done.value("sent_messages", std::uint64_t{0});
+    if (!peer_done.is_null()) expected = int_or<std::uint64_t>(peer_done, "sent_messages", 0);
   };
   if (o.op != Op::Read) {
     while (!expected || i < *expected) {
