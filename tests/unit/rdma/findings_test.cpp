@@ -98,7 +98,9 @@ TEST(RdmaFindings, Watchdog_ThrowsTimeoutNamingSideAndStep) {
   } catch (const Failure&) {
     threw = true;
   }
-  if (std::chrono::duration<double>(std::chrono::steady_clock::now() - before).count() < 0.5) EXPECT_FALSE(threw);
+  if (std::chrono::duration<double>(std::chrono::steady_clock::now() - before).count() < 0.5) {
+    EXPECT_FALSE(threw);
+  }
   while (wd.remaining_s() > 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   try {
     wd.check();
