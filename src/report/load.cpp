@@ -113,6 +113,11 @@ Input input_from_json_text(const std::string& file, std::string_view text) {
     if (p != std::string::npos) what = what.substr(p);
     bool truncated = e.byte >= text.size();
     throw Error(file + ": not valid JSON" + std::string(truncated ? " (truncated?)" : "") + ": " + what);
+  } catch (const json::out_of_range& e) {
+    // A number beyond a double ("1e400"): nlohmann throws out_of_range.406, not parse_error.
+    std::string what = e.what();
+    auto p = what.find("number overflow");
+    throw Error(file + ": not valid JSON: " + (p == std::string::npos ? what : what.substr(p)));
   }
   return input_from_json(file, doc);
 }

@@ -26,7 +26,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   r.generated_utc = "2026-11-23T15:00:00Z";
   try {
     if (data[0] % 2 == 0) {
-      r.inputs.push_back(input_from_json_text("runs/fuzz.json", text));
+      r.inputs = inputs_from_json_text("runs/fuzz.json", text);  // one document, or JSON Lines of rdma sessions
     } else {
       r.inputs = inputs_from_nccl_tests_text("runs/fuzz.txt", text);
       if (r.inputs.empty()) std::abort();  // no table is an error, never an empty result

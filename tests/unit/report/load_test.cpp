@@ -159,3 +159,10 @@ TEST(ReportLoad, Label_IsTheFileStem) {
   EXPECT_EQ(label_for("runs/default.json"), "default");
   EXPECT_EQ(label_for("tuned"), "tuned");
 }
+
+// Found by the report_inputs fuzz target (tests/fuzz/regressions/report_inputs): a number beyond
+// a double made nlohmann throw out_of_range, which escaped as an exception the CLI does not report.
+TEST(ReportLoad, NumberBeyondADouble_IsNotValidJsonNamingTheFile) {
+  auto e = error_of("big.json", R"({"schema":"fabscope.check","schema_version":1,"x":1e99999})");
+  EXPECT_EQ(e.rfind("big.json: not valid JSON: number overflow", 0), 0u) << e;
+}
