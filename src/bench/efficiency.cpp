@@ -4,16 +4,12 @@
 #include <cstdio>
 
 #include "bench/sizes.hpp"
+#include "core/strings.hpp"
 
 namespace fabscope::bench {
 
 namespace {
 bool contains(const std::string& s, const char* what) { return s.find(what) != std::string::npos; }
-
-std::string lower(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 std::string pct(double v) {
   char buf[32];
@@ -64,7 +60,7 @@ Topology topology_from(const NodeInfo& node, const std::vector<std::string>& use
   for (const auto& g : node.gpus) {
     bool used = used_pci.empty();
     for (const auto& u : used_pci)
-      if (lower(u) == lower(g.pci_address)) used = true;
+      if (core::lower(u) == core::lower(g.pci_address)) used = true;
     if (!used) continue;
     if (name.empty()) name = g.name;
     if (g.nvlink_active) t.nvlink_active = t.nvlink_active ? std::min(*t.nvlink_active, *g.nvlink_active) : *g.nvlink_active;

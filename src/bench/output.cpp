@@ -5,16 +5,12 @@
 #include <sstream>
 
 #include "bench/sizes.hpp"
+#include "core/strings.hpp"
 #include "core/table.hpp"
 
 namespace fabscope::bench {
 
 namespace {
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
 
 std::string pad_left(const std::string& s, std::size_t w) {
   return s.size() >= w ? s : std::string(w - s.size(), ' ') + s;
@@ -153,13 +149,13 @@ std::string text_summary(const Report& r) {
   if (!sm.checked) s << "# Values were not checked (-c 0).\n";
   if (sm.limit.gbytes_per_s) {
     s << "# Path limit           : " << sm.limit.path << ", " << sm.limit.description << " = "
-      << fmt("%.0f", *sm.limit.gbytes_per_s) << " GB/s per GPU and direction\n";
+      << core::format_double("%.0f", *sm.limit.gbytes_per_s) << " GB/s per GPU and direction\n";
   } else {
     s << "# Path limit           : unknown" << (sm.limit.description.empty() ? "" : " (" + sm.limit.description + ")") << "\n";
   }
   if (sm.peak_busbw > 0) {  // one rank moves nothing over a link: every busbw is 0, no peak
-    s << "# Peak bus bandwidth   : " << fmt("%.2f", sm.peak_busbw) << " GB/s at " << sm.peak_bytes << " B";
-    if (sm.efficiency) s << ", " << fmt("%.0f", *sm.efficiency * 100) << "% of the limit";
+    s << "# Peak bus bandwidth   : " << core::format_double("%.2f", sm.peak_busbw) << " GB/s at " << sm.peak_bytes << " B";
+    if (sm.efficiency) s << ", " << core::format_double("%.0f", *sm.efficiency * 100) << "% of the limit";
     s << "\n";
   }
   // The verdict wraps to 100 columns; continuation lines stay comments for nccl-tests parsers.
@@ -194,18 +190,18 @@ std::string csv_rows(const Report& r, const SizeResult& res) {
     std::ostringstream s;
     s << d.name << ',' << res.bytes << ',' << res.count << ',' << type_name(o.type) << ','
       << redop_text(o) << ',' << (d.has_root ? o.root : -1) << ','
-      << placement << ',' << fmt("%.3f", t.time_us) << ',' << fmt("%.3f", t.algbw_gbytes_per_s) << ','
-      << fmt("%.3f", t.busbw_gbytes_per_s) << ',' << (t.wrong ? std::to_string(*t.wrong) : "") << ','
-      << t.iterations << ',' << (t.rel_ci >= 0 ? fmt("%.5f", t.rel_ci) : "") << ',' << r.env.nranks << ','
+      << placement << ',' << core::format_double("%.3f", t.time_us) << ',' << core::format_double("%.3f", t.algbw_gbytes_per_s) << ','
+      << core::format_double("%.3f", t.busbw_gbytes_per_s) << ',' << (t.wrong ? std::to_string(*t.wrong) : "") << ','
+      << t.iterations << ',' << (t.rel_ci >= 0 ? core::format_double("%.5f", t.rel_ci) : "") << ',' << r.env.nranks << ','
       << r.topo.nodes << ',' << r.env.launcher << ',' << (o.graphs ? 1 : 0) << ',' << r.env.nccl_version << ','
       << r.env.cuda_driver << ',' << gpu << ','
       << (r.topo.nvlink_active ? std::to_string(*r.topo.nvlink_active) : "") << ','
-      << (r.topo.nvlink_link_gbytes_per_s ? fmt("%g", *r.topo.nvlink_link_gbytes_per_s) : "") << ','
+      << (r.topo.nvlink_link_gbytes_per_s ? core::format_double("%g", *r.topo.nvlink_link_gbytes_per_s) : "") << ','
       << r.env.hostname << ',' << timer_name(o.timer) << ','
-      << (t.cpu_time_us >= 0 ? fmt("%.3f", t.cpu_time_us) : "") << ',' << res.cycle;
+      << (t.cpu_time_us >= 0 ? core::format_double("%.3f", t.cpu_time_us) : "") << ',' << res.cycle;
     if (t.per_iter) {
       const IterStats& st = *t.per_iter;
-      for (double v : {st.min_us, st.max_us, st.p50_us, st.p95_us, st.p99_us, st.cv_pct}) s << ',' << fmt("%.3f", v);
+      for (double v : {st.min_us, st.max_us, st.p50_us, st.p95_us, st.p99_us, st.cv_pct}) s << ',' << core::format_double("%.3f", v);
     } else {
       s << ",,,,,,";
     }

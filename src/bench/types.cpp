@@ -1,4 +1,5 @@
 #include "bench/types.hpp"
+#include "core/strings.hpp"
 
 #include <cctype>
 
@@ -35,11 +36,6 @@ const TypeInfo& info(DataType t) {
   return type_table().front();
 }
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 }  // namespace
 
 std::size_t type_size(DataType t) { return info(t).size; }
@@ -64,7 +60,7 @@ std::vector<std::string> type_names() {
 }
 
 std::optional<DataType> parse_type(std::string_view text) {
-  auto t = lower(text);
+  auto t = core::lower(text);
   for (const auto& i : type_table()) {
     if (t == i.name) return i.type;
     for (auto a : i.aliases)
@@ -74,7 +70,7 @@ std::optional<DataType> parse_type(std::string_view text) {
 }
 
 std::optional<RedOp> parse_op(std::string_view text) {
-  auto t = lower(text);
+  auto t = core::lower(text);
   for (auto op : all_ops())
     if (t == op_name(op)) return op;
   return std::nullopt;

@@ -8,30 +8,6 @@
 
 namespace fabscope::checks {
 
-Finding make_finding(const std::string& id, Severity severity, std::string subject, std::string message,
-                     std::string evidence, std::string remedy) {
-  Finding f;
-  f.id = id;
-  f.severity = severity;
-  f.subject = std::move(subject);
-  f.message = std::move(message);
-  f.evidence = std::move(evidence);
-  f.remedy = std::move(remedy);
-  f.docs = docs_anchor(id);
-  return f;
-}
-
-std::string format_number(double v) {
-  char buf[32];
-  if (v == static_cast<double>(static_cast<long long>(v))) std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(v));
-  else std::snprintf(buf, sizeof buf, "%.1f", v);
-  return buf;
-}
-
-std::string port_name(const RdmaDevice& dev, const RdmaPort& port) {
-  return dev.name + ":" + std::to_string(port.port);
-}
-
 bool is_pci_rdma(const RdmaDevice& dev) { return !dev.pci_address.empty(); }
 
 const std::vector<CheckInfo>& registry() {

@@ -7,6 +7,7 @@
 
 #include "checks/families.hpp"
 #include "checks/report.hpp"
+#include "core/strings.hpp"
 
 namespace fabscope::checks {
 
@@ -14,12 +15,6 @@ namespace {
 
 std::string plural(std::size_t n, const std::string& one, const std::string& many) {
   return std::to_string(n) + " " + (n == 1 ? one : many);
-}
-
-std::string join(const std::vector<std::string>& v, const std::string& sep) {
-  std::string out;
-  for (const auto& s : v) out += (out.empty() ? "" : sep) + s;
-  return out;
 }
 
 std::string gpu_part(const NodeInfo& node) {
@@ -41,8 +36,8 @@ std::string gpu_part(const NodeInfo& node) {
   std::string nvlink;
   if (!nvlink_known) nvlink = "NVLink not known: NVML is asked on a live node only";
   else if (links.size() == 1 && *links.begin() == "0/0") nvlink = "no NVLink";
-  else nvlink = "NVLink " + join(std::vector<std::string>(links.begin(), links.end()), ", ") + " up";
-  return plural(node.gpus.size(), "GPU", "GPUs") + " (" + join(names, ", ") + ", " + nvlink + ")";
+  else nvlink = "NVLink " + core::join(std::vector<std::string>(links.begin(), links.end()), ", ") + " up";
+  return plural(node.gpus.size(), "GPU", "GPUs") + " (" + core::join(names, ", ") + ", " + nvlink + ")";
 }
 
 struct Ports {
@@ -65,9 +60,11 @@ std::string rdma_part(const NodeInfo& node, const Ports& ports) {
   if (node.rdma_devices.empty()) return "no RDMA device";
   std::vector<std::string> names;
   for (const auto& d : node.rdma_devices) names.push_back(d.name);
-  std::string s = plural(node.rdma_devices.size(), "RDMA device", "RDMA devices") + " (" + join(names, ", ") +
-                  "; " + std::to_string(ports.active) + "/" + std::to_string(ports.total) + " ports ACTIVE";
-  if (!ports.layers.empty()) s += ", " + join(std::vector<std::string>(ports.layers.begin(), ports.layers.end()), "+");
+  std::string s = plural(node.rdma_devices.size(), "RDMA device", "RDMA devices") + " (" +
+                  core::join(names, ", ") + "; " + std::to_string(ports.active) + "/" +
+                  std::to_string(ports.total) + " ports ACTIVE";
+  if (!ports.layers.empty())
+    s += ", " + core::join(std::vector<std::string>(ports.layers.begin(), ports.layers.end()), "+");
   return s + ")";
 }
 
@@ -77,7 +74,7 @@ std::string data_netdevs(const NodeInfo& node) {
     if (n.is_virtual || n.operstate == "down") continue;
     out.push_back(n.name + (n.mtu ? " (MTU " + std::to_string(*n.mtu) + ")" : std::string()));
   }
-  return join(out, ", ");
+  return core::join(out, ", ");
 }
 
 std::string gdr_state(const NodeInfo& node) {
@@ -131,7 +128,7 @@ DoctorReport diagnose_node(const NodeInfo& node, std::vector<Finding> findings) 
   else if (gpus) facts.push_back("NCCL version unknown (libnccl.so.2 is asked on a live node only)");
   if (!node.versions.cuda_driver.empty()) facts.push_back("CUDA driver " + node.versions.cuda_driver);
   if (!node.kernel.release.empty()) facts.push_back("kernel " + node.kernel.release);
-  if (!facts.empty()) r.description.push_back(join(facts, ", ") + ".");
+  if (!facts.empty()) r.description.push_back(core::join(facts, ", ") + ".");
   if (!node.probe_notes.empty())
     r.description.push_back(plural(node.probe_notes.size(), "value", "values") +
                             (node.probe_notes.size() == 1 ? " could not be read and was not judged"
@@ -149,7 +146,7 @@ DoctorReport diagnose_node(const NodeInfo& node, std::vector<Finding> findings) 
   }
   for (const auto& id : order) {
     const auto& [remedy, subjects] = steps[id];
-    r.next_steps.push_back(id + " (" + join(subjects, ", ") + "): " + remedy);
+    r.next_steps.push_back(id + " (" + core::join(subjects, ", ") + "): " + remedy);
   }
   if (gpus && !rdma) {
     std::string first;
@@ -169,7 +166,7 @@ std::string render_doctor_text(const NodeInfo& node, const DoctorReport& r, std:
   os << "fabscope doctor: host " << (node.hostname.empty() ? std::string("(unknown)") : node.hostname) << "\n\n";
   for (const auto& d : r.description)
     for (const auto& l : wrap_lines(d, width - 2)) os << "  " << l << "\n";
-  const Summary s = summarize(r.findings);
+  const SeverityCounts s = count_severities(r.findings);
   os << "\nverdict: " << r.verdict << " (" << counts_text(s) << ")\n";
   // Remedies are in the next steps below; the table keeps what was found and the values read.
   if (!r.findings.empty()) os << "\n" << render_findings(r.findings, width, false);
@@ -185,7 +182,7 @@ std::string render_doctor_text(const NodeInfo& node, const DoctorReport& r, std:
 }
 
 json doctor_json(const NodeInfo& node, const DoctorReport& r) {
-  const Summary s = summarize(r.findings);
+  const SeverityCounts s = count_severities(r.findings);
   return json{{"schema", "fabscope.doctor"},
               {"schema_version", kDoctorSchemaVersion},
               {"hostname", node.hostname},

@@ -6,6 +6,7 @@
 
 #include "core/finding.hpp"
 #include "core/node_info.hpp"
+#include "core/strings.hpp"
 
 namespace fabscope::checks {
 
@@ -24,15 +25,7 @@ std::vector<Finding> check_firewall(const NodeInfo& node);
 std::vector<Finding> check_bond_rates(const NodeInfo& before, const NodeInfo& after, double seconds);
 std::vector<Finding> check_counter_rates(const NodeInfo& before, const NodeInfo& after, double seconds);
 
-// A finding with its docs anchor filled in.
-Finding make_finding(const std::string& id, Severity severity, std::string subject, std::string message,
-                     std::string evidence, std::string remedy);
-
-// "100 Gb/s", "2.5 Gb/s", "16 GT/s": whole numbers without decimals.
-std::string format_number(double v);
-
-// "mlx5_0:1"
-std::string port_name(const RdmaDevice& dev, const RdmaPort& port);
+using core::format_number;
 
 // RDMA devices that sit on PCIe (a hardware HCA); software devices (rxe, siw) have no PCI address.
 bool is_pci_rdma(const RdmaDevice& dev);

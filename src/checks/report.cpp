@@ -8,15 +8,6 @@
 
 namespace fabscope::checks {
 
-Summary summarize(const std::vector<Finding>& findings) {
-  Summary s;
-  for (const auto& f : findings) {
-    if (f.severity == Severity::Fail) ++s.fail;
-    else if (f.severity == Severity::Warn) ++s.warn;
-    else if (f.severity == Severity::Info) ++s.info;
-  }
-  return s;
-}
 
 std::vector<std::string> wrap_lines(const std::string& text, std::size_t width) {
   std::vector<std::string> lines;
@@ -70,7 +61,7 @@ std::string render_findings(const std::vector<Finding>& findings, std::size_t wi
   return t.render(width);
 }
 
-std::string counts_text(const Summary& s) {
+std::string counts_text(const SeverityCounts& s) {
   return std::to_string(s.fail) + " fail, " + std::to_string(s.warn) + " warn, " + std::to_string(s.info) + " info";
 }
 
@@ -78,7 +69,7 @@ std::string render_check_text(const NodeInfo& node, const std::vector<Finding>& 
   std::ostringstream os;
   if (findings.empty()) os << "no findings\n";
   else os << render_findings(findings, width);
-  const Summary s = summarize(findings);
+  const SeverityCounts s = count_severities(findings);
   std::string line = "\n" + std::to_string(findings.size()) + " finding(s): " + counts_text(s) + "; " +
                      std::to_string(registry().size()) + " checks on host " +
                      (node.hostname.empty() ? std::string("(unknown)") : node.hostname) + "; exit code " +
@@ -93,7 +84,7 @@ std::string render_check_text(const NodeInfo& node, const std::vector<Finding>& 
 }
 
 json check_json(const NodeInfo& node, const std::vector<Finding>& findings) {
-  const Summary s = summarize(findings);
+  const SeverityCounts s = count_severities(findings);
   json checks = json::array();
   for (const auto& c : registry())
     checks.push_back({{"id", c.id}, {"family", c.family}, {"severity", to_string(c.severity)}, {"title", c.title}});

@@ -12,11 +12,6 @@ namespace fabscope::checks {
 
 constexpr int kCheckSchemaVersion = 1;
 
-struct Summary {
-  int fail = 0, warn = 0, info = 0;
-};
-Summary summarize(const std::vector<Finding>& findings);
-
 // Splits text into lines of at most width columns at blanks; a word longer than width is cut.
 std::vector<std::string> wrap_lines(const std::string& text, std::size_t width);
 
@@ -27,7 +22,7 @@ std::string render_findings(const std::vector<Finding>& findings, std::size_t wi
                             bool with_remedy = true);
 
 // "0 fail, 2 warn, 0 info"
-std::string counts_text(const Summary& s);
+std::string counts_text(const SeverityCounts& s);
 
 // The whole `fabscope check` text: the table (or "no findings") and a summary line.
 std::string render_check_text(const NodeInfo& node, const std::vector<Finding>& findings,

@@ -5,15 +5,11 @@
 #include <string>
 
 #include "checks/families.hpp"
+#include "core/strings.hpp"
 
 namespace fabscope::checks {
 
 namespace {
-
-Finding make(const std::string& id, Severity sev, std::string subject, std::string message,
-             std::string evidence, std::string remedy) {
-  return make_finding(id, sev, std::move(subject), std::move(message), std::move(evidence), std::move(remedy));
-}
 
 // sysfs gid_attrs/types says "IB/RoCE v1" for both IB and RoCE v1 entries and has no types
 // directory at all on InfiniBand ports; verbs names the three types apart.
@@ -70,12 +66,6 @@ std::vector<std::string> port_diffs(const RdmaPort& s, const VerbsPort& v) {
   return d;
 }
 
-std::string join(const std::vector<std::string>& parts, const char* sep) {
-  std::string out;
-  for (const auto& p : parts) out += (out.empty() ? "" : sep) + p;
-  return out;
-}
-
 }  // namespace
 
 std::vector<Finding> check_verbs(const NodeInfo& node) {
@@ -86,15 +76,16 @@ std::vector<Finding> check_verbs(const NodeInfo& node) {
     // A build without libibverbs-dev cannot tell; a node without libibverbs.so.1 can: NCCL
     // dlopens the same library for its IB/RoCE transport and falls back to TCP sockets without it.
     if (verbs.status.rfind("not built in", 0) == 0) return out;
-    out.push_back(make("verbs.library_missing", Severity::Warn, "node",
-                       "sysfs lists RDMA devices but libibverbs cannot be loaded, so NCCL cannot use them",
-                       verbs.status, "install libibverbs1 and ibverbs-providers (rdma-core)"));
+    out.push_back(
+        make_finding("verbs.library_missing", Severity::Warn, "node",
+                     "sysfs lists RDMA devices but libibverbs cannot be loaded, so NCCL cannot use them",
+                     verbs.status, "install libibverbs1 and ibverbs-providers (rdma-core)"));
     return out;
   }
   for (const auto& dev : node.rdma_devices) {
     const VerbsDevice* v = verbs.find(dev.name);
     if (!v || !v->error.empty()) {
-      out.push_back(make(
+      out.push_back(make_finding(
           "verbs.device_not_visible", Severity::Warn, dev.name,
           v ? "libibverbs lists " + dev.name + " but cannot query it"
             : "sysfs lists " + dev.name + " but libibverbs does not: verbs applications (NCCL) cannot use it",
@@ -119,12 +110,14 @@ std::vector<Finding> check_verbs(const NodeInfo& node) {
       }
       if (diffs.empty()) continue;
       std::string subject = dev.name + ":" + std::to_string(p.port);
-      out.push_back(make("verbs.sysfs_mismatch", Severity::Warn, subject,
-                         "sysfs and libibverbs disagree about " + subject, join(diffs, "; "),
-                         "probe again: a port that changed state between the two reads explains one "
-                         "disagreement; a lasting one means the driver and its verbs provider disagree "
-                         "(compare ibv_devinfo -v -d " + dev.name + " with /sys/class/infiniband/" + dev.name +
-                             "), update rdma-core to the driver's version"));
+      out.push_back(
+          make_finding("verbs.sysfs_mismatch", Severity::Warn, subject,
+                       "sysfs and libibverbs disagree about " + subject, core::join(diffs, "; "),
+                       "probe again: a port that changed state between the two reads explains one "
+                       "disagreement; a lasting one means the driver and its verbs provider disagree "
+                       "(compare ibv_devinfo -v -d " +
+                           dev.name + " with /sys/class/infiniband/" + dev.name +
+                           "), update rdma-core to the driver's version"));
     }
   }
   return out;

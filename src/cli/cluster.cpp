@@ -163,7 +163,7 @@ int cmd_cluster(int argc, char** argv) {
     if (args.has("json")) {
       json j = cluster::cluster_json(r);
       j["drain_ran"] = ran;
-      std::cout << j.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
+      std::cout << dump_json(j) << "\n";
     } else {
       std::cout << cluster::render_text(r, ran);
     }

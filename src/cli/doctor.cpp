@@ -34,7 +34,7 @@ int cmd_doctor(int argc, char** argv) {
 #endif
   checks::DoctorReport report = checks::diagnose_node(node, std::move(findings));
   if (args.has("json")) {
-    std::cout << checks::doctor_json(node, report).dump(2, ' ', false, json::error_handler_t::replace) << "\n";
+    std::cout << dump_json(checks::doctor_json(node, report)) << "\n";
   } else {
     std::cout << checks::render_doctor_text(node, report);
   }

@@ -28,7 +28,7 @@ int cmd_probe(int argc, char** argv) {
   NodeInfo info = probe::collect(root);
   if (args.has("json")) {
     // The probe keeps only UTF-8 text; replace, not throw, should a byte slip through anyway.
-    std::cout << json(info).dump(2, ' ', false, json::error_handler_t::replace) << "\n";
+    std::cout << dump_json(json(info)) << "\n";
   } else {
     std::cout << probe::render_text(info);
   }

@@ -76,7 +76,7 @@ rdma::Options options_from(const core::ArgParser& a) {
 
 void print(const rdma::Result& r, bool as_json) {
   if (as_json)
-    std::cout << json(r).dump(2, ' ', false, json::error_handler_t::replace) << "\n";
+    std::cout << dump_json(json(r)) << "\n";
   else
     std::cout << rdma::render_text(r) << std::flush;
 }
@@ -98,7 +98,7 @@ int cmd_rdma(int argc, char** argv) {
     server.serve(sessions, [&](const rdma::Result& r) {
       // Several sessions with --json: one document per line (JSON Lines).
       if (as_json && sessions != 1)
-        std::cout << json(r).dump(-1, ' ', false, json::error_handler_t::replace) << std::endl;
+        std::cout << dump_json(json(r), -1) << std::endl;
       else
         print(r, as_json);
       worst = std::max(worst, exit_code_for(r.findings));

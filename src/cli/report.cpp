@@ -1,7 +1,4 @@
-#include <cerrno>
 #include <chrono>
-#include <cstdio>
-#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <iostream>
@@ -9,6 +6,7 @@
 #include "cli/commands.hpp"
 #include "core/args.hpp"
 #include "core/error.hpp"
+#include "core/files.hpp"
 #include "core/json.hpp"
 #include "report/load.hpp"
 #include "report/render.hpp"
@@ -26,19 +24,6 @@ std::string now_utc() {
   return buf;
 }
 
-// Written next to the target and renamed, so a reader never sees half a report.
-void write_file(const std::string& path, const std::string& text) {
-  std::string tmp = path + ".tmp";
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) throw Error(path + ": cannot write: " + std::strerror(errno));
-  bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  ok = (std::fclose(f) == 0) && ok;
-  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    int e = errno;
-    std::remove(tmp.c_str());
-    throw Error(path + ": cannot write: " + std::strerror(e));
-  }
-}
 
 }  // namespace
 
@@ -78,7 +63,7 @@ int cmd_report(int argc, char** argv) {
     for (auto& in : report::load_nccl_tests_file(f)) r.inputs.push_back(std::move(in));
 
   report::Rendered page = report::render(r);
-  write_file(output, page.html);
+  core::write_output(output, page.html);
 
   if (args.has("json")) {
     json j{{"schema", "fabscope.report"}, {"schema_version", 1}, {"output", output},

@@ -10,6 +10,7 @@
 #include "cli/commands.hpp"
 #include "core/args.hpp"
 #include "core/error.hpp"
+#include "core/files.hpp"
 #include "core/finding.hpp"
 #include "ncclenv/render.hpp"
 #include "probe/run_tool.hpp"
@@ -124,12 +125,6 @@ tune::TuneOptions tune_options(const core::ArgParser& a) {
   return o;
 }
 
-void write_file(const std::filesystem::path& p, const std::string& text) {
-  std::ofstream f(p);
-  f << text;
-  f.close();
-  if (!f) throw Error("cannot write " + p.string());
-}
 
 
 std::string self_exe() {
@@ -281,7 +276,7 @@ int cmd_tune(int argc, char** argv) {
     std::filesystem::create_directories(out_dir, ec);
     if (ec) throw Error("cannot create --out-dir " + out_dir.string() + ": " + ec.message());
     const auto env_file = std::filesystem::absolute(out_dir / "env-search.json").lexically_normal();
-    write_file(env_file, tune::env_search_json(*env_result).dump(2) + "\n");
+    core::write_output(env_file.string(), tune::env_search_json(*env_result).dump(2) + "\n");
     std::vector<std::string> final_argv = launch;
     final_argv.push_back(self_exe());
     final_argv.push_back("tune");
@@ -338,17 +333,17 @@ int cmd_tune(int argc, char** argv) {
   std::filesystem::create_directories(out_dir, ec);
   if (ec) throw Error("cannot create --out-dir " + out_dir.string() + ": " + ec.message());
   const auto table_path = std::filesystem::absolute(out_dir / "nccl_tuner.csv").lexically_normal();
-  write_file(table_path, tune::render_table(rows, {"written by fabscope tune " FABSCOPE_VERSION " (docs/tune.md)",
+  core::write_output(table_path.string(), tune::render_table(rows, {"written by fabscope tune " FABSCOPE_VERSION " (docs/tune.md)",
                                                    std::string(r.simulated ? "SIMULATED: " : "") + r.source,
                                                    "rows: verified faster than NCCL's default; elsewhere NCCL decides"}));
   ncclenv::RenderOptions ro;
   ro.nodes = r.nnodes;
-  write_file(out_dir / "tune.env", ncclenv::render(tune::tuned_env(r, rows, plugin_path, table_path.string()), env_format, ro));
+  core::write_output((out_dir / "tune.env").string(), ncclenv::render(tune::tuned_env(r, rows, plugin_path, table_path.string()), env_format, ro));
   const std::string text = tune::render_report(r, rows, advice);
-  write_file(out_dir / "tune-report.txt", text);
+  core::write_output((out_dir / "tune-report.txt").string(), text);
   const json j = tune::report_json(r, rows, advice);
-  write_file(out_dir / "tune.json", j.dump(2) + "\n");
-  write_file(out_dir / "measurements.csv", tune::optimize_config_csv(r));
+  core::write_output((out_dir / "tune.json").string(), j.dump(2) + "\n");
+  core::write_output((out_dir / "measurements.csv").string(), tune::optimize_config_csv(r));
   if (args.has("json")) {
     std::cout << j.dump(2) << "\n";
   } else {

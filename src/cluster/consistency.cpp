@@ -125,7 +125,7 @@ Consistency judge_consistency(const std::vector<NodeSummary>& nodes) {
       else rest.push_back(i);
     }
     if (!names.empty())
-      c.findings.push_back(make_finding(
+      c.findings.push_back(registered_finding(
           "cluster.rdma_missing", Severity::Fail, name_list(names, 3),
           std::to_string(names.size()) + " node(s) without any active RDMA port; the others have " + a.reference,
           "active RDMA ports=0 on " + name_list(names) + "; " + a.reference + " on " +
@@ -154,8 +154,8 @@ Consistency judge_consistency(const std::vector<NodeSummary>& nodes) {
     std::string message = a.title + " differs on " + std::to_string(a.odd.size()) + " of " +
                           std::to_string(nodes.size()) + " nodes";
     if (a.tie) message += " (no majority: the reference is one of the tied values)";
-    c.findings.push_back(make_finding(a.finding_id, severity_of(a.finding_id), a.key, message, evidence,
-                                      remedy_for(a, odd_names)));
+    c.findings.push_back(registered_finding(a.finding_id, severity_of(a.finding_id), a.key, message, evidence,
+                                            remedy_for(a, odd_names)));
   }
   c.attributes = std::move(views);
   return c;
@@ -177,7 +177,7 @@ std::vector<Finding> judge_nodes(const std::vector<NodeSummary>& nodes, const st
       names.push_back(m.name);
       why.push_back(m.name + (m.reason.empty() ? "" : " (" + m.reason + ")"));
     }
-    out.push_back(make_finding(
+    out.push_back(registered_finding(
         "cluster.node_missing", Severity::Fail, name_list(names, 3),
         std::to_string(missing.size()) + " node(s) never joined or left before the end",
         "missing: " + name_list(why, 32),
@@ -187,15 +187,15 @@ std::vector<Finding> judge_nodes(const std::vector<NodeSummary>& nodes, const st
   for (const auto& n : nodes) {
     const std::string name = n.name.empty() ? "rank" + std::to_string(n.rank) : n.name;
     if (!n.fabscope_version.empty() && n.fabscope_version != reference_version)
-      out.push_back(make_finding("cluster.version_mismatch", Severity::Fail, name,
-                                 "fabscope " + n.fabscope_version + " on " + name + ", " + reference_version +
-                                     " on rank 0: their results are not comparable",
-                                 "fabscope_version=" + n.fabscope_version + " reference=" + reference_version,
-                                 "install fabscope " + reference_version + " on " + name));
+      out.push_back(registered_finding("cluster.version_mismatch", Severity::Fail, name,
+                                       "fabscope " + n.fabscope_version + " on " + name + ", " + reference_version +
+                                           " on rank 0: their results are not comparable",
+                                       "fabscope_version=" + n.fabscope_version + " reference=" + reference_version,
+                                       "install fabscope " + reference_version + " on " + name));
     if (!n.error.empty()) {
-      out.push_back(make_finding("cluster.node_fails_check", Severity::Fail, name,
-                                 name + " could not describe itself", n.error,
-                                 "run fabscope doctor on " + name));
+      out.push_back(registered_finding("cluster.node_fails_check", Severity::Fail, name,
+                                       name + " could not describe itself", n.error,
+                                       "run fabscope doctor on " + name));
       continue;
     }
     auto ids = failing_ids(n);
@@ -203,9 +203,9 @@ std::vector<Finding> judge_nodes(const std::vector<NodeSummary>& nodes, const st
       std::string ev;
       for (std::size_t i = 0; i < ids.size() && i < 8; ++i) ev += (i ? " " : "") + ids[i];
       if (ids.size() > 8) ev += " and " + std::to_string(ids.size() - 8) + " more";
-      out.push_back(make_finding("cluster.node_fails_check", Severity::Fail, name,
-                                 std::to_string(ids.size()) + " failing check(s) on " + name, ev,
-                                 "fabscope check on " + name + " gives each remedy; drain it until they pass"));
+      out.push_back(registered_finding("cluster.node_fails_check", Severity::Fail, name,
+                                       std::to_string(ids.size()) + " failing check(s) on " + name, ev,
+                                       "fabscope check on " + name + " gives each remedy; drain it until they pass"));
     }
   }
   return out;

@@ -110,7 +110,7 @@ std::vector<Finding> outlier_findings(const Outliers& o, const std::vector<PairR
                             gbps(o.threshold_gbps) + " (" + std::to_string(o.measured) + " pairs)";
   for (const auto& s : o.slow_nodes) {
     const std::string n = name_of(names, s.rank);
-    out.push_back(make_finding(
+    out.push_back(registered_finding(
         "cluster.slow_node", Severity::Fail, n,
         std::to_string(s.slow_pairs) + " of " + std::to_string(s.pairs) + " pairs of " + n +
             " are slow, whoever the peer: the node itself is slow",
@@ -129,7 +129,7 @@ std::vector<Finding> outlier_findings(const Outliers& o, const std::vector<PairR
         dirs = a + "->" + b + " " + (ab ? gbps(*ab) : "n/a") + ", " + b + "->" + a + " " + (ba ? gbps(*ba) : "n/a");
         break;
       }
-    out.push_back(make_finding(
+    out.push_back(registered_finding(
         "cluster.slow_link", Severity::Warn, a + "<->" + b,
         "the pair " + a + " and " + b + " is slow while both are fine with their other peers",
         dirs + "; other pairs median " + a + " " + gbps(l.a_median_gbps) + ", " + b + " " + gbps(l.b_median_gbps) +
@@ -140,10 +140,10 @@ std::vector<Finding> outlier_findings(const Outliers& o, const std::vector<PairR
   for (const auto& p : pairs) {
     if (p.error.empty()) continue;
     const std::string a = name_of(names, p.a), b = name_of(names, p.b);
-    out.push_back(make_finding("cluster.pair_failed", Severity::Fail, a + "<->" + b,
-                               "the bandwidth test between " + a + " and " + b + " did not complete", p.error,
-                               "run fabscope rdma between " + a + " and " + b +
-                                   " by hand; check that both reach each other's address"));
+    out.push_back(registered_finding("cluster.pair_failed", Severity::Fail, a + "<->" + b,
+                                     "the bandwidth test between " + a + " and " + b + " did not complete", p.error,
+                                     "run fabscope rdma between " + a + " and " + b +
+                                         " by hand; check that both reach each other's address"));
   }
   return out;
 }

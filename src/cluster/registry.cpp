@@ -30,13 +30,13 @@ const std::vector<checks::CheckInfo>& registry() {
   return r;
 }
 
-Finding make_finding(const std::string& id, Severity severity, std::string subject, std::string message,
-                     std::string evidence, std::string remedy) {
+Finding registered_finding(const std::string& id, Severity severity, std::string subject, std::string message,
+                           std::string evidence, std::string remedy) {
   const auto& r = registry();
   if (std::none_of(r.begin(), r.end(), [&](const checks::CheckInfo& c) { return c.id == id; }))
     throw Error("cluster: finding id '" + id + "' is not registered");
-  return checks::make_finding(id, severity, std::move(subject), std::move(message), std::move(evidence),
-                              std::move(remedy));
+  return fabscope::make_finding(id, severity, std::move(subject), std::move(message), std::move(evidence),
+                                std::move(remedy));
 }
 
 }  // namespace fabscope::cluster

@@ -12,9 +12,9 @@ namespace fabscope::cluster {
 
 const std::vector<checks::CheckInfo>& registry();
 
-// A finding of a registered cluster id (docs anchor filled in). Throws Error for an id that is
-// not registered: an unregistered id would link to no documentation.
-Finding make_finding(const std::string& id, Severity severity, std::string subject, std::string message,
-                     std::string evidence, std::string remedy);
+// fabscope::make_finding for a registered cluster id. Throws Error for an id that is not
+// registered: an unregistered id would link to no documentation.
+Finding registered_finding(const std::string& id, Severity severity, std::string subject, std::string message,
+                           std::string evidence, std::string remedy);
 
 }  // namespace fabscope::cluster

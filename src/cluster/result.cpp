@@ -35,7 +35,7 @@ std::vector<Finding> engine_fallback_findings(const ClusterInput& in) {
   for (const auto& n : in.nodes) with_rdma += !n.rdma_address.empty();
   if (with_rdma == 0) {
     std::string why = in.nodes.empty() ? "" : in.nodes.front().name + ": " + in.nodes.front().rdma_note;
-    out.push_back(make_finding(
+    out.push_back(registered_finding(
         "cluster.pair_engine_fallback", Severity::Info, "pairs",
         "every pair ran over tcp: no node offers an RDMA endpoint", why,
         "where the nodes have RDMA: `fabscope rdma` between two of them says what is missing (device, "
@@ -45,7 +45,7 @@ std::vector<Finding> engine_fallback_findings(const ClusterInput& in) {
   for (const auto& n : in.nodes) {
     if (!n.rdma_address.empty() || !on_tcp.count(n.rank)) continue;
     const std::string name = n.name.empty() ? "rank" + std::to_string(n.rank) : n.name;
-    out.push_back(make_finding(
+    out.push_back(registered_finding(
         "cluster.pair_engine_fallback", Severity::Warn, name,
         "the pairs of " + name + " ran over tcp, not RDMA: it offers no RDMA endpoint while " +
             std::to_string(with_rdma) + " node(s) do",
@@ -177,12 +177,7 @@ json cluster_json(const ClusterResult& r) {
   for (const auto& [node, ids] : r.drain)
     drain.push_back({{"node", node}, {"ids", std::vector<std::string>(ids.begin(), ids.end())},
                      {"command", cmds[i++]}});
-  std::size_t fail = 0, warn = 0, info = 0;
-  for (const auto& f : r.findings) {
-    if (f.severity == Severity::Fail) ++fail;
-    else if (f.severity == Severity::Warn) ++warn;
-    else if (f.severity == Severity::Info) ++info;
-  }
+  const SeverityCounts counts = count_severities(r.findings);
   return json{{"schema", "fabscope.cluster"},
               {"schema_version", ClusterResult::kSchemaVersion},
               {"launcher", in.launcher},
@@ -201,7 +196,7 @@ json cluster_json(const ClusterResult& r) {
                 {"slow_nodes", slow_nodes}, {"slow_links", slow_links}}},
               {"findings", r.findings},
               {"drain", drain},
-              {"summary", {{"fail", fail}, {"warn", warn}, {"info", info}, {"worst", to_string(worst(r.findings))}}},
+              {"summary", {{"fail", counts.fail}, {"warn", counts.warn}, {"info", counts.info}, {"worst", to_string(worst(r.findings))}}},
               {"exit_code", exit_code(r)}};
 }
 

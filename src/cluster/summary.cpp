@@ -4,25 +4,17 @@
 #include <set>
 
 #include "core/error.hpp"
+#include "core/strings.hpp"
 
 namespace fabscope::cluster {
 
 namespace {
 
-std::string join(const std::vector<std::string>& parts, const std::string& sep) {
-  std::string out;
-  for (const auto& p : parts) {
-    if (!out.empty()) out += sep;
-    out += p;
-  }
-  return out;
-}
-
 // Sorted distinct values, joined: the order of devices must not make two equal nodes differ.
 std::string distinct(std::vector<std::string> v) {
   std::sort(v.begin(), v.end());
   v.erase(std::unique(v.begin(), v.end()), v.end());
-  return join(v, ",");
+  return core::join(v, ",");
 }
 
 // "400 Gb/s x2,200 Gb/s x1" style, counted: two 400G ports and one 200G port.
@@ -31,14 +23,7 @@ std::string counted(std::vector<std::string> v) {
   for (auto& s : v) ++n[s];
   std::vector<std::string> parts;
   for (const auto& [value, count] : n) parts.push_back(value + " x" + std::to_string(count));
-  return join(parts, ",");
-}
-
-std::string number(double v) {
-  if (v == static_cast<double>(static_cast<long long>(v))) return std::to_string(static_cast<long long>(v));
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f", v);
-  return buf;
+  return core::join(parts, ",");
 }
 
 bool active(const RdmaPort& p) { return p.state == "ACTIVE" || p.state == "ACTIVE_DEFER"; }
@@ -56,7 +41,7 @@ std::map<std::string, std::string> node_attributes(const NodeInfo& node, const n
       if (!active(p)) continue;
       ++active_ports;
       if (!p.link_layer.empty()) layers.push_back(p.link_layer);
-      if (p.rate_gbps) rates.push_back(number(*p.rate_gbps) + " Gb/s");
+      if (p.rate_gbps) rates.push_back(core::format_number(*p.rate_gbps) + " Gb/s");
       else rates_known = false;
       if (p.active_mtu) mtus.push_back(std::to_string(*p.active_mtu));
       else mtus_known = false;

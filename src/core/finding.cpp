@@ -41,6 +41,16 @@ void from_json(const json& j, Finding& f) {
   f.docs = j.value("docs", "");
 }
 
+SeverityCounts count_severities(const std::vector<Finding>& findings) {
+  SeverityCounts c;
+  for (const auto& f : findings) {
+    if (f.severity == Severity::Fail) ++c.fail;
+    else if (f.severity == Severity::Warn) ++c.warn;
+    else if (f.severity == Severity::Info) ++c.info;
+  }
+  return c;
+}
+
 Severity worst(const std::vector<Finding>& findings) {
   Severity w = Severity::Ok;
   for (const auto& f : findings) w = std::max(w, f.severity);
@@ -59,6 +69,19 @@ std::string docs_anchor(const std::string& id, const std::string& page) {
   std::string anchor = id;
   std::replace(anchor.begin(), anchor.end(), '.', '-');
   return page + "#" + anchor;
+}
+
+Finding make_finding(std::string id, Severity severity, std::string subject, std::string message,
+                     std::string evidence, std::string remedy, const std::string& docs_page) {
+  Finding f;
+  f.docs = docs_anchor(id, docs_page);
+  f.id = std::move(id);
+  f.severity = severity;
+  f.subject = std::move(subject);
+  f.message = std::move(message);
+  f.evidence = std::move(evidence);
+  f.remedy = std::move(remedy);
+  return f;
 }
 
 }  // namespace fabscope

@@ -27,6 +27,12 @@ struct Finding {
 void to_json(json& j, const Finding& f);
 void from_json(const json& j, Finding& f);
 
+// How many findings of each severity above ok, for summary lines ("2 fail, 1 warn, 0 info").
+struct SeverityCounts {
+  int fail = 0, warn = 0, info = 0;
+};
+SeverityCounts count_severities(const std::vector<Finding>& findings);
+
 // Highest severity among findings (Ok when empty).
 Severity worst(const std::vector<Finding>& findings);
 
@@ -36,5 +42,11 @@ int exit_code_for(const std::vector<Finding>& findings);
 constexpr int kExitUsage = 3;
 
 std::string docs_anchor(const std::string& id, const std::string& page = "docs/checks.md");
+
+// A finding with its docs anchor filled in: docs_anchor(id, docs_page). Every module builds its
+// findings with this; the page is the one that documents the module's ids.
+Finding make_finding(std::string id, Severity severity, std::string subject, std::string message,
+                     std::string evidence, std::string remedy,
+                     const std::string& docs_page = "docs/checks.md");
 
 }  // namespace fabscope

@@ -6,6 +6,10 @@
 
 namespace fabscope {
 
+std::string port_name(const RdmaDevice& dev, const RdmaPort& port) {
+  return dev.name + ":" + std::to_string(port.port);
+}
+
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(GidEntry, index, gid, type, netdev, ipv4_mapped)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RdmaPort, port, state, state_code, phys_state,
                                                 phys_state_code, rate, rate_gbps, link_layer, lid,

@@ -52,6 +52,9 @@ struct RdmaDevice {
   std::vector<RdmaPort> ports;
 };
 
+// "mlx5_0:1", the name findings, plans and tables give a port.
+std::string port_name(const RdmaDevice& dev, const RdmaPort& port);
+
 struct Netdev {
   std::string name;
   std::optional<int> mtu;

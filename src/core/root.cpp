@@ -1,8 +1,6 @@
 #include "core/root.hpp"
 
 #include <algorithm>
-#include <cerrno>
-#include <charconv>
 #include <cstdlib>
 #include <fstream>
 #include <system_error>
@@ -118,90 +116,6 @@ std::optional<std::string> Root::resolve(std::string_view rel) const {
   s.erase(0, base.size());
   while (!s.empty() && s.front() == '/') s.erase(0, 1);
   return s;
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\n' || s.front() == '\r'))
-    s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\n' || s.back() == '\r'))
-    s.remove_suffix(1);
-  return s;
-}
-
-std::optional<std::int64_t> parse_int(std::string_view s) {
-  s = trim(s);
-  if (s.empty()) return std::nullopt;
-  int base = 10;
-  bool neg = false;
-  if (s.front() == '-') {
-    neg = true;
-    s.remove_prefix(1);
-  }
-  if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
-    base = 16;
-    s.remove_prefix(2);
-  }
-  std::uint64_t v = 0;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v, base);
-  if (ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
-  if (v > static_cast<std::uint64_t>(INT64_MAX)) return std::nullopt;
-  auto r = static_cast<std::int64_t>(v);
-  return neg ? -r : r;
-}
-
-std::optional<std::uint64_t> parse_u64(std::string_view s) {
-  s = trim(s);
-  if (s.empty()) return std::nullopt;
-  int base = 10;
-  if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
-    base = 16;
-    s.remove_prefix(2);
-  }
-  std::uint64_t v = 0;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v, base);
-  if (ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
-  return v;
-}
-
-std::optional<double> parse_double(std::string_view s) {
-  s = trim(s);
-  if (s.empty() || s.size() > 64) return std::nullopt;
-  std::string tmp(s);
-  char* end = nullptr;
-  errno = 0;
-  double v = std::strtod(tmp.c_str(), &end);
-  if (errno != 0 || end != tmp.c_str() + tmp.size()) return std::nullopt;
-  return v;
-}
-
-std::vector<std::string> split(std::string_view s, char sep, bool skip_empty) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (start <= s.size()) {
-    auto pos = s.find(sep, start);
-    if (pos == std::string_view::npos) pos = s.size();
-    auto piece = s.substr(start, pos - start);
-    if (!skip_empty || !piece.empty()) out.emplace_back(piece);
-    start = pos + 1;
-  }
-  return out;
-}
-
-std::vector<std::string> split_ws(std::string_view s) {
-  std::vector<std::string> out;
-  std::size_t i = 0;
-  while (i < s.size()) {
-    while (i < s.size() && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r')) ++i;
-    std::size_t j = i;
-    while (j < s.size() && !(s[j] == ' ' || s[j] == '\t' || s[j] == '\n' || s[j] == '\r')) ++j;
-    if (j > i) out.emplace_back(s.substr(i, j - i));
-    i = j;
-  }
-  return out;
-}
-
-bool starts_with(std::string_view s, std::string_view prefix) {
-  return s.substr(0, prefix.size()) == prefix;
 }
 
 }  // namespace fabscope::core

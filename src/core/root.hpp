@@ -12,6 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/strings.hpp"
+
 namespace fabscope::core {
 
 class Root {
@@ -52,14 +54,5 @@ class Root {
  private:
   std::filesystem::path dir_;
 };
-
-// Integer parsing that never throws: whole string must be a number (surrounding blanks ok).
-std::optional<std::int64_t> parse_int(std::string_view s);
-std::optional<std::uint64_t> parse_u64(std::string_view s);
-std::optional<double> parse_double(std::string_view s);
-std::string_view trim(std::string_view s);
-std::vector<std::string> split(std::string_view s, char sep, bool skip_empty = true);
-std::vector<std::string> split_ws(std::string_view s);
-bool starts_with(std::string_view s, std::string_view prefix);
 
 }  // namespace fabscope::core

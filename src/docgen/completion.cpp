@@ -1,5 +1,6 @@
 #include <string_view>
 
+#include "core/strings.hpp"
 #include "docgen/docgen.hpp"
 
 namespace fabscope::docgen {
@@ -15,17 +16,11 @@ ValueKind kind_of(const std::string& metavar, const std::vector<std::string>& ch
   return ValueKind::Free;
 }
 
-std::string join(const std::vector<std::string>& v, const std::string& sep) {
-  std::string out;
-  for (std::size_t i = 0; i < v.size(); ++i) out += (i ? sep : "") + v[i];
-  return out;
-}
-
 // A word list inside double quotes in bash: names, flags and choices are plain words, but a
 // quote or a dollar from a future definition must not become shell syntax.
 std::string bash_words(const std::vector<std::string>& v) {
   std::string out;
-  for (char c : join(v, " ")) {
+  for (char c : core::join(v, " ")) {
     if (c == '"' || c == '$' || c == '`' || c == '\\') out += '\\';
     out += c;
   }
@@ -109,7 +104,7 @@ std::string render_bash(const std::vector<CommandDoc>& all, const std::string& v
         if (o.takes_value) takes.push_back(n);
       }
       if (!o.takes_value) continue;
-      const std::string pattern = "\"" + c.name + " " + join(o.names, "\"|\"" + c.name + " ") + "\"";
+      const std::string pattern = "\"" + c.name + " " + core::join(o.names, "\"|\"" + c.name + " ") + "\"";
       switch (kind_of(o.metavar, o.choices)) {
         case ValueKind::Choices:
           values += "    " + pattern + ") _fabscope_words \"" + bash_words(o.choices) + "\" ;;\n";
@@ -228,11 +223,11 @@ std::string render_zsh(const std::vector<CommandDoc>& all, const std::string& ve
     for (const auto& o : c.spec.options) {
       std::string spec;
       if (o.repeat) spec += "'*'";
-      else if (o.names.size() > 1) spec += "'(" + join(o.names, " ") + ")'";
+      else if (o.names.size() > 1) spec += "'(" + core::join(o.names, " ") + ")'";
       else if (o.key == "help") spec += "'(- *)'";
       std::vector<std::string> forms;
       for (const auto& n : o.names) forms.push_back(n + (o.takes_value && n.rfind("--", 0) == 0 ? "=" : ""));
-      spec += forms.size() > 1 ? "{" + join(forms, ",") + "}" : forms.front();
+      spec += forms.size() > 1 ? "{" + core::join(forms, ",") + "}" : forms.front();
       spec += "'[" + zsh_desc(o.help) + "]";
       if (o.takes_value)
         spec += ":" + zsh_field(o.metavar) + ":" + zsh_action(kind_of(o.metavar, o.choices), o.choices);
@@ -247,7 +242,7 @@ std::string render_zsh(const std::vector<CommandDoc>& all, const std::string& ve
              zsh_action(kind_of(p.metavar, p.choices), p.choices) + "' \\\n";
     }
     if (!c.spec.subcommands.empty() && c.spec.positionals.empty())
-      out += "    '1::subcommand:(" + zsh_quote(join(c.spec.subcommands, " ")) + ")' \\\n";
+      out += "    '1::subcommand:(" + zsh_quote(core::join(c.spec.subcommands, " ")) + ")' \\\n";
     out += "    && return 0\n  return 1\n}\n\n";
   }
   out += "_fabscope() {\n  local -a commands\n  commands=(\n";

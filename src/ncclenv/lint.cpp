@@ -5,34 +5,13 @@
 #include <map>
 
 #include "core/root.hpp"
+#include "core/strings.hpp"
 
 namespace fabscope::ncclenv {
 
 namespace {
 
-Finding make(const std::string& id, Severity sev, std::string subject, std::string message, std::string evidence,
-             std::string remedy) {
-  Finding f;
-  f.id = id;
-  f.severity = sev;
-  f.subject = std::move(subject);
-  f.message = std::move(message);
-  f.evidence = std::move(evidence);
-  f.remedy = std::move(remedy);
-  f.docs = docs_anchor(id, "docs/ncclenv.md");
-  return f;
-}
-
-std::string upper(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return s;
-}
-
-std::string join(const std::vector<std::string>& items, const std::string& sep) {
-  std::string out;
-  for (const auto& s : items) out += (out.empty() ? "" : sep) + s;
-  return out;
-}
+constexpr const char* kDocs = "docs/ncclenv.md";
 
 // "NCCL_X=v (where)"
 std::string setting(const EnvEntry& e) { return e.key + "=" + e.value + " (" + e.where() + ")"; }
@@ -106,9 +85,10 @@ void rule_unknown(Ctx& c, const EnvEntry& e) {
   for (const auto& f : kForeign) {
     if (e.key != f.name) continue;
     if (f.replacement)
-      c.out.push_back(make("env.unknown_variable", Severity::Info, e.key,
-                           e.key + " is read by " + f.who + ", not by NCCL, under a deprecated name",
-                           setting(e), std::string("rename it to ") + f.replacement + " (" + e.where() + ")"));
+      c.out.push_back(
+          make_finding("env.unknown_variable", Severity::Info, e.key,
+                       e.key + " is read by " + f.who + ", not by NCCL, under a deprecated name", setting(e),
+                       std::string("rename it to ") + f.replacement + " (" + e.where() + ")", kDocs));
     return;
   }
   std::string close;
@@ -118,20 +98,22 @@ void rule_unknown(Ctx& c, const EnvEntry& e) {
     if (d < best) best = d, close = std::string(v.name);
   }
   const bool typo = best > 0 && best <= 3 && best * 2 < e.key.size();
-  c.out.push_back(make("env.unknown_variable", Severity::Warn, e.key,
-                       e.key + " is not an NCCL variable fabscope knows; NCCL ignores names it does not read" +
-                           (typo ? ". Did you mean " + close + "?" : std::string()),
-                       setting(e),
-                       typo ? "rename it to " + close + " (" + e.where() + ")"
-                            : "remove it, or check the name in NCCL's environment documentation"));
+  c.out.push_back(
+      make_finding("env.unknown_variable", Severity::Warn, e.key,
+                   e.key + " is not an NCCL variable fabscope knows; NCCL ignores names it does not read" +
+                       (typo ? ". Did you mean " + close + "?" : std::string()),
+                   setting(e),
+                   typo ? "rename it to " + close + " (" + e.where() + ")"
+                        : "remove it, or check the name in NCCL's environment documentation",
+                   kDocs));
 }
 
 void rule_value(Ctx& c, const EnvEntry& e) {
   const VarInfo* v = c.info(e.key);
   if (!v) return;
   auto bad = [&](const std::string& why, const std::string& remedy) {
-    c.out.push_back(make("env.bad_value", Severity::Warn, e.key, e.key + "='" + e.value + "': " + why, setting(e),
-                         remedy));
+    c.out.push_back(make_finding("env.bad_value", Severity::Warn, e.key, e.key + "='" + e.value + "': " + why,
+                                 setting(e), remedy, kDocs));
   };
   if (e.value.empty()) {
     bad("empty, so NCCL treats it as unset and uses its default", "remove the line or give a value");
@@ -166,10 +148,10 @@ void rule_value(Ctx& c, const EnvEntry& e) {
     }
     case VarType::Enum: {
       const auto allowed = core::split(v->values, '|');
-      const std::string u = upper(e.value);
+      const std::string u = core::upper(e.value);
       for (const auto& a : allowed)
-        if (upper(a) == u) return;
-      bad("not one of " + join(allowed, ", "), "use one of " + join(allowed, ", "));
+        if (core::upper(a) == u) return;
+      bad("not one of " + core::join(allowed, ", "), "use one of " + core::join(allowed, ", "));
       return;
     }
     case VarType::String:
@@ -179,12 +161,14 @@ void rule_value(Ctx& c, const EnvEntry& e) {
 
 void rule_debug(Ctx& c, const EnvEntry& e) {
   if (e.key == "NCCL_DEBUG") {
-    const std::string u = upper(e.value);
+    const std::string u = core::upper(e.value);
     if (u == "INFO" || u == "TRACE")
-      c.out.push_back(make("env.debug_variable", Severity::Warn, e.key,
-                           "NCCL_DEBUG=" + e.value + " logs every communicator and connection: slow "
-                           "initialisation and huge logs at scale; for diagnosis only",
-                           setting(e), "use NCCL_DEBUG=WARN in production (" + e.where() + ")"));
+      c.out.push_back(make_finding("env.debug_variable", Severity::Warn, e.key,
+                                   "NCCL_DEBUG=" + e.value +
+                                       " logs every communicator and connection: slow "
+                                       "initialisation and huge logs at scale; for diagnosis only",
+                                   setting(e), "use NCCL_DEBUG=WARN in production (" + e.where() + ")",
+                                   kDocs));
     return;
   }
   const VarInfo* v = c.info(e.key);
@@ -192,13 +176,14 @@ void rule_debug(Ctx& c, const EnvEntry& e) {
   // Covered by their own rule.
   if (e.key == "NCCL_P2P_DISABLE" || e.key == "NCCL_SHM_DISABLE" || e.key == "NCCL_P2P_LEVEL") return;
   const bool logging = core::starts_with(e.key, "NCCL_DEBUG_");
-  c.out.push_back(make("env.debug_variable", logging ? Severity::Info : Severity::Warn, e.key,
-                       logging ? e.key + " only shapes NCCL_DEBUG output; harmless, but a sign diagnosis "
-                                         "settings were left behind"
-                               : e.key + " is a debug-only setting (" + std::string(v->meaning) +
-                                     "); kept in production it forces behaviour NCCL would tune itself "
-                                     "and can cost bandwidth or hang",
-                       setting(e), "remove it once the issue it worked around is solved (" + e.where() + ")"));
+  c.out.push_back(make_finding(
+      "env.debug_variable", logging ? Severity::Info : Severity::Warn, e.key,
+      logging ? e.key + " only shapes NCCL_DEBUG output; harmless, but a sign diagnosis "
+                        "settings were left behind"
+              : e.key + " is a debug-only setting (" + std::string(v->meaning) +
+                    "); kept in production it forces behaviour NCCL would tune itself "
+                    "and can cost bandwidth or hang",
+      setting(e), "remove it once the issue it worked around is solved (" + e.where() + ")", kDocs));
 }
 
 void rule_hca(Ctx& c) {
@@ -207,9 +192,10 @@ void rule_hca(Ctx& c) {
   if (const EnvEntry* d = c.get("NCCL_IB_DISABLE"); d && truthy(d->value)) return;  // contradiction says it
   const NameFilter f = parse_name_filter(e->value, true);
   if (c.node.rdma_devices.empty()) {
-    c.out.push_back(make("env.hca_matches_nothing", Severity::Warn, "NCCL_IB_HCA",
-                         "NCCL_IB_HCA is set but this node has no RDMA device", setting(*e),
-                         "remove NCCL_IB_HCA on nodes without RDMA, or install the HCA driver"));
+    c.out.push_back(make_finding("env.hca_matches_nothing", Severity::Warn, "NCCL_IB_HCA",
+                                 "NCCL_IB_HCA is set but this node has no RDMA device", setting(*e),
+                                 "remove NCCL_IB_HCA on nodes without RDMA, or install the HCA driver",
+                                 kDocs));
     return;
   }
   std::vector<std::string> all;
@@ -225,11 +211,12 @@ void rule_hca(Ctx& c) {
                                           (p.phys_state.empty() ? "?" : p.phys_state));
     }
   if (selected.empty()) {
-    c.out.push_back(make("env.hca_matches_nothing", Severity::Fail, "NCCL_IB_HCA",
-                         "NCCL_IB_HCA selects no RDMA port on this node: NCCL finds no IB device and falls back "
-                         "to TCP sockets without an error",
-                         setting(*e) + "; ports: " + join(all, ", "),
-                         "list the data ports, e.g. fabscope env prints NCCL_IB_HCA for this node"));
+    c.out.push_back(
+        make_finding("env.hca_matches_nothing", Severity::Fail, "NCCL_IB_HCA",
+                     "NCCL_IB_HCA selects no RDMA port on this node: NCCL finds no IB device and falls back "
+                     "to TCP sockets without an error",
+                     setting(*e) + "; ports: " + core::join(all, ", "),
+                     "list the data ports, e.g. fabscope env prints NCCL_IB_HCA for this node", kDocs));
     return;
   }
   if (!f.exclude) {
@@ -238,21 +225,23 @@ void rule_hca(Ctx& c) {
       for (const auto& d : c.node.rdma_devices)
         for (const auto& p : d.ports) hit = hit || filter_item_matches(f, item, d.name, p.port);
       if (!hit)
-        c.out.push_back(make("env.hca_matches_nothing", Severity::Warn, "NCCL_IB_HCA",
-                             "NCCL_IB_HCA entry '" + item.name + (item.port >= 0 ? ":" + std::to_string(item.port) : "") +
-                                 "' matches no RDMA port on this node",
-                             setting(*e) + "; ports: " + join(all, ", "),
-                             "fix or remove the entry (names as in ls /sys/class/infiniband)"));
+        c.out.push_back(make_finding(
+            "env.hca_matches_nothing", Severity::Warn, "NCCL_IB_HCA",
+            "NCCL_IB_HCA entry '" + item.name + (item.port >= 0 ? ":" + std::to_string(item.port) : "") +
+                "' matches no RDMA port on this node",
+            setting(*e) + "; ports: " + core::join(all, ", "),
+            "fix or remove the entry (names as in ls /sys/class/infiniband)", kDocs));
     }
   }
   if (!down.empty()) {
     const bool all_down = down.size() == selected.size();
-    c.out.push_back(make("env.hca_port_down", all_down ? Severity::Fail : Severity::Warn, "NCCL_IB_HCA",
-                         all_down ? "every port NCCL_IB_HCA selects is down: NCCL falls back to TCP sockets"
-                                  : "NCCL_IB_HCA selects ports that are not ACTIVE/LinkUp: NCCL uses fewer NICs "
-                                    "than listed, or fails to connect on them",
-                         setting(*e) + "; down: " + join(down, ", "),
-                         "bring the links up (fabscope check says why) or drop the ports from NCCL_IB_HCA"));
+    c.out.push_back(make_finding(
+        "env.hca_port_down", all_down ? Severity::Fail : Severity::Warn, "NCCL_IB_HCA",
+        all_down ? "every port NCCL_IB_HCA selects is down: NCCL falls back to TCP sockets"
+                 : "NCCL_IB_HCA selects ports that are not ACTIVE/LinkUp: NCCL uses fewer NICs "
+                   "than listed, or fails to connect on them",
+        setting(*e) + "; down: " + core::join(down, ", "),
+        "bring the links up (fabscope check says why) or drop the ports from NCCL_IB_HCA", kDocs));
   }
 }
 
@@ -270,13 +259,14 @@ void rule_ifname(Ctx& c) {
     if (n.operstate == "up" || (n.name == "lo" && n.operstate == "unknown")) up.push_back(n.name);
   }
   if (matched.empty() || up.empty()) {
-    c.out.push_back(make("env.ifname_matches_nothing", Severity::Fail, "NCCL_SOCKET_IFNAME",
-                         matched.empty() ? "NCCL_SOCKET_IFNAME matches no interface on this node: NCCL's bootstrap "
-                                           "fails with 'no socket interface found'"
-                                         : "NCCL_SOCKET_IFNAME matches only interfaces that are not up (" +
-                                               join(matched, ", ") + ")",
-                         setting(*e) + "; interfaces: " + join(all, " "),
-                         "name an interface that is up and reaches the other nodes, e.g. =eth0 (ip -br addr)"));
+    c.out.push_back(make_finding(
+        "env.ifname_matches_nothing", Severity::Fail, "NCCL_SOCKET_IFNAME",
+        matched.empty() ? "NCCL_SOCKET_IFNAME matches no interface on this node: NCCL's bootstrap "
+                          "fails with 'no socket interface found'"
+                        : "NCCL_SOCKET_IFNAME matches only interfaces that are not up (" +
+                              core::join(matched, ", ") + ")",
+        setting(*e) + "; interfaces: " + core::join(all, " "),
+        "name an interface that is up and reaches the other nodes, e.g. =eth0 (ip -br addr)", kDocs));
   }
 }
 
@@ -303,22 +293,23 @@ void rule_gid(Ctx& c) {
                                           ", or leave it unset with NCCL >= 2.21"
                                     : "give the port's netdev an IPv4 address, or leave NCCL_IB_GID_INDEX unset";
       if (!g) {
-        c.out.push_back(make("env.gid_index_invalid", Severity::Fail, n,
-                             "GID index " + std::to_string(*idx) + " is empty on " + n +
-                                 ": creating NCCL's queue pairs fails" + better,
-                             setting(*e), remedy));
+        c.out.push_back(make_finding("env.gid_index_invalid", Severity::Fail, n,
+                                     "GID index " + std::to_string(*idx) + " is empty on " + n +
+                                         ": creating NCCL's queue pairs fails" + better,
+                                     setting(*e), remedy, kDocs));
       } else if (g->type == "IB/RoCE v1") {
-        c.out.push_back(make("env.gid_index_invalid", Severity::Warn, n,
-                             "GID index " + std::to_string(*idx) + " on " + n +
-                                 " is RoCE v1: not routable across IP subnets, and peers on v2 cannot talk to it" +
-                                 better,
-                             setting(*e) + "; gid[" + std::to_string(g->index) + "]=" + g->gid + " " + g->type,
-                             remedy));
+        c.out.push_back(make_finding(
+            "env.gid_index_invalid", Severity::Warn, n,
+            "GID index " + std::to_string(*idx) + " on " + n +
+                " is RoCE v1: not routable across IP subnets, and peers on v2 cannot talk to it" + better,
+            setting(*e) + "; gid[" + std::to_string(g->index) + "]=" + g->gid + " " + g->type, remedy,
+            kDocs));
       } else if (g->type == "RoCE v2" && !g->ipv4_mapped && v4) {
-        c.out.push_back(make("env.gid_index_invalid", Severity::Warn, n,
-                             "GID index " + std::to_string(*idx) + " on " + n +
-                                 " is not the IPv4 entry (a link-local or IPv6 address)" + better,
-                             setting(*e) + "; gid[" + std::to_string(g->index) + "]=" + g->gid, remedy));
+        c.out.push_back(make_finding("env.gid_index_invalid", Severity::Warn, n,
+                                     "GID index " + std::to_string(*idx) + " on " + n +
+                                         " is not the IPv4 entry (a link-local or IPv6 address)" + better,
+                                     setting(*e) + "; gid[" + std::to_string(g->index) + "]=" + g->gid,
+                                     remedy, kDocs));
       }
     }
 }
@@ -331,11 +322,12 @@ void rule_ib_disabled(Ctx& c) {
     for (const auto& p : d.ports)
       if (port_usable(p)) active.push_back(d.name + ":" + std::to_string(p.port));
   if (active.empty()) return;
-  c.out.push_back(make("env.ib_disabled_with_rdma", Severity::Warn, "NCCL_IB_DISABLE",
-                       "NCCL_IB_DISABLE=1 while RDMA ports are active: NCCL uses TCP sockets between nodes, a "
-                       "fraction of the RDMA bandwidth",
-                       setting(*e) + "; active: " + join(active, ", "),
-                       "remove NCCL_IB_DISABLE (" + e->where() + ")"));
+  c.out.push_back(
+      make_finding("env.ib_disabled_with_rdma", Severity::Warn, "NCCL_IB_DISABLE",
+                   "NCCL_IB_DISABLE=1 while RDMA ports are active: NCCL uses TCP sockets between nodes, a "
+                   "fraction of the RDMA bandwidth",
+                   setting(*e) + "; active: " + core::join(active, ", "),
+                   "remove NCCL_IB_DISABLE (" + e->where() + ")", kDocs));
 }
 
 void rule_p2p_shm(Ctx& c) {
@@ -343,25 +335,28 @@ void rule_p2p_shm(Ctx& c) {
     const EnvEntry* e = c.get(key);
     if (!e) continue;
     const bool p2p_level = std::string(key) == "NCCL_P2P_LEVEL";
-    const bool off = p2p_level ? (upper(e->value) == "LOC" || e->value == "0") : truthy(e->value);
+    const bool off = p2p_level ? (core::upper(e->value) == "LOC" || e->value == "0") : truthy(e->value);
     if (!off) continue;
     const bool shm = std::string(key) == "NCCL_SHM_DISABLE";
-    c.out.push_back(make("env.p2p_or_shm_disabled", Severity::Warn, key,
-                         shm ? "NCCL_SHM_DISABLE turns off shared memory between processes on one node: traffic "
-                               "between them goes through the network instead"
-                             : std::string(key) + "=" + e->value + " turns off GPU peer-to-peer (NVLink/PCIe) "
-                                                                   "inside the node: transfers are staged through "
-                                                                   "host memory, many times slower",
-                         setting(*e),
-                         "remove it; if P2P hangs or corrupts data, fix the cause (IOMMU/ACS on PCIe bridges, "
-                         "see fabscope check pcie.acs_enabled) rather than disabling P2P"));
+    c.out.push_back(
+        make_finding("env.p2p_or_shm_disabled", Severity::Warn, key,
+                     shm ? "NCCL_SHM_DISABLE turns off shared memory between processes on one node: traffic "
+                           "between them goes through the network instead"
+                         : std::string(key) + "=" + e->value +
+                               " turns off GPU peer-to-peer (NVLink/PCIe) "
+                               "inside the node: transfers are staged through "
+                               "host memory, many times slower",
+                     setting(*e),
+                     "remove it; if P2P hangs or corrupts data, fix the cause (IOMMU/ACS on PCIe bridges, "
+                     "see fabscope check pcie.acs_enabled) rather than disabling P2P",
+                     kDocs));
   }
 }
 
 void rule_contradiction(Ctx& c) {
   auto contra = [&](Severity sev, const std::string& subject, const std::string& msg, const std::string& ev,
                     const std::string& remedy) {
-    c.out.push_back(make("env.contradiction", sev, subject, msg, ev, remedy));
+    c.out.push_back(make_finding("env.contradiction", sev, subject, msg, ev, remedy, kDocs));
   };
   const EnvEntry* dis = c.get("NCCL_IB_DISABLE");
   if (dis && truthy(dis->value)) {
@@ -369,16 +364,18 @@ void rule_contradiction(Ctx& c) {
     for (const auto& [k, e] : c.eff)
       if (core::starts_with(k, "NCCL_IB_") && k != "NCCL_IB_DISABLE") ib.push_back(setting(*e));
     if (!ib.empty())
-      contra(Severity::Warn, "NCCL_IB_DISABLE",
-             "NCCL_IB_DISABLE=1 turns the IB transport off, yet other NCCL_IB_* settings are given: they have "
-             "no effect",
-             setting(*dis) + "; " + join(ib, "; "), "decide: remove NCCL_IB_DISABLE, or the NCCL_IB_* settings");
-    if (const EnvEntry* net = c.get("NCCL_NET"); net && upper(net->value) == "IB")
+      contra(
+          Severity::Warn, "NCCL_IB_DISABLE",
+          "NCCL_IB_DISABLE=1 turns the IB transport off, yet other NCCL_IB_* settings are given: they have "
+          "no effect",
+          setting(*dis) + "; " + core::join(ib, "; "),
+          "decide: remove NCCL_IB_DISABLE, or the NCCL_IB_* settings");
+    if (const EnvEntry* net = c.get("NCCL_NET"); net && core::upper(net->value) == "IB")
       contra(Severity::Fail, "NCCL_NET",
              "NCCL_NET=IB requires the IB transport, which NCCL_IB_DISABLE=1 turns off: communicator creation fails",
              setting(*net) + "; " + setting(*dis), "remove one of the two");
   }
-  if (const EnvEntry* net = c.get("NCCL_NET"); net && upper(net->value) == "SOCKET") {
+  if (const EnvEntry* net = c.get("NCCL_NET"); net && core::upper(net->value) == "SOCKET") {
     if (const EnvEntry* hca = c.get("NCCL_IB_HCA"))
       contra(Severity::Warn, "NCCL_NET",
              "NCCL_NET=Socket forces TCP sockets, yet NCCL_IB_HCA selects RDMA ports: the HCA list is unused",
@@ -407,7 +404,7 @@ void rule_contradiction(Ctx& c) {
   }
   const EnvEntry* old_gdr = c.get("NCCL_IB_GDR_LEVEL");
   const EnvEntry* new_gdr = c.get("NCCL_NET_GDR_LEVEL");
-  if (old_gdr && new_gdr && upper(old_gdr->value) != upper(new_gdr->value))
+  if (old_gdr && new_gdr && core::upper(old_gdr->value) != core::upper(new_gdr->value))
     contra(Severity::Warn, "NCCL_NET_GDR_LEVEL",
            "NCCL_IB_GDR_LEVEL (the old name) and NCCL_NET_GDR_LEVEL disagree; NCCL reads the new name",
            setting(*old_gdr) + "; " + setting(*new_gdr), "remove NCCL_IB_GDR_LEVEL");
@@ -477,14 +474,15 @@ std::vector<Finding> lint(const NodeInfo& node, const std::vector<EnvEntry>& ent
     const EnvEntry& used = *it->second;
     const bool same_source = used.source == e.source;
     if (!same_source && used.value == e.value) continue;  // the same value layered twice: harmless
-    c.out.push_back(make("env.duplicate", same_source ? Severity::Warn : Severity::Info, e.key,
-                         same_source ? e.key + " is set more than once in " + e.source + "; " + used.where() +
-                                           " is the one used"
-                                     : e.key + " is set in " + used.where() + " and in " + e.where() + "; " +
-                                           used.where() + " wins (" + used.source +
-                                           (used.line == 0 ? " overrides configuration files)" : " is read first)"),
-                         setting(used) + " used; " + setting(e) + " ignored",
-                         same_source ? "keep one line for " + e.key : "remove the setting that does not apply"));
+    c.out.push_back(make_finding(
+        "env.duplicate", same_source ? Severity::Warn : Severity::Info, e.key,
+        same_source
+            ? e.key + " is set more than once in " + e.source + "; " + used.where() + " is the one used"
+            : e.key + " is set in " + used.where() + " and in " + e.where() + "; " + used.where() +
+                  " wins (" + used.source +
+                  (used.line == 0 ? " overrides configuration files)" : " is read first)"),
+        setting(used) + " used; " + setting(e) + " ignored",
+        same_source ? "keep one line for " + e.key : "remove the setting that does not apply", kDocs));
   }
   for (const auto* e : effective) {
     rule_unknown(c, *e);

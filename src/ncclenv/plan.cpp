@@ -6,25 +6,11 @@
 #include <set>
 
 #include "core/root.hpp"
+#include "core/strings.hpp"
 
 namespace fabscope::ncclenv {
 
 namespace {
-
-std::string join(const std::vector<std::string>& items, const std::string& sep) {
-  std::string out;
-  for (const auto& s : items) out += (out.empty() ? "" : sep) + s;
-  return out;
-}
-
-std::string number(double v) {
-  char buf[32];
-  if (v == static_cast<double>(static_cast<long long>(v))) std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(v));
-  else std::snprintf(buf, sizeof buf, "%.1f", v);
-  return buf;
-}
-
-std::string port_name(const RdmaDevice& d, const RdmaPort& p) { return d.name + ":" + std::to_string(p.port); }
 
 struct PortRef {
   const RdmaDevice* dev;
@@ -39,7 +25,7 @@ bool usable(const RdmaPort& p) { return p.state == "ACTIVE" && (p.phys_state == 
 std::string describe(const PortRef& r) {
   const RdmaPort& p = *r.port;
   std::string s = r.name + " " + (p.state.empty() ? "?" : p.state) + "/" + (p.phys_state.empty() ? "?" : p.phys_state);
-  if (p.rate_gbps) s += " " + number(*p.rate_gbps) + " Gb/s";
+  if (p.rate_gbps) s += " " + core::format_number(*p.rate_gbps) + " Gb/s";
   if (!p.link_layer.empty()) s += " " + p.link_layer;
   if (!p.netdev.empty()) s += " on " + p.netdev;
   return s;
@@ -101,8 +87,8 @@ void plan_hca(PlanState& s) {
   std::vector<PortRef> fast;
   for (const auto& r : up) {
     if (best > 0 && r.port->rate_gbps && *r.port->rate_gbps < best * kSlowFraction) {
-      s.plan.notes.push_back(r.name + " left out of NCCL_IB_HCA: " + number(*r.port->rate_gbps) +
-                             " Gb/s is far below the node's best " + number(best) +
+      s.plan.notes.push_back(r.name + " left out of NCCL_IB_HCA: " + core::format_number(*r.port->rate_gbps) +
+                             " Gb/s is far below the node's best " + core::format_number(best) +
                              " Gb/s (a management or slow port; NCCL would pace to it)");
       continue;
     }
@@ -130,14 +116,16 @@ void plan_hca(PlanState& s) {
     if (software_rdma(*r.dev) && std::find(software.begin(), software.end(), r.dev->name) == software.end())
       software.push_back(r.dev->name);
   }
-  s.add("NCCL_IB_HCA", "=" + join(names, ","),
+  s.add("NCCL_IB_HCA", "=" + core::join(names, ","),
         "the ACTIVE, LinkUp data ports, as an exact list ('=' prefix, ':port'), so NCCL neither "
         "picks a management port nor a second device whose name merely starts the same",
-        join(evidence, "; "));
+        core::join(evidence, "; "));
   if (!software.empty())
-    s.plan.warnings.push_back(join(software, ", ") + (software.size() == 1 ? " is a software RDMA device" : " are software RDMA devices") +
-                              " (Soft-RoCE rxe / siw): NCCL runs over them, CPU-bound and without GPUDirect "
-                              "RDMA; use them for tests");
+    s.plan.warnings.push_back(
+        core::join(software, ", ") +
+        (software.size() == 1 ? " is a software RDMA device" : " are software RDMA devices") +
+        " (Soft-RoCE rxe / siw): NCCL runs over them, CPU-bound and without GPUDirect "
+        "RDMA; use them for tests");
 }
 
 void plan_gid(PlanState& s) {
@@ -167,17 +155,18 @@ void plan_gid(PlanState& s) {
                        " RoCE v2" + (hit->netdev.empty() ? "" : " " + hit->netdev));
   }
   if (!unknown.empty())
-    s.plan.warnings.push_back("NCCL_IB_GID_INDEX not set: the GID table of " + join(unknown, ", ") +
+    s.plan.warnings.push_back("NCCL_IB_GID_INDEX not set: the GID table of " + core::join(unknown, ", ") +
                               " could not be read");
   if (!missing.empty())
-    s.plan.warnings.push_back("NCCL_IB_GID_INDEX not set: " + join(missing, ", ") +
+    s.plan.warnings.push_back("NCCL_IB_GID_INDEX not set: " + core::join(missing, ", ") +
                               " has no IPv4 RoCE v2 GID (does its netdev hold an IPv4 address?)");
   if (!unknown.empty() || !missing.empty()) return;
   if (by_index.size() > 1) {
     std::vector<std::string> parts;
-    for (const auto& [i, ports] : by_index) parts.push_back(join(ports, ",") + " at " + std::to_string(i));
+    for (const auto& [i, ports] : by_index)
+      parts.push_back(core::join(ports, ",") + " at " + std::to_string(i));
     s.plan.warnings.push_back("NCCL_IB_GID_INDEX not set: the IPv4 RoCE v2 GID sits at different indexes (" +
-                              join(parts, "; ") +
+                              core::join(parts, "; ") +
                               "); one value cannot fit all ports. With NCCL >= 2.21 leave it unset "
                               "(NCCL picks per port by NCCL_IB_ADDR_FAMILY and NCCL_IB_ROCE_VERSION_NUM), "
                               "or make the GID tables agree");
@@ -186,7 +175,7 @@ void plan_gid(PlanState& s) {
   s.add("NCCL_IB_GID_INDEX", std::to_string(by_index.begin()->first),
         "the RoCE v2 entry holding the port's IPv4 address, the same index on every RoCE port: it "
         "routes across IP subnets; NCCL before 2.21 otherwise uses GID 0 (link-local)",
-        join(evidence, "; "));
+        core::join(evidence, "; "));
 }
 
 void plan_ifname(PlanState& s) {
@@ -207,8 +196,10 @@ void plan_ifname(PlanState& s) {
     candidates.push_back(&n);
   }
   if (candidates.empty()) {
-    s.plan.warnings.push_back("NCCL_SOCKET_IFNAME not set: no interface is up apart from loopback and "
-                              "container bridges" + (left_out.empty() ? "" : " (" + join(left_out, ", ") + ")"));
+    s.plan.warnings.push_back(
+        "NCCL_SOCKET_IFNAME not set: no interface is up apart from loopback and "
+        "container bridges" +
+        (left_out.empty() ? "" : " (" + core::join(left_out, ", ") + ")"));
     return;
   }
   const Netdev* chosen = nullptr;
@@ -252,13 +243,13 @@ void plan_ifname(PlanState& s) {
   std::string ev = chosen->name + ": " + chosen->operstate;
   if (!chosen->pci_address.empty()) ev += ", pci " + chosen->pci_address;
   if (chosen->speed_mbps) ev += ", " + std::to_string(*chosen->speed_mbps) + " Mb/s";
-  if (!chosen->ipv4.empty()) ev += ", " + join(chosen->ipv4, " ");
+  if (!chosen->ipv4.empty()) ev += ", " + core::join(chosen->ipv4, " ");
   if (std::find(dr.begin(), dr.end(), chosen->name) != dr.end()) ev += ", default route";
   std::vector<std::string> others;
   for (const auto* n : candidates)
     if (n != chosen) others.push_back(n->name);
-  if (!others.empty()) ev += "; also up: " + join(others, ", ");
-  if (!left_out.empty()) ev += "; left out: " + join(left_out, ", ");
+  if (!others.empty()) ev += "; also up: " + core::join(others, ", ");
+  if (!left_out.empty()) ev += "; left out: " + core::join(left_out, ", ");
   s.add("NCCL_SOCKET_IFNAME", "=" + chosen->name,
         "bootstrap (and socket transport) interface, exact match ('='): " + reason, ev);
 }
@@ -325,7 +316,7 @@ void plan_qos(PlanState& s) {
     s.add("NCCL_IB_QPS_PER_CONNECTION", "4",
           "RoCE: each queue pair is one UDP flow with its own source port, so 4 QPs per connection "
           "let the switches' ECMP hashing spread a connection over 4 paths instead of one",
-          "Ethernet link layer on " + join(names, ", "));
+          "Ethernet link layer on " + core::join(names, ", "));
   }
 }
 
@@ -357,7 +348,8 @@ void plan_gdr(PlanState& s) {
     need = std::max(need, best);
   }
   if (!unknown.empty()) {
-    s.plan.warnings.push_back("NCCL_NET_GDR_LEVEL not set: GPU-NIC distance unknown for gpu " + join(unknown, ", "));
+    s.plan.warnings.push_back("NCCL_NET_GDR_LEVEL not set: GPU-NIC distance unknown for gpu " +
+                              core::join(unknown, ", "));
     return;
   }
   if (need < 0) return;
@@ -368,8 +360,8 @@ void plan_gdr(PlanState& s) {
                               "can use DMA-BUF (NCCL >= 2.19, Linux >= 5.12, open GPU kernel modules) every "
                               "transfer is staged through host memory: modprobe nvidia_peermem");
   if (need >= gdr_rank("NODE")) {
-    s.plan.warnings.push_back(std::string("NCCL_NET_GDR_LEVEL not set: a GPU's nearest NIC is ") + gdr_name(need) +
-                              " away (" + join(evidence, "; ") +
+    s.plan.warnings.push_back(std::string("NCCL_NET_GDR_LEVEL not set: a GPU's nearest NIC is ") +
+                              gdr_name(need) + " away (" + core::join(evidence, "; ") +
                               "): GPUDirect RDMA would cross the CPU interconnect, slower than staging; "
                               "this is a placement problem (GPU and NIC on different sockets)");
     return;
@@ -381,7 +373,7 @@ void plan_gdr(PlanState& s) {
                            : "the nearest NIC of some GPU is behind the CPU's host bridge (PHB): allow "
                              "GPUDirect RDMA through it; compare with NCCL_NET_GDR_LEVEL=PXB using "
                              "fabscope bench, some root complexes are slow at peer-to-peer";
-  std::string ev = join(evidence, "; ");
+  std::string ev = core::join(evidence, "; ");
   if (modules_known) ev += peermem ? "; peermem module loaded" : "; no peermem module";
   s.add("NCCL_NET_GDR_LEVEL", gdr_name(level), reason, ev);
 }

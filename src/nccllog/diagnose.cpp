@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "core/strings.hpp"
 #include "nccllog/signatures.hpp"
 
 namespace fabscope::nccllog {
@@ -11,26 +12,6 @@ namespace fabscope::nccllog {
 namespace {
 
 constexpr const char* kDocs = "docs/nccllog.md";
-
-Finding make(const std::string& id, Severity sev, std::string subject, std::string message,
-             std::string evidence, std::string remedy) {
-  Finding f;
-  f.id = "nccllog." + id;
-  f.severity = sev;
-  f.subject = std::move(subject);
-  f.message = std::move(message);
-  f.evidence = std::move(evidence);
-  f.remedy = std::move(remedy);
-  f.docs = docs_anchor(f.id, kDocs);
-  return f;
-}
-
-std::string join(const std::vector<std::string>& v, const std::string& sep, std::size_t max = 8) {
-  std::string out;
-  for (std::size_t i = 0; i < v.size() && i < max; ++i) out += (i ? sep : "") + v[i];
-  if (v.size() > max) out += sep + "... (" + std::to_string(v.size() - max) + " more)";
-  return out;
-}
 
 std::string proc_name(const ProcessInfo& p) { return p.host + ":" + std::to_string(p.pid); }
 
@@ -48,7 +29,7 @@ std::string nic_list(const LogSummary& s) {
       std::string t = n.name + (n.link_layer.empty() ? "" : "/" + n.link_layer);
       if (std::find(nics.begin(), nics.end(), t) == nics.end()) nics.push_back(t);
     }
-  return join(nics, " ");
+  return core::join(nics, " ", 8);
 }
 
 // "P2P/CUMEM 96, SHM/direct/direct 4" over every communicator, local or network.
@@ -61,7 +42,7 @@ std::string transport_mix(const LogSummary& s, bool network) {
   std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
   std::vector<std::string> parts;
   for (const auto& [name, n] : v) parts.push_back(name + " " + std::to_string(n));
-  return join(parts, ", ");
+  return core::join(parts, ", ", 8);
 }
 
 bool env_says(const LogSummary& s, const std::string& name, const std::string& value) {
@@ -110,33 +91,35 @@ Diagnosis diagnose(const LogSummary& s) {
                      " network connections";
     if (env_says(s, "NCCL_IB_DISABLE", "1")) ev += "; NCCL_IB_DISABLE=1 set by environment";
     if (any_ib_nics) {
-      d.findings.push_back(make(
-          "net_socket_with_rdma_nics", Severity::Fail, "network",
+      d.findings.push_back(make_finding(
+          "nccllog.net_socket_with_rdma_nics", Severity::Fail, "network",
           "network traffic on TCP sockets although NET/IB listed RDMA devices",
           ev + "; NET/IB listed " + nic_list(s),
           "Find why those ranks did not use IB: NCCL_IB_DISABLE / NCCL_NET=Socket in their environment, an "
-          "NCCL_IB_HCA filter that matches nothing on some nodes, or ports down there (fabscope check)."));
+          "NCCL_IB_HCA filter that matches nothing on some nodes, or ports down there (fabscope check).",
+          kDocs));
     } else {
       auto no_dev = hosts_where(s, [](const ProcessInfo& p) { return p.ib_no_device; });
-      if (!no_dev.empty()) ev += "; \"NET/IB : No device found\" on " + join(no_dev, ", ");
-      d.findings.push_back(make(
-          "net_socket_no_rdma", Severity::Warn, "network",
-          "network traffic on TCP sockets: no RDMA device was usable",
-          ev,
+      if (!no_dev.empty()) ev += "; \"NET/IB : No device found\" on " + core::join(no_dev, ", ", 8);
+      d.findings.push_back(make_finding(
+          "nccllog.net_socket_no_rdma", Severity::Warn, "network",
+          "network traffic on TCP sockets: no RDMA device was usable", ev,
           "If the nodes have InfiniBand/RoCE NICs: load the drivers (mlx5_ib, ib_uverbs), install rdma-core "
           "in the image, expose /dev/infiniband to containers, and check NCCL_IB_HCA. Without RDMA NICs, "
-          "expect a fraction of the bandwidth."));
+          "expect a fraction of the bandwidth.",
+          kDocs));
     }
   }
   if (t.rdma > 0 && t.gdr < t.rdma) {
-    d.findings.push_back(make(
-        "gdrdma_absent", Severity::Warn, "network",
+    d.findings.push_back(make_finding(
+        "nccllog.gdrdma_absent", Severity::Warn, "network",
         "GPUDirect RDMA not used on " + std::to_string(t.rdma - t.gdr) + " of " + std::to_string(t.rdma) +
             " RDMA connections (data staged through host memory)",
         "GDRDMA on " + std::to_string(t.gdr) + "/" + std::to_string(t.rdma) + " RDMA connections; " +
             transport_mix(s, true),
         "Load nvidia_peermem (or use a driver and kernel with dma-buf), keep GPU and NIC under the same "
-        "PCIe switch, check NCCL_NET_GDR_LEVEL and NCCL_NET_GDR_READ, and that ACS is off (fabscope check)."));
+        "PCIe switch, check NCCL_NET_GDR_LEVEL and NCCL_NET_GDR_READ, and that ACS is off (fabscope check).",
+        kDocs));
   }
   {
     auto failed = hosts_where(s, [](const ProcessInfo& p) {
@@ -144,13 +127,15 @@ Diagnosis diagnose(const LogSummary& s) {
     });
     if (!failed.empty()) {
       auto no_dev = hosts_where(s, [](const ProcessInfo& p) { return p.ib_no_device; });
-      d.findings.push_back(make(
-          "ib_init_failed", t.net > 0 && any_ib_nics ? Severity::Warn : Severity::Info, join(failed, ", "),
+      d.findings.push_back(make_finding(
+          "nccllog.ib_init_failed", t.net > 0 && any_ib_nics ? Severity::Warn : Severity::Info,
+          core::join(failed, ", ", 8),
           "the NET/IB transport failed to initialise" +
               std::string(no_dev.empty() ? "" : " (\"NET/IB : No device found\")"),
-          "\"Failed to initialize NET plugin IB\" on " + join(failed, ", "),
+          "\"Failed to initialize NET plugin IB\" on " + core::join(failed, ", ", 8),
           "Nothing to do on nodes without RDMA NICs; otherwise check that ibv_devinfo lists the HCAs inside "
-          "the job's environment and that NCCL_IB_HCA matches them."));
+          "the job's environment and that NCCL_IB_HCA matches them.",
+          kDocs));
     }
   }
 
@@ -163,11 +148,13 @@ Diagnosis diagnose(const LogSummary& s) {
           incomplete.push_back("rank " + std::to_string(r.rank) + " on " + r.host + ":" + std::to_string(r.pid) +
                                " (comm " + c.key + ")");
     if (!incomplete.empty()) {
-      d.findings.push_back(make(
-          "init_incomplete", Severity::Fail, "communicator",
-          std::to_string(incomplete.size()) + " rank(s) never reached Init COMPLETE", join(incomplete, "; "),
+      d.findings.push_back(make_finding(
+          "nccllog.init_incomplete", Severity::Fail, "communicator",
+          std::to_string(incomplete.size()) + " rank(s) never reached Init COMPLETE",
+          core::join(incomplete, "; ", 8),
           "Read the first WARN of those ranks (listed in this report); a rank that stops without one is "
-          "usually waiting for a peer that failed or was never started."));
+          "usually waiting for a peer that failed or was never started.",
+          kDocs));
     }
     std::vector<std::string> errs;
     for (const auto& p : s.processes)
@@ -175,22 +162,25 @@ Diagnosis diagnose(const LogSummary& s) {
         errs.push_back(proc_name(p) + " " + nccl_result_name(*p.first_error_code) + " (" +
                        std::to_string(*p.first_error_code) + ")");
     if (!errs.empty()) {
-      d.findings.push_back(make(
-          "nccl_call_failed", Severity::Fail, "process",
-          "NCCL calls returned an error in " + std::to_string(errs.size()) + " process(es)", join(errs, "; "),
-          "The WARN lines just before the \"file:line -> N\" trace name the cause; see the matching findings."));
+      d.findings.push_back(
+          make_finding("nccllog.nccl_call_failed", Severity::Fail, "process",
+                       "NCCL calls returned an error in " + std::to_string(errs.size()) + " process(es)",
+                       core::join(errs, "; ", 8),
+                       "The WARN lines just before the \"file:line -> N\" trace name the cause; see the "
+                       "matching findings.",
+                       kDocs));
     }
     for (const auto& c : s.comms) {
       std::set<int> seen;
       for (const auto& r : c.ranks)
         if (r.rank >= 0) seen.insert(r.rank);
       if (c.nranks > 0 && !seen.empty() && static_cast<int>(seen.size()) < c.nranks) {
-        d.findings.push_back(make(
-            "ranks_missing", Severity::Info, "comm " + c.key,
+        d.findings.push_back(make_finding(
+            "nccllog.ranks_missing", Severity::Info, "comm " + c.key,
             "the log shows " + std::to_string(seen.size()) + " of " + std::to_string(c.nranks) +
                 " ranks of this communicator",
             "ranks seen: " + std::to_string(seen.size()) + ", nranks " + std::to_string(c.nranks),
-            "Pass every rank's log (NCCL_DEBUG_FILE=/shared/nccl.%h.%p) to judge the whole job."));
+            "Pass every rank's log (NCCL_DEBUG_FILE=/shared/nccl.%h.%p) to judge the whole job.", kDocs));
       }
     }
   }
@@ -203,11 +193,13 @@ Diagnosis diagnose(const LogSummary& s) {
       for (const auto& p : s.processes)
         if (p.nccl_version == v && std::find(hosts.begin(), hosts.end(), p.host) == hosts.end())
           hosts.push_back(p.host);
-      per.push_back(v + (hosts.empty() ? "" : " on " + join(hosts, ",", 4)));
+      per.push_back(v + (hosts.empty() ? "" : " on " + core::join(hosts, ",", 4)));
     }
-    d.findings.push_back(make(
-        "version_mismatch", Severity::Fail, "job", "ranks run different NCCL versions", join(per, "; "),
-        "Use one NCCL build everywhere (same container image; no system libnccl shadowing the framework's)."));
+    d.findings.push_back(make_finding(
+        "nccllog.version_mismatch", Severity::Fail, "job", "ranks run different NCCL versions",
+        core::join(per, "; ", 8),
+        "Use one NCCL build everywhere (same container image; no system libnccl shadowing the framework's).",
+        kDocs));
   }
 
   // --- catalog of WARN/error lines
@@ -217,41 +209,48 @@ Diagnosis diagnose(const LogSummary& s) {
       if (h.id == x.id) sig = &x;
     if (!sig) continue;
     std::string ev = std::to_string(h.count) + "x";
-    if (!h.hosts.empty()) ev += " on " + join(h.hosts, ",", 4);
+    if (!h.hosts.empty()) ev += " on " + core::join(h.hosts, ",", 4);
     if (h.wc_status) ev += "; status " + std::to_string(*h.wc_status) + " = " + wc_status_name(*h.wc_status);
     ev += "; first at " + h.first_input + ": " + h.first_line;
-    d.findings.push_back(make(sig->id, sig->severity, h.hosts.empty() ? "log" : join(h.hosts, ",", 4),
-                              sig->title, ev, sig->remedy));
+    d.findings.push_back(make_finding(std::string("nccllog.") + sig->id, sig->severity,
+                                      h.hosts.empty() ? "log" : core::join(h.hosts, ",", 4), sig->title, ev,
+                                      sig->remedy, kDocs));
   }
   if (s.unknown_warnings > 0) {
-    d.findings.push_back(make(
-        "unknown_warning", Severity::Warn, "log",
-        std::to_string(s.unknown_warnings) + " NCCL WARN line(s) not in the catalog", join(s.unknown_samples, " | ", 5),
-        "Read them in context; known causes are listed in docs/nccllog.md."));
+    d.findings.push_back(
+        make_finding("nccllog.unknown_warning", Severity::Warn, "log",
+                     std::to_string(s.unknown_warnings) + " NCCL WARN line(s) not in the catalog",
+                     core::join(s.unknown_samples, " | ", 5),
+                     "Read them in context; known causes are listed in docs/nccllog.md.", kDocs));
   }
 
   // --- the input itself
   if (nccl_lines == 0) {
-    d.findings.push_back(make("no_nccl_lines", Severity::Warn, "input", "no NCCL log lines in the input",
-                              std::to_string(s.inputs.size()) + " input(s), 0 lines with NCCL INFO/WARN",
-                              "Run the job with NCCL_DEBUG=INFO (and NCCL_DEBUG_FILE=/path/nccl.%h.%p for one "
-                              "file per rank)."));
+    d.findings.push_back(
+        make_finding("nccllog.no_nccl_lines", Severity::Warn, "input", "no NCCL log lines in the input",
+                     std::to_string(s.inputs.size()) + " input(s), 0 lines with NCCL INFO/WARN",
+                     "Run the job with NCCL_DEBUG=INFO (and NCCL_DEBUG_FILE=/path/nccl.%h.%p for one "
+                     "file per rank).",
+                     kDocs));
   } else if (s.channel_lines == 0 && worst(d.findings) < Severity::Fail) {
-    d.findings.push_back(make("no_transport_lines", Severity::Info, "input",
-                              "no \"Channel ... via\" lines: transports cannot be judged",
-                              std::to_string(nccl_lines) + " NCCL lines, none naming a transport",
-                              "Use NCCL_DEBUG=INFO with NCCL_DEBUG_SUBSYS unset or including INIT (and NET)."));
+    d.findings.push_back(
+        make_finding("nccllog.no_transport_lines", Severity::Info, "input",
+                     "no \"Channel ... via\" lines: transports cannot be judged",
+                     std::to_string(nccl_lines) + " NCCL lines, none naming a transport",
+                     "Use NCCL_DEBUG=INFO with NCCL_DEBUG_SUBSYS unset or including INIT (and NET).", kDocs));
   }
   if (cut > 0) {
-    d.findings.push_back(make("lines_cut", Severity::Info, "input",
-                              std::to_string(cut) + " over-long line(s) were cut", "cut at the line cap",
-                              "None needed; NCCL's own lines are below 1 KiB, so cut lines are other output."));
+    d.findings.push_back(
+        make_finding("nccllog.lines_cut", Severity::Info, "input",
+                     std::to_string(cut) + " over-long line(s) were cut", "cut at the line cap",
+                     "None needed; NCCL's own lines are below 1 KiB, so cut lines are other output.", kDocs));
   }
   if (s.dropped_entities > 0) {
-    d.findings.push_back(make("entities_dropped", Severity::Info, "input",
-                              "more processes or ranks than the analyzer keeps; extra ones were not tracked",
-                              std::to_string(s.dropped_entities) + " lines not attributed",
-                              "Analyze fewer files at a time."));
+    d.findings.push_back(
+        make_finding("nccllog.entities_dropped", Severity::Info, "input",
+                     "more processes or ranks than the analyzer keeps; extra ones were not tracked",
+                     std::to_string(s.dropped_entities) + " lines not attributed",
+                     "Analyze fewer files at a time.", kDocs));
   }
 
   std::stable_sort(d.findings.begin(), d.findings.end(),

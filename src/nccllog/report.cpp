@@ -2,17 +2,12 @@
 
 #include <sstream>
 
+#include "core/strings.hpp"
 #include "core/table.hpp"
 
 namespace fabscope::nccllog {
 
 namespace {
-
-std::string upper(const char* s) {
-  std::string out(s);
-  for (auto& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return out;
-}
 
 std::string opt_str(const std::optional<std::string>& v) { return v ? *v : "-"; }
 
@@ -41,21 +36,16 @@ std::string render_text(const LogSummary& s, const Diagnosis& d, const ReportOpt
     nccl += in.nccl_lines;
     cut += in.cut_lines;
   }
-  int n_fail = 0, n_warn = 0, n_info = 0;
-  for (const auto& f : d.findings) {
-    if (f.severity == Severity::Fail) ++n_fail;
-    else if (f.severity == Severity::Warn) ++n_warn;
-    else if (f.severity == Severity::Info) ++n_info;
-  }
+  const SeverityCounts n = count_severities(d.findings);
   o << "input: " << s.inputs.size() << " file(s), " << lines << " lines, " << nccl << " NCCL lines";
   if (cut) o << ", " << cut << " cut";
   o << "; " << s.processes.size() << " process(es), " << s.comms.size() << " communicator(s)\n";
-  o << "findings: " << n_fail << " fail, " << n_warn << " warn, " << n_info << " info\n";
+  o << "findings: " << n.fail << " fail, " << n.warn << " warn, " << n.info << " info\n";
 
   if (!d.findings.empty()) {
     o << "\nFindings\n";
     for (const auto& f : d.findings) {
-      o << core::wrap(upper(to_string(f.severity)) + " " + f.id + ": " + f.message, w, "  ");
+      o << core::wrap(core::upper(to_string(f.severity)) + " " + f.id + ": " + f.message, w, "  ");
       if (!f.evidence.empty()) o << core::wrap("evidence: " + f.evidence, w, "      ");
       if (!f.remedy.empty()) o << core::wrap("remedy: " + f.remedy, w, "      ");
     }

@@ -2,12 +2,10 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
 #include <filesystem>
 
 #include "core/error.hpp"
+#include "core/files.hpp"
 #include "report/fields.hpp"
 #include "report/nccl_tests.hpp"
 
@@ -40,26 +38,6 @@ std::string label_for(const std::string& path) {
   return stem.empty() ? path : stem;
 }
 
-std::string read_file(const std::string& path, std::size_t max_bytes) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw Error(path + ": is a directory, not a file");
-  std::FILE* f = path == "-" ? stdin : std::fopen(path.c_str(), "rb");
-  if (!f) throw Error(path + ": cannot open: " + std::strerror(errno));
-  std::string text;
-  char buf[65536];
-  std::size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) {
-    if (text.size() + n > max_bytes) {
-      if (f != stdin) std::fclose(f);
-      throw Error(path + ": larger than " + std::to_string(max_bytes >> 20) + " MiB; not read");
-    }
-    text.append(buf, n);
-  }
-  bool err = std::ferror(f);
-  if (f != stdin) std::fclose(f);
-  if (err) throw Error(path + ": read error");
-  return text;
-}
 
 Input input_from_json(const std::string& file, const json& doc) {
   if (!doc.is_object())
@@ -171,11 +149,11 @@ std::vector<Input> inputs_from_nccl_tests_text(const std::string& file, std::str
 }
 
 std::vector<Input> load_json_file(const std::string& path) {
-  return inputs_from_json_text(path, read_file(path, kMaxInputBytes));
+  return inputs_from_json_text(path, core::read_input(path, kMaxInputBytes));
 }
 
 std::vector<Input> load_nccl_tests_file(const std::string& path) {
-  return inputs_from_nccl_tests_text(path, read_file(path, kMaxInputBytes));
+  return inputs_from_nccl_tests_text(path, core::read_input(path, kMaxInputBytes));
 }
 
 }  // namespace fabscope::report

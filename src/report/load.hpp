@@ -21,8 +21,7 @@ struct KnownSchema {
 };
 const std::vector<KnownSchema>& known_schemas();
 
-// Reads a whole file (at most max_bytes; a larger file is an error naming it).
-std::string read_file(const std::string& path, std::size_t max_bytes);
+// Inputs are read with core::read_input, at most this many bytes each.
 constexpr std::size_t kMaxInputBytes = 512u << 20;
 
 // From text already read: `file` is only used in messages and labels.

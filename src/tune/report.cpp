@@ -4,15 +4,11 @@
 #include <sstream>
 
 #include "bench/sizes.hpp"
+#include "core/strings.hpp"
 
 namespace fabscope::tune {
 
 namespace {
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
 
 std::string gain_text(const SizeOutcome& s) {
   if (s.search.best.is_default()) return "-";
@@ -32,10 +28,10 @@ json choice_json(const Choice& c) {
 }
 
 std::string load_text(const TuneResult& r) {
-  std::string t = fmt("%.0f", r.compute_load_pct) + "% of the SMs of every GPU run a 1024-thread FMA block, "
+  std::string t = core::format_double("%.0f", r.compute_load_pct) + "% of the SMs of every GPU run a 1024-thread FMA block, "
                   "relaunched back to back on a stream of its own (docs/tune.md)";
   if (r.compute_load_busy_share >= 0)
-    t += "; the load ran " + fmt("%.0f", r.compute_load_busy_share * 100) + "% of the measured time";
+    t += "; the load ran " + core::format_double("%.0f", r.compute_load_busy_share * 100) + "% of the measured time";
   return t;
 }
 
@@ -125,8 +121,8 @@ std::string render_report(const TuneResult& r, const std::vector<TableRow>& rows
       std::string line = bench::size_label(s.bytes) + " idle (no load): " + label(s.written) + " against NCCL's default";
       if (v.pairs == 0) line += ": " + v.reason;
       else
-        line += ": speedup " + fmt("%+.1f%%", (v.speedup - 1) * 100) + " [" + fmt("%+.1f", (v.speedup_lo - 1) * 100) +
-                "," + fmt("%+.1f", (v.speedup_hi - 1) * 100) + "]" +
+        line += ": speedup " + core::format_double("%+.1f%%", (v.speedup - 1) * 100) + " [" + core::format_double("%+.1f", (v.speedup_lo - 1) * 100) +
+                "," + core::format_double("%+.1f", (v.speedup_hi - 1) * 100) + "]" +
                 (v.speedup < 1 / 1.02 ? " (slower idle: use this table only for the loaded case)" : "");
       wrap(o, "#  " + line, width, "#     ");
     }
@@ -217,7 +213,7 @@ std::string optimize_config_csv(const TuneResult& r) {
         const double busbw = static_cast<double>(s.bytes) / (t.m.time_us * 1e3) * factor;
         o << table_name(co.collective) << ',' << s.bytes << ',' << algo_name(t.choice.algo) << ','
           << proto_name(t.choice.proto) << ',' << t.choice.channels << ',' << r.nnodes << ',' << r.nranks
-          << ",-1,-1," << fmt("%.3f", busbw) << ',' << fmt("%.3f", t.m.time_us) << "\n";
+          << ",-1,-1," << core::format_double("%.3f", busbw) << ',' << core::format_double("%.3f", t.m.time_us) << "\n";
       }
   }
   return o.str();

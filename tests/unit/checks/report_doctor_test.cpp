@@ -128,7 +128,7 @@ TEST(Doctor, NodeWithoutGpuOrRdmaIsQuiet) {
 
 TEST(Doctor, VerdictFollowsTheWorstFindingAndStepsFollowSeverity) {
   NodeInfo n = troubled_node();
-  Finding lint = checks::make_finding("verbs.library_missing", Severity::Warn, "node", "m", "e", "r");
+  Finding lint = make_finding("verbs.library_missing", Severity::Warn, "node", "m", "e", "r");
   auto r = checks::diagnose_node(n, {lint});
   EXPECT_EQ(r.verdict, "degraded");
   r = checks::diagnose_node(n, checks::run(n));

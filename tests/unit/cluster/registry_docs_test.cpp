@@ -52,5 +52,5 @@ TEST(ClusterRegistry, EveryClusterAnchorIsARegisteredId) {
 }
 
 TEST(ClusterRegistry, UnregisteredIdIsRefused) {
-  EXPECT_THROW(cluster::make_finding("cluster.nonsense", Severity::Warn, "", "", "", ""), Error);
+  EXPECT_THROW(cluster::registered_finding("cluster.nonsense", Severity::Warn, "", "", "", ""), Error);
 }

@@ -1,0 +1,18 @@
+#pragma once
+// Files the user names (not sysfs/procfs, which go through core::Root): reading an input whole
+// (a saved probe, a JSON output of another command, an nccl-tests log; "-" is stdin) and writing
+// an output. Every failure throws fabscope::Error whose message starts with the path, so the
+// command's "exit 3" line names it.
+#include <cstddef>
+#include <string>
+
+namespace fabscope::core {
+
+// The whole file (or stdin for "-"), at most max_bytes: a directory, an unreadable file, a read
+// error or a larger file throws.
+std::string read_input(const std::string& path, std::size_t max_bytes);
+
+// Writes text to path through path + ".tmp" and a rename, so a reader never sees half a file.
+void write_output(const std::string& path, const std::string& text);
+
+}  // namespace fabscope::core

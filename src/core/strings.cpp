@@ -1,0 +1,131 @@
+#include "core/strings.hpp"
+
+#include <cerrno>
+#include <charconv>
+#include <cstdio>
+#include <cstdlib>
+
+namespace fabscope::core {
+
+namespace {
+
+bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+// Digits of an unsigned number, decimal or 0x hex, already trimmed and without a sign.
+std::optional<std::uint64_t> parse_magnitude(std::string_view s) {
+  if (s.empty()) return std::nullopt;
+  int base = 10;
+  if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+    base = 16;
+    s.remove_prefix(2);
+  }
+  std::uint64_t v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v, base);
+  if (ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+}  // namespace
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && is_blank(s.front())) s.remove_prefix(1);
+  while (!s.empty() && is_blank(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+std::optional<std::int64_t> parse_int(std::string_view s) {
+  s = trim(s);
+  const bool neg = !s.empty() && s.front() == '-';
+  if (neg) s.remove_prefix(1);
+  auto v = parse_magnitude(s);
+  if (!v || *v > static_cast<std::uint64_t>(INT64_MAX)) return std::nullopt;
+  auto r = static_cast<std::int64_t>(*v);
+  return neg ? -r : r;
+}
+
+std::optional<std::uint64_t> parse_u64(std::string_view s) { return parse_magnitude(trim(s)); }
+
+std::optional<double> parse_double(std::string_view s) {
+  s = trim(s);
+  if (s.empty() || s.size() > 64) return std::nullopt;
+  std::string tmp(s);
+  char* end = nullptr;
+  errno = 0;
+  double v = std::strtod(tmp.c_str(), &end);
+  if (errno != 0 || end != tmp.c_str() + tmp.size()) return std::nullopt;
+  return v;
+}
+
+std::vector<std::string> split(std::string_view s, char sep, bool skip_empty) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= s.size()) {
+    auto pos = s.find(sep, start);
+    if (pos == std::string_view::npos) pos = s.size();
+    auto piece = s.substr(start, pos - start);
+    if (!skip_empty || !piece.empty()) out.emplace_back(piece);
+    start = pos + 1;
+  }
+  return out;
+}
+
+std::vector<std::string> split_ws(std::string_view s) {
+  std::vector<std::string> out;
+  std::size_t i = 0;
+  while (i < s.size()) {
+    while (i < s.size() && is_blank(s[i])) ++i;
+    std::size_t j = i;
+    while (j < s.size() && !is_blank(s[j])) ++j;
+    if (j > i) out.emplace_back(s.substr(i, j - i));
+    i = j;
+  }
+  return out;
+}
+
+bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
+
+std::string join(const std::vector<std::string>& items, std::string_view sep) {
+  return join(items, sep, items.size());
+}
+
+std::string join(const std::vector<std::string>& items, std::string_view sep, std::size_t max_items) {
+  std::string out;
+  for (std::size_t i = 0; i < items.size() && i < max_items; ++i) {
+    if (i) out += sep;
+    out += items[i];
+  }
+  if (items.size() > max_items)
+    out.append(sep).append("... (").append(std::to_string(items.size() - max_items)).append(" more)");
+  return out;
+}
+
+std::string format_number(double v) {
+  char buf[32];
+  if (v == static_cast<double>(static_cast<long long>(v)))
+    std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(v));
+  else
+    std::snprintf(buf, sizeof buf, "%.1f", v);
+  return buf;
+}
+
+std::string format_double(const char* printf_format, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, printf_format, v);
+  return buf;
+}
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (auto& c : out)
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  return out;
+}
+
+std::string upper(std::string_view s) {
+  std::string out(s);
+  for (auto& c : out)
+    if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
+  return out;
+}
+
+}  // namespace fabscope::core

@@ -1,0 +1,38 @@
+#pragma once
+// Text helpers every module uses: number parsing that never throws, trimming, splitting,
+// joining, number formatting and ASCII case mapping. Kernel files, env values and user flags are ASCII; case
+// mapping is deliberately byte-wise (no locale).
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace fabscope::core {
+
+// Whole string must be a number (surrounding blanks ok); decimal, or hex with 0x.
+std::optional<std::int64_t> parse_int(std::string_view s);
+std::optional<std::uint64_t> parse_u64(std::string_view s);
+std::optional<double> parse_double(std::string_view s);
+
+// Without leading and trailing blanks (space, tab, CR, LF).
+std::string_view trim(std::string_view s);
+std::vector<std::string> split(std::string_view s, char sep, bool skip_empty = true);
+std::vector<std::string> split_ws(std::string_view s);
+bool starts_with(std::string_view s, std::string_view prefix);
+
+// "a, b, c". With max_items, the items after the first max_items become "... (N more)".
+std::string join(const std::vector<std::string>& items, std::string_view sep);
+std::string join(const std::vector<std::string>& items, std::string_view sep, std::size_t max_items);
+
+// "100", "2.5", "0.1": whole numbers without decimals, others with one ("100 Gb/s", "16 GT/s").
+std::string format_number(double v);
+
+// One double through a printf format with one conversion: format_double("%.2f", 1.0) == "1.00".
+// The result is cut at 63 characters.
+std::string format_double(const char* printf_format, double v);
+
+std::string lower(std::string_view s);
+std::string upper(std::string_view s);
+
+}  // namespace fabscope::core

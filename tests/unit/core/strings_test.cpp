@@ -1,0 +1,61 @@
+#include <gtest/gtest.h>
+
+#include "core/finding.hpp"
+#include "core/json.hpp"
+#include "core/strings.hpp"
+
+using namespace fabscope;
+
+TEST(Strings, ParseIntTakesSignDecimalAndHexOnly) {
+  EXPECT_EQ(core::parse_int(" 42 ").value(), 42);
+  EXPECT_EQ(core::parse_int("-0x10").value(), -16);
+  EXPECT_EQ(core::parse_int("0X1f").value(), 31);
+  EXPECT_EQ(core::parse_int("9223372036854775807").value(), INT64_MAX);
+  EXPECT_FALSE(core::parse_int("9223372036854775808"));
+  EXPECT_FALSE(core::parse_int("--1"));
+  EXPECT_FALSE(core::parse_int("-"));
+  EXPECT_FALSE(core::parse_int("0x"));
+  EXPECT_FALSE(core::parse_int("12 34"));
+  EXPECT_FALSE(core::parse_int(""));
+}
+
+TEST(Strings, ParseU64RejectsSignsAndTakesTheFullRange) {
+  EXPECT_EQ(core::parse_u64("18446744073709551615").value(), UINT64_MAX);
+  EXPECT_EQ(core::parse_u64("0xff\n").value(), 255u);
+  EXPECT_FALSE(core::parse_u64("18446744073709551616"));
+  EXPECT_FALSE(core::parse_u64("-1"));
+  EXPECT_FALSE(core::parse_u64("+1"));
+  EXPECT_FALSE(core::parse_u64("N/A (no PMA)"));
+}
+
+TEST(Strings, JoinSeparatesEveryItemAndCountsWhatItLeavesOut) {
+  EXPECT_EQ(core::join({}, ", "), "");
+  EXPECT_EQ(core::join({"a"}, ", "), "a");
+  EXPECT_EQ(core::join({"a", "b", "c"}, ", "), "a, b, c");
+  EXPECT_EQ(core::join({"a", "b", "c"}, ",", 2), "a,b,... (1 more)");
+  EXPECT_EQ(core::join({"a", "b"}, ",", 2), "a,b");
+}
+
+TEST(Strings, CaseMappingIsAsciiOnly) {
+  EXPECT_EQ(core::lower("Ring_LL128"), "ring_ll128");
+  EXPECT_EQ(core::upper("nccl_ib_hca"), "NCCL_IB_HCA");
+  EXPECT_EQ(core::upper("\xc3\xa9t\xc3\xa9"), "\xc3\xa9T\xc3\xa9");  // UTF-8 bytes untouched
+}
+
+TEST(Finding, MakeFindingAnchorsOnTheGivenPage) {
+  Finding f = make_finding("env.bad_value", Severity::Warn, "NCCL_X", "msg", "ev", "fix", "docs/ncclenv.md");
+  EXPECT_EQ(f.id, "env.bad_value");
+  EXPECT_EQ(f.severity, Severity::Warn);
+  EXPECT_EQ(f.subject, "NCCL_X");
+  EXPECT_EQ(f.message, "msg");
+  EXPECT_EQ(f.evidence, "ev");
+  EXPECT_EQ(f.remedy, "fix");
+  EXPECT_EQ(f.docs, "docs/ncclenv.md#env-bad_value");
+  EXPECT_EQ(make_finding("link.port_down", Severity::Fail, "", "", "", "").docs, "docs/checks.md#link-port_down");
+}
+
+TEST(Json, DumpJsonReplacesBytesThatAreNotUtf8) {
+  json j{{"v", std::string("a\xff" "b")}};
+  EXPECT_EQ(dump_json(j, -1), "{\"v\":\"a\xef\xbf\xbd" "b\"}");
+  EXPECT_EQ(dump_json(json{{"k", 1}}), "{\n  \"k\": 1\n}");
+}
