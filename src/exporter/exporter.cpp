@@ -34,30 +34,32 @@ Exporter::Exporter(core::Root root, ExporterOptions opts)
 
 Exporter::~Exporter() { stop_background_checks(); }
 
-void Exporter::count_notes(const std::vector<std::string>& notes) {
-  if (notes.empty()) return;
+void Exporter::count_notes(const std::vector<probe::Note>& notes) {
   errors_[kErrorRead] += notes.size();
   for (const auto& n : notes) {
-    if (logged_notes_.size() >= kMaxLoggedNotes || !logged_notes_.insert(n).second) continue;
-    std::cerr << "fabscope exporter: " << n << "\n";
+    ++read_problems_[probe::to_string(n.kind)];
+    std::string text = n.text();
+    if (logged_notes_.size() >= kMaxLoggedNotes || !logged_notes_.insert(text).second) continue;
+    std::cerr << "fabscope exporter: " << text << "\n";
   }
 }
 
 std::vector<MetricFamily> Exporter::scrape(const ServerStats& http) {
   auto t0 = std::chrono::steady_clock::now();
-  std::vector<std::string> notes;
+  std::vector<probe::Note> notes;
   const auto& devices = ports_.read(notes);
-  count_notes(notes);
   if (auto back = watch_.observe(devices)) errors_[kErrorCounterBackwards] += back;
 
   std::map<std::string, int> mtu;
   for (const auto& d : devices)
     for (const auto& p : d.ports) {
       if (p.netdev.empty() || mtu.count(p.netdev)) continue;
-      auto v = root_.read_int("sys/class/net/" + p.netdev + "/mtu");
+      const std::string file = "sys/class/net/" + p.netdev + "/mtu";
+      auto v = root_.read_int(file);
       if (v && *v > 0 && *v < (1 << 20)) mtu[p.netdev] = static_cast<int>(*v);
-      else if (root_.exists("sys/class/net/" + p.netdev + "/mtu")) ++errors_[kErrorRead];
+      else if (root_.exists(file)) notes.push_back({file, probe::NoteKind::BadValue, "not an MTU"});
     }
+  count_notes(notes);
 
   auto fams = port_families(devices);
   fams.push_back(netdev_mtu_family(mtu));
@@ -73,6 +75,7 @@ std::vector<MetricFamily> Exporter::scrape(const ServerStats& http) {
 
   SelfStats self;
   self.scrape_errors_total = errors_;
+  self.read_problems_total = read_problems_;
   self.http_requests_total = http.requests_ok;
   self.http_rejected_total = http.rejected;
   self.http_connections_evicted_total = http.evicted;

@@ -53,13 +53,14 @@ class Exporter {
   std::uint64_t errors(const std::string& reason) const;
 
  private:
-  void count_notes(const std::vector<std::string>& notes);
+  void count_notes(const std::vector<probe::Note>& notes);
 
   core::Root root_;
   ExporterOptions opts_;
   PortReader ports_;
   CounterWatch watch_;
   std::map<std::string, std::uint64_t> errors_;
+  std::map<std::string, std::uint64_t> read_problems_;  // probe note kind -> count
   std::set<std::string> logged_notes_;  // each distinct note goes to stderr once
 
   mutable std::mutex facts_mu_;  // guards facts_, checks_, checks_errors_

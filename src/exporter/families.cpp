@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <set>
 
+#include "probe/note.hpp"
+
 namespace fabscope::exporter {
 
 const std::vector<KnownCounter>& known_counters() {
@@ -191,6 +193,17 @@ std::vector<MetricFamily> self_families(const SelfStats& s) {
   for (const auto& [k, v] : s.scrape_errors_total) all[k] = v;
   for (const auto& [k, v] : all) errors.samples.push_back(Sample::of_u64({{"reason", k}}, v));
   fams.push_back(std::move(errors));
+  MetricFamily problems{"fabscope_scrape_read_problems_total", MetricType::Counter,
+                        "The read errors of fabscope_scrape_errors_total by kind of problem: missing, "
+                        "unreadable, empty, not_text, bad_value (garbage), removed (a device vanished "
+                        "mid-scrape). Each distinct problem is logged once to stderr.", {}};
+  std::map<std::string, std::uint64_t> kinds;
+  for (auto k : {probe::NoteKind::Missing, probe::NoteKind::Unreadable, probe::NoteKind::Empty,
+                 probe::NoteKind::NotText, probe::NoteKind::BadValue, probe::NoteKind::Removed})
+    kinds[probe::to_string(k)] = 0;
+  for (const auto& [k, v] : s.read_problems_total) kinds[k] = v;
+  for (const auto& [k, v] : kinds) problems.samples.push_back(Sample::of_u64({{"kind", k}}, v));
+  fams.push_back(std::move(problems));
   fams.push_back({"fabscope_http_requests_total", MetricType::Counter,
                   "HTTP requests answered with 2xx.", {Sample::of_u64({}, s.http_requests_total)}});
   fams.push_back({"fabscope_http_rejected_total", MetricType::Counter,

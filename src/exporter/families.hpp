@@ -52,6 +52,7 @@ std::vector<MetricFamily> check_families(const CheckResults& results);
 struct SelfStats {
   double scrape_duration_seconds = 0;
   std::map<std::string, std::uint64_t> scrape_errors_total;  // reason -> count
+  std::map<std::string, std::uint64_t> read_problems_total;  // probe note kind -> count
   std::uint64_t http_requests_total = 0;
   std::uint64_t http_rejected_total = 0;  // bad method, path, headers, size, timeout
   std::uint64_t http_connections_evicted_total = 0;

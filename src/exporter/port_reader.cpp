@@ -5,8 +5,8 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <limits>
 
+#include "probe/port_attrs.hpp"
 #include "probe/rdma.hpp"
 
 namespace fabscope::exporter {
@@ -38,8 +38,6 @@ Read read_attr(int kept_fd, int dir_fd, const std::string& name, std::string& ou
 }
 
 int open_dir(const std::filesystem::path& p) { return ::open(p.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); }
-
-std::string quote_value(const std::string& v) { return "\"" + v.substr(0, 40) + "\""; }
 
 }  // namespace
 
@@ -74,7 +72,7 @@ void PortReader::close_all() {
   fds_kept_ = 0;
 }
 
-const std::vector<RdmaDevice>& PortReader::walk(std::vector<std::string>& notes) {
+const std::vector<RdmaDevice>& PortReader::walk(std::vector<probe::Note>& notes) {
   close_all();
   probe::RdmaOptions opts;
   opts.gids = false;  // the GID table is configuration, judged by the checks, not a metric
@@ -112,35 +110,28 @@ const std::vector<RdmaDevice>& PortReader::walk(std::vector<std::string>& notes)
   return devices_;
 }
 
-bool PortReader::read_port(PortFiles& pf, std::vector<std::string>& notes) {
+bool PortReader::read_port(PortFiles& pf, std::vector<probe::Note>& notes) {
   RdmaPort& port = devices_[pf.device].ports[pf.port];
+  probe::NoteSink sink(notes);
   std::string text;
   if (pf.dir_fd < 0) return false;
-  // Same acceptance as the walk (probe/rdma.cpp): a name that is not the kernel's name for its
-  // code is a corrupt read, never a state.
-  auto coded = [&](int kept, const char* file, std::string& name, std::optional<int>& code,
-                   bool (*matches)(const probe::CodedState&)) {
+  // The same parsers as the walk (probe/port_attrs.hpp), so a value is accepted and noted alike.
+  auto coded = [&](int kept, const char* file, std::string& name, std::optional<int>& code, auto parse) {
     auto r = read_attr(kept, pf.dir_fd, file, text);
     if (r == Read::Missing && name.empty() && !code) return true;  // not there at the walk either
     if (r != Read::Ok) return false;
-    if (auto st = probe::parse_coded_state(text); st && matches(*st)) {
-      name = st->name;
-      code = st->code;
-    } else {
-      notes.push_back(pf.dir + "/" + file + ": not a port state: " + quote_value(text));
-      name.clear();
-      code.reset();
-    }
+    auto st = parse(pf.dir + "/" + file, text, sink);
+    name = st ? st->name : std::string();
+    code = st ? st->code : std::nullopt;
     return true;
   };
-  if (!coded(pf.state_fd, "state", port.state, port.state_code, probe::state_name_matches_code)) return false;
-  if (!coded(pf.phys_fd, "phys_state", port.phys_state, port.phys_state_code, probe::phys_state_name_matches_code))
+  if (!coded(pf.state_fd, "state", port.state, port.state_code, probe::parse_port_state)) return false;
+  if (!coded(pf.phys_fd, "phys_state", port.phys_state, port.phys_state_code, probe::parse_phys_state))
     return false;
   if (port.rate_gbps) {
     if (read_attr(pf.rate_fd, pf.dir_fd, "rate", text) != Read::Ok) return false;
-    port.rate_gbps = probe::parse_rate_gbps(text);
+    port.rate_gbps = probe::parse_rate(pf.dir + "/rate", text, sink);
     if (port.rate_gbps) port.rate = text;
-    else notes.push_back(pf.dir + "/rate: not a rate: " + quote_value(text));
   }
   auto counters = [&](int dir_fd, const std::vector<std::string>& names, const std::vector<int>& fds,
                       std::map<std::string, std::uint64_t>& out, bool words_to_bytes, const char* sub) {
@@ -149,18 +140,10 @@ bool PortReader::read_port(PortFiles& pf, std::vector<std::string>& notes) {
     for (std::size_t i = 0; i < names.size(); ++i) {
       const auto& name = names[i];
       if (read_attr(fds[i], dir_fd, name, text) != Read::Ok) return false;
-      auto v = core::parse_u64(text);
-      // counters/port_{xmit,rcv}_data count 4-byte words (IBA PortCounters); as probe/rdma.cpp.
-      if (v && words_to_bytes && (name == "port_xmit_data" || name == "port_rcv_data")) {
-        if (*v > std::numeric_limits<std::uint64_t>::max() / 4) v.reset();
-        else *v *= 4;
-      }
-      if (v) {
+      if (auto v = probe::parse_counter(pf.dir + "/" + sub + "/" + name, name, text, words_to_bytes, sink))
         out[name] = *v;
-      } else {
+      else
         out.erase(name);
-        notes.push_back(pf.dir + "/" + sub + "/" + name + ": not a number: " + quote_value(text));
-      }
     }
     return true;
   };
@@ -168,12 +151,12 @@ bool PortReader::read_port(PortFiles& pf, std::vector<std::string>& notes) {
          counters(pf.hw_fd, pf.hw_counters, pf.hw_fds, port.hw_counters, false, "hw_counters");
 }
 
-const std::vector<RdmaDevice>& PortReader::read(std::vector<std::string>& notes) {
+const std::vector<RdmaDevice>& PortReader::read(std::vector<probe::Note>& notes) {
   if (!have_layout_ || std::chrono::steady_clock::now() - walked_at_ >= max_age_) return walk(notes);
   for (auto& pf : ports_) {
     if (!read_port(pf, notes)) {
       // A file of the layout is gone: a device was removed or its driver reloaded mid-scrape.
-      notes.push_back(pf.dir + ": vanished during the scrape, ports walked again");
+      notes.push_back({pf.dir, probe::NoteKind::Removed, "vanished during the scrape, ports walked again"});
       return walk(notes);
     }
   }

@@ -16,6 +16,7 @@
 
 #include "core/node_info.hpp"
 #include "core/root.hpp"
+#include "probe/note.hpp"
 
 namespace fabscope::exporter {
 
@@ -26,8 +27,9 @@ class PortReader {
   PortReader(const PortReader&) = delete;
   PortReader& operator=(const PortReader&) = delete;
 
-  // Devices with fresh values. Problems (unreadable or garbage files) are appended to notes.
-  const std::vector<RdmaDevice>& read(std::vector<std::string>& notes);
+  // Devices with fresh values. Problems (unreadable or garbage files) are appended to notes, as
+  // the probe notes them (probe/note.hpp, probe/port_attrs.hpp).
+  const std::vector<RdmaDevice>& read(std::vector<probe::Note>& notes);
   std::size_t layout_walks() const { return walks_; }
 
  private:
@@ -40,10 +42,10 @@ class PortReader {
     int state_fd = -1, phys_fd = -1, rate_fd = -1;  // state_fd stays -1: see walk()
   };
   int keep_open(int dir_fd, const std::string& name);
-  const std::vector<RdmaDevice>& walk(std::vector<std::string>& notes);
+  const std::vector<RdmaDevice>& walk(std::vector<probe::Note>& notes);
   void close_all();
   // false when a file could not be opened (the layout is stale).
-  bool read_port(PortFiles& pf, std::vector<std::string>& notes);
+  bool read_port(PortFiles& pf, std::vector<probe::Note>& notes);
 
   core::Root root_;
   std::chrono::milliseconds max_age_;

@@ -10,48 +10,9 @@
 
 namespace fabscope::probe {
 
-std::optional<CodedState> parse_coded_state(std::string_view text) {
-  text = core::trim(text);
-  if (text.empty() || text.size() > 64) return std::nullopt;
-  CodedState out;
-  if (auto colon = text.find(':'); colon != std::string_view::npos) {
-    auto code = core::parse_int(text.substr(0, colon));
-    if (!code || *code < 0 || *code > 255) return std::nullopt;
-    out.code = static_cast<int>(*code);
-    text = core::trim(text.substr(colon + 1));
-  }
-  if (text.empty()) return std::nullopt;
-  for (char c : text) {
-    bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-              c == '_' || c == ' ';
-    if (!ok) return std::nullopt;
-  }
-  out.name = std::string(text);
-  return out;
-}
 
-bool state_name_matches_code(const CodedState& s) {
-  static const char* const names[] = {"NOP", "DOWN", "INIT", "ARMED", "ACTIVE", "ACTIVE_DEFER"};
-  if (!s.code || *s.code >= static_cast<int>(std::size(names))) return true;
-  return s.name == names[*s.code];
-}
 
-bool phys_state_name_matches_code(const CodedState& s) {
-  static const char* const names[] = {"<unknown>", "Sleep", "Polling", "Disabled", "PortConfigurationTraining",
-                                      "LinkUp", "LinkErrorRecovery", "Phy Test"};
-  if (!s.code || *s.code == 0 || *s.code >= static_cast<int>(std::size(names))) return true;
-  return s.name == names[*s.code];
-}
 
-std::optional<double> parse_rate_gbps(std::string_view text) {
-  // Kernel (drivers/infiniband/core/sysfs.c, rate_show): "%d%s Gb/sec (%dX%s)", where %s is
-  // ".5" for the 2.5 Gb/s SDR lane rate.
-  auto pos = text.find(" Gb/sec");
-  if (pos == std::string_view::npos) return std::nullopt;
-  auto v = core::parse_double(text.substr(0, pos));
-  if (!v || *v < 0 || *v > 1e6) return std::nullopt;
-  return v;
-}
 
 bool is_zero_gid(std::string_view gid) {
   return !gid.empty() && std::all_of(gid.begin(), gid.end(), [](char c) { return c == '0' || c == ':'; });
@@ -97,33 +58,15 @@ namespace {
 void read_counters(NotedReader& r, const std::string& dir, bool words_to_bytes,
                    std::map<std::string, std::uint64_t>& out) {
   const auto& root = r.root();
-  auto names = root.list(dir);
-  if (names.empty()) return;
-  std::string unreadable;
   std::string path;
   path.reserve(dir.size() + 64);
-  for (const auto& name : names) {
-    path.assign(dir).append("/").append(name);
+  for (const auto& name : root.list(dir)) {
     if (!is_valid_utf8(name)) continue;  // not a counter the kernel names
-    auto line = root.read_line(path);
-    auto v = line ? core::parse_u64(*line) : std::nullopt;
-    if (!v) {
-      // mlx4 and some VFs write "N/A (no PMA)" for counters the port cannot report.
-      unreadable += (unreadable.empty() ? "" : ", ") + name + (line ? "=" + quote(*line) : "");
-      continue;
-    }
-    // counters/port_{xmit,rcv}_data count 4-byte words (IBA PortCounters, "divided by 4"); the
-    // kernel passes them through unscaled, so bytes = words * 4.
-    if (words_to_bytes && (name == "port_xmit_data" || name == "port_rcv_data")) {
-      if (*v > std::numeric_limits<std::uint64_t>::max() / 4) {
-        unreadable += (unreadable.empty() ? "" : ", ") + name + "=overflow";
-        continue;
-      }
-      *v *= 4;
-    }
-    out.emplace(name, *v);
+    path.assign(dir).append("/").append(name);
+    auto line = r.text(path);
+    if (!line) continue;
+    if (auto v = parse_counter(path, name, *line, words_to_bytes, r.notes())) out.emplace(name, *v);
   }
-  if (!unreadable.empty()) r.note(dir + ": not a number, left out: " + unreadable);
 }
 
 void read_gids(const core::Root& root, const std::string& port_dir, RdmaPort& port) {
@@ -183,31 +126,25 @@ void read_port(NotedReader& r, const std::string& dev_dir, int number, std::size
   const auto& root = r.root();
   std::string dir = dev_dir + "/ports/" + std::to_string(number);
   port.port = number;
+  auto& notes = r.notes();
   if (auto s = r.text(dir + "/state", true)) {
-    if (auto st = parse_coded_state(*s); st && state_name_matches_code(*st)) {
+    if (auto st = parse_port_state(dir + "/state", *s, notes)) {
       port.state = st->name;
       port.state_code = st->code;
-    } else {
-      r.note(dir + "/state: not a port state: " + quote(*s));
     }
   }
   if (auto s = r.text(dir + "/phys_state", true)) {
-    if (auto st = parse_coded_state(*s); st && phys_state_name_matches_code(*st)) {
+    if (auto st = parse_phys_state(dir + "/phys_state", *s, notes)) {
       port.phys_state = st->name;
       port.phys_state_code = st->code;
-    } else {
-      r.note(dir + "/phys_state: not a physical state: " + quote(*s));
     }
   }
   if (auto s = r.text(dir + "/rate", true)) {
-    port.rate_gbps = parse_rate_gbps(*s);
+    port.rate_gbps = parse_rate(dir + "/rate", *s, notes);
     if (port.rate_gbps) port.rate = std::move(*s);
-    else r.note(dir + "/rate: not a rate: " + quote(*s));
   }
-  if (auto s = r.text(dir + "/link_layer", true)) {
-    if (*s == "InfiniBand" || *s == "Ethernet") port.link_layer = std::move(*s);
-    else r.note(dir + "/link_layer: unknown link layer " + quote(*s));
-  }
+  if (auto s = r.text(dir + "/link_layer", true))
+    port.link_layer = parse_link_layer(dir + "/link_layer", *s, notes).value_or("");
   if (auto v = r.integer(dir + "/lid"); v && *v >= 0 && *v <= 0xffff)
     port.lid = static_cast<std::uint32_t>(*v);
   if (auto v = r.integer(dir + "/sm_lid"); v && *v >= 0 && *v <= 0xffff)
@@ -229,19 +166,26 @@ void read_port(NotedReader& r, const std::string& dev_dir, int number, std::size
 
 std::vector<RdmaDevice> collect_rdma(const core::Root& root, std::vector<std::string>& notes,
                                      const RdmaOptions& opts) {
+  std::vector<Note> typed;
+  auto devices = collect_rdma(root, typed, opts);
+  for (const auto& n : typed) notes.push_back(n.text());
+  return devices;
+}
+
+std::vector<RdmaDevice> collect_rdma(const core::Root& root, std::vector<Note>& notes, const RdmaOptions& opts) {
   std::vector<RdmaDevice> devices;
   NotedReader r(root, notes);
   const std::string class_dir = "sys/class/infiniband";
   for (const auto& name : root.list(class_dir)) {
     if (!is_valid_utf8(name)) {
-      notes.push_back(class_dir + ": a device whose name is not text (" + quote(name) + "), skipped");
+      notes.push_back({class_dir, NoteKind::NotText, "a device whose name is not text (" + quote(name) + "), skipped"});
       continue;
     }
     std::string dir = class_dir + "/" + name;
     auto port_names = root.list(dir + "/ports");
     if (port_names.empty() && !root.is_dir(dir)) {
       // Listed, then gone (hot unplug, driver reload) or a dangling link: nothing to read.
-      notes.push_back(dir + ": listed but not readable (device removed?), skipped");
+      notes.push_back({dir, NoteKind::Removed, "listed but not readable (device removed?), skipped"});
       continue;
     }
     std::size_t notes_before = notes.size();
@@ -261,7 +205,7 @@ std::vector<RdmaDevice> collect_rdma(const core::Root& root, std::vector<std::st
     for (const auto& p : port_names) {
       auto n = core::parse_int(p);
       if (n && *n >= 1 && *n <= 255) numbers.push_back(static_cast<int>(*n));
-      else notes.push_back(dir + "/ports/" + p + ": not a port number, skipped");
+      else notes.push_back({dir + "/ports/" + p, NoteKind::BadValue, "not a port number, skipped"});
     }
     std::sort(numbers.begin(), numbers.end());
     d.ports.resize(numbers.size());
@@ -270,7 +214,7 @@ std::vector<RdmaDevice> collect_rdma(const core::Root& root, std::vector<std::st
     if (!root.is_dir(dir)) {
       // Removed while being read: its half-read values and their notes would only mislead.
       notes.resize(notes_before);
-      notes.push_back(dir + ": removed while being read, skipped");
+      notes.push_back({dir, NoteKind::Removed, "removed while being read, skipped"});
       continue;
     }
     devices.push_back(std::move(d));

@@ -10,6 +10,8 @@
 #include "core/node_info.hpp"
 #include "core/root.hpp"
 #include "core/verbs_info.hpp"
+#include "probe/note.hpp"
+#include "probe/port_attrs.hpp"
 
 namespace fabscope::probe {
 
@@ -18,6 +20,8 @@ struct RdmaOptions {
   bool counters = true;  // counters/* and hw_counters/*
 };
 
+// Notes follow probe/note.hpp; the port values are parsed by probe/port_attrs.hpp.
+std::vector<RdmaDevice> collect_rdma(const core::Root& root, std::vector<Note>& notes, const RdmaOptions& opts = {});
 std::vector<RdmaDevice> collect_rdma(const core::Root& root, std::vector<std::string>& notes,
                                      const RdmaOptions& opts = {});
 
@@ -25,22 +29,6 @@ std::vector<RdmaDevice> collect_rdma(const core::Root& root, std::vector<std::st
 // port's active MTU from verbs where it reported one (InfiniBand ports, and RoCE ports where it
 // is the hardware's answer rather than the value derived from the netdev MTU).
 void apply_verbs_active_mtu(std::vector<RdmaDevice>& devices, const VerbsInfo& verbs);
-
-// "4: ACTIVE" -> {4, "ACTIVE"}; "LinkUp" (no code) -> {nullopt, "LinkUp"}. nullopt on garbage.
-struct CodedState {
-  std::optional<int> code;
-  std::string name;
-};
-std::optional<CodedState> parse_coded_state(std::string_view text);
-
-// The names the kernel writes for each code (drivers/infiniband/core/sysfs.c: state_show and
-// phys_state_to_str). A known code with another name is garbage (a truncated or corrupt read);
-// an unknown code is taken as written, for states newer than this table.
-bool state_name_matches_code(const CodedState& s);
-bool phys_state_name_matches_code(const CodedState& s);
-
-// "100 Gb/sec (4X EDR)" -> 100.0; "2.5 Gb/sec (1X SDR)" -> 2.5. nullopt when not of that form.
-std::optional<double> parse_rate_gbps(std::string_view text);
 
 // True for ::ffff:a.b.c.d written as sysfs does ("0000:0000:0000:0000:0000:ffff:0a00:0001").
 bool is_ipv4_mapped_gid(std::string_view gid);

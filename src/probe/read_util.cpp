@@ -14,10 +14,12 @@ std::string unreadable_reason(const core::Root& root, const std::string& rel) {
 void NotedReader::unknown(const std::string& rel, bool required) {
   if (root_.exists(rel)) {
     auto raw = root_.read(rel, 64);
-    if (raw && core::trim(*raw).empty()) notes_.push_back(rel + ": empty");
-    else notes_.push_back(rel + ": unreadable or not a text value" + (raw ? " (" + quote(*raw) + ")" : std::string()));
+    if (raw && core::trim(*raw).empty()) notes_.add(rel, NoteKind::Empty, "empty");
+    else
+      notes_.add(rel, NoteKind::Unreadable,
+                 "unreadable or not a text value" + (raw ? " (" + quote(*raw) + ")" : std::string()));
   } else if (required) {
-    notes_.push_back(rel + ": missing");
+    notes_.add(rel, NoteKind::Missing, "missing");
   }
 }
 
@@ -26,7 +28,7 @@ std::optional<std::string> NotedReader::text(const std::string& rel, bool requir
   if (!v) {
     unknown(rel, required);
   } else if (!is_valid_utf8(*v)) {
-    notes_.push_back(rel + ": not text: " + quote(*v));
+    notes_.add(rel, NoteKind::NotText, "not text: " + quote(*v));
     v.reset();
   }
   return v;
@@ -39,7 +41,7 @@ std::optional<std::int64_t> NotedReader::integer(const std::string& rel, bool re
     return std::nullopt;
   }
   auto v = core::parse_int(*line);
-  if (!v) notes_.push_back(rel + ": not a number: " + quote(*line));
+  if (!v) notes_.add(rel, NoteKind::BadValue, "not a number: " + quote(*line));
   return v;
 }
 

@@ -1,22 +1,23 @@
 #pragma once
-// Small helpers shared by the collectors: a rooted read that records why a value is unknown.
-// A missing optional attribute is silently unknown (drivers differ in what they expose); a file
-// that exists but holds garbage, or a missing attribute every driver has, gets a probe note.
+// Small helpers shared by the collectors: a rooted read that records why a value is unknown,
+// following the note policy of probe/note.hpp.
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "core/root.hpp"
+#include "probe/note.hpp"
 
 namespace fabscope::probe {
 
 class NotedReader {
  public:
   NotedReader(const core::Root& root, std::vector<std::string>& notes) : root_(root), notes_(notes) {}
+  NotedReader(const core::Root& root, std::vector<Note>& notes) : root_(root), notes_(notes) {}
 
   const core::Root& root() const { return root_; }
-  void note(std::string text) { notes_.push_back(std::move(text)); }
+  NoteSink& notes() { return notes_; }
 
   // First line of rel; nullopt (with a note when present-but-unreadable, or required-but-missing).
   std::optional<std::string> text(const std::string& rel, bool required = false);
@@ -26,7 +27,7 @@ class NotedReader {
  private:
   void unknown(const std::string& rel, bool required);
   const core::Root& root_;
-  std::vector<std::string>& notes_;
+  NoteSink notes_;
 };
 
 // Why an existing file could not be read: "not readable as this user" (EACCES, e.g. a root-only
@@ -42,7 +43,8 @@ std::string last_pci_component(std::string_view path);
 // make the JSON output fail).
 bool is_valid_utf8(std::string_view s);
 
-// Text for notes: a value quoted and cut to 40 characters.
+// The one quoting of values in notes: single quotes, cut to 40 characters ("..." after), "\n" for
+// a newline and '?' for any other control byte or non-ASCII byte, so a note is one printable line.
 std::string quote(std::string_view v);
 
 }  // namespace fabscope::probe

@@ -6,12 +6,9 @@
 #include <cstring>
 #include <vector>
 
-#if __has_include(<infiniband/verbs.h>)
-#include <dlfcn.h>
+#include "probe/ibverbs.hpp"
+#ifdef FABSCOPE_IBVERBS_HEADER
 #include <net/if.h>
-
-#include <infiniband/verbs.h>
-#define FABSCOPE_VERBS_HEADER 1
 #endif
 
 namespace fabscope::probe {
@@ -96,7 +93,7 @@ std::string format_guid_be(std::uint64_t guid_be) {
   return buf;
 }
 
-#ifndef FABSCOPE_VERBS_HEADER
+#ifndef FABSCOPE_IBVERBS_HEADER
 
 VerbsInfo collect_verbs() {
   VerbsInfo info;
@@ -108,43 +105,7 @@ VerbsInfo collect_verbs() {
 
 namespace {
 
-// Only the exported functions are called through dlsym: the header's inline wrappers
-// (ibv_query_port, ibv_query_gid_ex) would make the binary link against libibverbs.
-struct Lib {
-  void* handle = nullptr;
-  ibv_device** (*get_device_list)(int*) = nullptr;
-  void (*free_device_list)(ibv_device**) = nullptr;
-  const char* (*get_device_name)(ibv_device*) = nullptr;
-  ibv_context* (*open_device)(ibv_device*) = nullptr;
-  int (*close_device)(ibv_context*) = nullptr;
-  int (*query_device)(ibv_context*, ibv_device_attr*) = nullptr;
-  int (*query_port_compat)(ibv_context*, uint8_t, _compat_ibv_port_attr*) = nullptr;
-  int (*query_gid)(ibv_context*, uint8_t, int, ibv_gid*) = nullptr;
-  ssize_t (*query_gid_table)(ibv_context*, ibv_gid_entry*, size_t, uint32_t, size_t) = nullptr;
-
-  ~Lib() {
-    if (handle) dlclose(handle);
-  }
-};
-
-template <typename Fn>
-void bind(void* h, Fn& fn, const char* name) {
-  // libibverbs exports IBVERBS_1.0 compat versions of the device functions beside IBVERBS_1.1;
-  // the 1.1 ones are what <infiniband/verbs.h> binds to.
-  void* p = dlvsym(h, name, "IBVERBS_1.1");
-  if (!p) p = dlsym(h, name);
-  fn = reinterpret_cast<Fn>(p);
-}
-
-int query_port(const Lib& lib, ibv_context* ctx, uint8_t port, ibv_port_attr& attr) {
-  // Same dispatch as the header's ___ibv_query_port(): the provider's extended op when it has
-  // one, else the compat entry point.
-  std::memset(&attr, 0, sizeof attr);
-  if (verbs_context* vctx = verbs_get_ctx_op(ctx, query_port))
-    return vctx->query_port(ctx, port, &attr, sizeof attr);
-  if (!lib.query_port_compat) return ENOSYS;
-  return lib.query_port_compat(ctx, port, reinterpret_cast<_compat_ibv_port_attr*>(&attr));
-}
+using Lib = IbverbsLib;
 
 VerbsPort read_port(const ibv_port_attr& a, int port) {
   VerbsPort p;
@@ -235,7 +196,7 @@ VerbsDevice read_device(const Lib& lib, ibv_device* d) {
   dev.vendor_part_id = attr.vendor_part_id;
   for (int port = 1; port <= attr.phys_port_cnt; ++port) {
     ibv_port_attr pa;
-    if (int rc = query_port(lib, ctx, static_cast<uint8_t>(port), pa); rc != 0) {
+    if (int rc = lib.query_port(ctx, static_cast<uint8_t>(port), pa); rc != 0) {
       dev.error = "ibv_query_port(" + std::to_string(port) + ") failed: " + std::strerror(rc);
       continue;
     }
@@ -250,23 +211,12 @@ VerbsDevice read_device(const Lib& lib, ibv_device* d) {
 
 VerbsInfo collect_verbs() {
   VerbsInfo info;
-  Lib lib;
-  lib.handle = dlopen("libibverbs.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!lib.handle) {
-    info.status = std::string("libibverbs.so.1 not loadable (install libibverbs1): ") + dlerror();
+  const Lib& lib = ibverbs();
+  if (!lib.error.empty()) {
+    info.status = lib.error;
     return info;
   }
-  bind(lib.handle, lib.get_device_list, "ibv_get_device_list");
-  bind(lib.handle, lib.free_device_list, "ibv_free_device_list");
-  bind(lib.handle, lib.get_device_name, "ibv_get_device_name");
-  bind(lib.handle, lib.open_device, "ibv_open_device");
-  bind(lib.handle, lib.close_device, "ibv_close_device");
-  bind(lib.handle, lib.query_device, "ibv_query_device");
-  bind(lib.handle, lib.query_port_compat, "ibv_query_port");
-  bind(lib.handle, lib.query_gid, "ibv_query_gid");
-  lib.query_gid_table = reinterpret_cast<decltype(lib.query_gid_table)>(dlsym(lib.handle, "_ibv_query_gid_table"));
-  if (!lib.get_device_list || !lib.free_device_list || !lib.get_device_name || !lib.open_device ||
-      !lib.close_device || !lib.query_device) {
+  if (!lib.has_device_queries()) {
     info.status = "libibverbs.so.1 lacks ibv_get_device_list/ibv_open_device/ibv_query_device";
     return info;
   }

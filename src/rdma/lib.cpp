@@ -3,44 +3,21 @@
 #ifdef FABSCOPE_RDMA_HEADERS
 #include <dlfcn.h>
 
-#include <cerrno>
-#include <cstring>
-
 namespace fabscope::rdma {
 
 namespace {
 
 template <typename Fn>
-bool bind(void* h, Fn& fn, const char* name, const char* version = nullptr) {
-  // libibverbs exports IBVERBS_1.0 compatibility versions of the device calls beside
-  // IBVERBS_1.1; the header binds to 1.1, so ask for that version first.
-  void* p = version ? dlvsym(h, name, version) : nullptr;
-  if (!p) p = dlsym(h, name);
-  fn = reinterpret_cast<Fn>(p);
-  return p != nullptr;
+bool bind(void* h, Fn& fn, const char* name) {
+  fn = reinterpret_cast<Fn>(dlsym(h, name));
+  return fn != nullptr;
 }
 
 Lib load() {
   Lib l;
-  void* v = dlopen("libibverbs.so.1", RTLD_NOW | RTLD_GLOBAL);
-  if (!v) {
-    l.error = std::string("libibverbs.so.1 not loadable (install libibverbs1 and the provider "
-                          "package, ibverbs-providers): ") + dlerror();
-    return l;
-  }
-  const char* V = "IBVERBS_1.1";
-  bool ok = bind(v, l.get_device_list, "ibv_get_device_list", V) &&
-            bind(v, l.free_device_list, "ibv_free_device_list", V) &&
-            bind(v, l.get_device_name, "ibv_get_device_name", V) &&
-            bind(v, l.open_device, "ibv_open_device", V) && bind(v, l.close_device, "ibv_close_device", V) &&
-            bind(v, l.query_device, "ibv_query_device", V) && bind(v, l.query_gid, "ibv_query_gid", V) &&
-            bind(v, l.alloc_pd, "ibv_alloc_pd", V) && bind(v, l.dealloc_pd, "ibv_dealloc_pd", V) &&
-            bind(v, l.reg_mr, "ibv_reg_mr", V) && bind(v, l.dereg_mr, "ibv_dereg_mr", V) &&
-            bind(v, l.create_cq, "ibv_create_cq", V) && bind(v, l.destroy_cq, "ibv_destroy_cq", V) &&
-            bind(v, l.create_qp, "ibv_create_qp", V) && bind(v, l.destroy_qp, "ibv_destroy_qp", V) &&
-            bind(v, l.modify_qp, "ibv_modify_qp", V);
-  bind(v, l.query_port_compat, "ibv_query_port", V);
-  if (!ok) {
+  static_cast<probe::IbverbsLib&>(l) = probe::ibverbs();
+  if (!l.error.empty()) return l;
+  if (!l.has_engine_calls()) {
     l.error = "libibverbs.so.1 lacks one of the verbs fabscope rdma calls (rdma-core too old?)";
     return l;
   }
@@ -60,14 +37,6 @@ Lib load() {
 }
 
 }  // namespace
-
-int Lib::query_port(ibv_context* ctx, uint8_t port, ibv_port_attr& attr) const {
-  std::memset(&attr, 0, sizeof attr);
-  if (verbs_context* vctx = verbs_get_ctx_op(ctx, query_port))
-    return vctx->query_port(ctx, port, &attr, sizeof attr);
-  if (!query_port_compat) return ENOSYS;
-  return query_port_compat(ctx, port, reinterpret_cast<_compat_ibv_port_attr*>(&attr));
-}
 
 const Lib& lib() {
   static const Lib l = load();

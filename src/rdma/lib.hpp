@@ -3,37 +3,21 @@
 // table instead of link-time dependencies, so the fabscope binary starts on nodes without
 // rdma-core. The data path (ibv_post_send, ibv_post_recv, ibv_poll_cq) is static inline in
 // <infiniband/verbs.h> and calls through the context's ops, so it needs no symbol at all.
+// The libibverbs part is the probe's table (probe/ibverbs.hpp).
 // Only compiled where the headers exist (FABSCOPE_RDMA_HEADERS).
 #if __has_include(<infiniband/verbs.h>) && __has_include(<rdma/rdma_cma.h>)
 #define FABSCOPE_RDMA_HEADERS 1
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
-#include <string>
+#include "probe/ibverbs.hpp"
 
 namespace fabscope::rdma {
 
-struct Lib {
-  std::string error;  // why the libraries could not be used; "" when they can
-  bool cm = false;    // librdmacm loaded
-
-  ibv_device** (*get_device_list)(int*) = nullptr;
-  void (*free_device_list)(ibv_device**) = nullptr;
-  const char* (*get_device_name)(ibv_device*) = nullptr;
-  ibv_context* (*open_device)(ibv_device*) = nullptr;
-  int (*close_device)(ibv_context*) = nullptr;
-  int (*query_device)(ibv_context*, ibv_device_attr*) = nullptr;
-  int (*query_port_compat)(ibv_context*, uint8_t, _compat_ibv_port_attr*) = nullptr;
-  int (*query_gid)(ibv_context*, uint8_t, int, ibv_gid*) = nullptr;
-  ibv_pd* (*alloc_pd)(ibv_context*) = nullptr;
-  int (*dealloc_pd)(ibv_pd*) = nullptr;
-  ibv_mr* (*reg_mr)(ibv_pd*, void*, size_t, int) = nullptr;
-  int (*dereg_mr)(ibv_mr*) = nullptr;
-  ibv_cq* (*create_cq)(ibv_context*, int, void*, ibv_comp_channel*, int) = nullptr;
-  int (*destroy_cq)(ibv_cq*) = nullptr;
-  ibv_qp* (*create_qp)(ibv_pd*, ibv_qp_init_attr*) = nullptr;
-  int (*destroy_qp)(ibv_qp*) = nullptr;
-  int (*modify_qp)(ibv_qp*, ibv_qp_attr*, int) = nullptr;
+// The verbs calls are probe::ibverbs()'s table (one dlopen of libibverbs per process); this adds
+// librdmacm's.
+struct Lib : probe::IbverbsLib {
+  bool cm = false;  // librdmacm loaded
 
   rdma_event_channel* (*create_event_channel)() = nullptr;
   void (*destroy_event_channel)(rdma_event_channel*) = nullptr;
@@ -52,9 +36,6 @@ struct Lib {
   int (*get_cm_event)(rdma_event_channel*, rdma_cm_event**) = nullptr;
   int (*ack_cm_event)(rdma_cm_event*) = nullptr;
   const char* (*event_str)(rdma_cm_event_type) = nullptr;
-
-  // ibv_query_port as the header's inline wrapper does it (extended op, else the compat call).
-  int query_port(ibv_context* ctx, uint8_t port, ibv_port_attr& attr) const;
 };
 
 // Loads on first call; later calls return the same table. need_cm: librdmacm is required.

@@ -80,6 +80,7 @@ TEST_F(ExporterOnCapture, PhysStateNotTheKernelsNameForItsCode_IsAReadError) {
   ex.scrape_text({});
   auto text = ex.scrape_text({});  // the second scrape re-reads through the kept layout
   EXPECT_TRUE(has_line(text, "fabscope_scrape_errors_total{reason=\"read\"} 2")) << text;
+  EXPECT_TRUE(has_line(text, "fabscope_scrape_read_problems_total{kind=\"bad_value\"} 2")) << text;
   EXPECT_EQ(text.find("fabscope_port_phys_state{device=\"mlx5_0\""), std::string::npos);
   EXPECT_TRUE(has_line(text, "fabscope_port_phys_state{device=\"mlx4_0\",port=\"1\"} 5"));
 }
@@ -108,6 +109,8 @@ TEST_F(ExporterOnCapture, DeviceListedButGone_IsCountedAndOthersAreExported) {
   auto ex = make();
   auto text = ex.scrape_text({});
   EXPECT_TRUE(has_line(text, "fabscope_scrape_errors_total{reason=\"read\"} 1")) << text;
+  EXPECT_TRUE(has_line(text, "fabscope_scrape_read_problems_total{kind=\"removed\"} 1")) << text;
+  EXPECT_TRUE(has_line(text, "fabscope_scrape_read_problems_total{kind=\"bad_value\"} 0")) << text;
   EXPECT_NE(text.find("device=\"mlx5_0\""), std::string::npos);
   EXPECT_EQ(text.find("device=\"mlx5_9\""), std::string::npos);
 }

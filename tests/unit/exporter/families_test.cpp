@@ -164,6 +164,20 @@ TEST(Families, ScrapeErrors_ListEveryReasonFromZero) {
     EXPECT_EQ(sample.integer, label(sample, "reason") == kErrorRead ? 2u : 0u) << label(sample, "reason");
 }
 
+TEST(Families, ReadProblems_ListEveryNoteKindFromZero) {
+  SelfStats s;
+  s.read_problems_total["bad_value"] = 3;
+  auto fams = self_families(s);
+  const auto& f = family(fams, "fabscope_scrape_read_problems_total");
+  EXPECT_EQ(f.type, MetricType::Counter);
+  std::vector<std::string> kinds;
+  for (const auto& sample : f.samples) {
+    kinds.push_back(label(sample, "kind"));
+    EXPECT_EQ(sample.integer, kinds.back() == "bad_value" ? 3u : 0u) << kinds.back();
+  }
+  EXPECT_EQ(kinds, (std::vector<std::string>{"bad_value", "empty", "missing", "not_text", "removed", "unreadable"}));
+}
+
 TEST(Families, NodeFacts_UnknownLeavesTheSeriesOut) {
   auto fams = node_families({});
   EXPECT_TRUE(family(fams, "fabscope_node_gpus").samples.empty());

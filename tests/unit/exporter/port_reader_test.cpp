@@ -38,7 +38,7 @@ class PortReaderOnCapture : public ::testing::Test {
 
 TEST_F(PortReaderOnCapture, LaterScrapes_ReuseTheLayoutButReadNewValues) {
   PortReader r{core::Root(dir.path())};
-  std::vector<std::string> notes;
+  std::vector<probe::Note> notes;
   r.read(notes);
   fabscope::testing::write_file(port_dir("mlx5_0", 1), "counters/port_xmit_data", "2880761508849\n");
   fabscope::testing::write_file(port_dir("mlx5_0", 1), "hw_counters/out_of_sequence", "7\n");
@@ -55,7 +55,7 @@ TEST_F(PortReaderOnCapture, LaterScrapes_ReuseTheLayoutButReadNewValues) {
 TEST_F(PortReaderOnCapture, SameValuesAsAFullWalk) {
   PortReader fast{core::Root(dir.path())};
   PortReader walk{core::Root(dir.path()), std::chrono::milliseconds(0)};
-  std::vector<std::string> notes;
+  std::vector<probe::Note> notes;
   fast.read(notes);
   auto a = fast.read(notes);
   auto b = walk.read(notes);
@@ -65,32 +65,35 @@ TEST_F(PortReaderOnCapture, SameValuesAsAFullWalk) {
 
 TEST_F(PortReaderOnCapture, CounterTurningToGarbage_IsNotedAndLeftOut) {
   PortReader r{core::Root(dir.path())};
-  std::vector<std::string> notes;
+  std::vector<probe::Note> notes;
   r.read(notes);
   fabscope::testing::write_file(port_dir("mlx4_0", 2), "counters/symbol_error", "N/A (no PMA)\n");
   const auto& devs = r.read(notes);
   ASSERT_EQ(notes.size(), 1u);
-  EXPECT_NE(notes[0].find("mlx4_0/ports/2/counters/symbol_error"), std::string::npos) << notes[0];
+  EXPECT_EQ(notes[0].file, "sys/class/infiniband/mlx4_0/ports/2/counters/symbol_error");
+  EXPECT_EQ(notes[0].kind, probe::NoteKind::BadValue);
+  EXPECT_EQ(notes[0].detail, "not a number: 'N/A (no PMA)'");
   EXPECT_EQ(port(devs, "mlx4_0", 2).counters.count("symbol_error"), 0u);
   EXPECT_EQ(port(devs, "mlx4_0", 2).counters.count("port_rcv_data"), 1u);
 }
 
 TEST_F(PortReaderOnCapture, DeviceVanishing_IsNotedAndTheLayoutWalkedAgain) {
   PortReader r{core::Root(dir.path())};
-  std::vector<std::string> notes;
+  std::vector<probe::Note> notes;
   r.read(notes);
   fs::remove_all(dir.path() / "sys/class/infiniband/mlx4_0");
   const auto& devs = r.read(notes);
   EXPECT_EQ(r.layout_walks(), 2u);
   ASSERT_FALSE(notes.empty());
-  EXPECT_NE(notes[0].find("mlx4_0"), std::string::npos) << notes[0];
+  EXPECT_NE(notes[0].file.find("mlx4_0"), std::string::npos) << notes[0].text();
+  EXPECT_EQ(notes[0].kind, probe::NoteKind::Removed);
   for (const auto& d : devs) EXPECT_NE(d.name, "mlx4_0");
   EXPECT_EQ(devs.size(), 2u);
 }
 
 TEST_F(PortReaderOnCapture, NewDevice_AppearsAfterTheLayoutAge) {
   PortReader r{core::Root(dir.path()), std::chrono::milliseconds(0)};
-  std::vector<std::string> notes;
+  std::vector<probe::Note> notes;
   EXPECT_EQ(r.read(notes).size(), 3u);
   fabscope::testing::copy_tree(dir.path() / "sys/class/infiniband/mlx5_0", dir.path() / "sys/class/infiniband/mlx5_1");
   EXPECT_EQ(r.read(notes).size(), 4u);
