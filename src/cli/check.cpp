@@ -1,10 +1,4 @@
-#include <cerrno>
-#include <chrono>
-#include <cstring>
-#include <fstream>
 #include <iostream>
-#include <iterator>
-#include <thread>
 
 #include "checks/checks.hpp"
 #include "checks/report.hpp"
@@ -14,38 +8,9 @@
 #include "core/json.hpp"
 #include "core/root.hpp"
 #include "probe/probe.hpp"
+#include "probe/saved.hpp"
 
 namespace fabscope::cli {
-
-namespace {
-
-// A node description saved by `fabscope probe --json` (another node's, or this one's earlier).
-NodeInfo load_node(const std::string& path) {
-  constexpr std::size_t kMaxBytes = 64u << 20;  // a real one is well under 1 MiB
-  std::ifstream file;
-  std::istream* in = &std::cin;
-  if (path != "-") {
-    file.open(path, std::ios::binary);
-    if (!file) throw Error(path + ": cannot open: " + std::strerror(errno));
-    in = &file;
-  }
-  std::string text;
-  char buf[65536];
-  while (in->read(buf, sizeof buf) || in->gcount() > 0) {
-    text.append(buf, static_cast<std::size_t>(in->gcount()));
-    if (text.size() > kMaxBytes) throw Error(path + ": larger than 64 MiB, not a node description");
-  }
-  json j = json::parse(text, nullptr, false);
-  if (j.is_discarded() || !j.is_object())
-    throw Error(path + ": not a JSON object (expected the output of fabscope probe --json)");
-  try {
-    return j.get<NodeInfo>();
-  } catch (const std::exception& e) {
-    throw Error(path + ": " + e.what());
-  }
-}
-
-}  // namespace
 
 int cmd_check(int argc, char** argv) {
   core::ArgParser args("check",
@@ -76,25 +41,19 @@ int cmd_check(int argc, char** argv) {
   std::vector<Finding> findings;
   NodeInfo node;
   if (args.has("node")) {
-    node = load_node(args.get("node"));
+    node = probe::load_saved_node(args.get("node"));
     findings = checks::run(node);
   } else if (args.has("interval")) {
     const double seconds = args.get_double("interval", 0.1, 3600);
-    const core::Root root = core::Root::from_option(args.get("root"));
-    NodeInfo before = probe::collect(root);
-    const auto t0 = std::chrono::steady_clock::now();
-    std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
-    node = probe::collect(root);
-    // The time between the two reads, not the requested one: probing itself takes a while.
-    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    findings = checks::run(node, before, elapsed);
+    auto two = probe::collect_twice(core::Root::from_option(args.get("root")), seconds);
+    node = std::move(two.after);
+    findings = checks::run(node, two.before, two.elapsed_seconds);
   } else {
     node = probe::collect(core::Root::from_option(args.get("root")));
     findings = checks::run(node);
   }
   if (args.has("json")) {
-    // Findings quote values read from the node; replace, not throw, should a non-UTF-8 byte slip in.
-    std::cout << checks::check_json(node, findings).dump(2, ' ', false, json::error_handler_t::replace) << "\n";
+    std::cout << dump_json(checks::check_json(node, findings)) << "\n";
   } else {
     std::cout << checks::render_check_text(node, findings);
   }

@@ -6,8 +6,8 @@
 #include "core/error.hpp"
 #include "core/json.hpp"
 #include "core/root.hpp"
+#include "core/strings.hpp"
 #include "ncclenv/collect.hpp"
-#include "ncclenv/lint.hpp"
 #include "ncclenv/plan.hpp"
 #include "ncclenv/render.hpp"
 #include "probe/probe.hpp"
@@ -17,12 +17,6 @@ extern char** environ;
 namespace fabscope::cli {
 
 namespace {
-
-std::string format_list() {
-  std::string list;
-  for (const auto& n : ncclenv::format_names()) list += (list.empty() ? "" : ", ") + n;
-  return list;
-}
 
 int cmd_env_lint(int argc, char** argv) {
   core::ArgParser args("env lint",
@@ -40,30 +34,11 @@ int cmd_env_lint(int argc, char** argv) {
       .example("fabscope env lint --json | jq '.findings[] | select(.severity==\"fail\")'", "failures only")
       .footer(std::string(core::kExitCodesHelp) + "\nAn --env-file that cannot be read exits 3; the message names it.");
   if (!args.parse(argc, argv, std::cout)) return 0;
-  auto root = core::Root::from_option(args.get("root"));
-  const auto files = args.get_all("env-file");
-  ncclenv::Collected c = files.empty() ? ncclenv::collect_nccl_environment(root, environ)
-                                       : ncclenv::collect_env_files(files);
-  const NodeInfo node = probe::collect(root);
-  std::vector<Finding> findings = c.findings;
-  auto more = ncclenv::lint(node, c.entries);
-  findings.insert(findings.end(), more.begin(), more.end());
-  std::stable_sort(findings.begin(), findings.end(),
-                   [](const Finding& a, const Finding& b) { return a.severity > b.severity; });
-  std::size_t settings = 0;
-  for (const auto& e : c.entries) settings += core::starts_with(e.key, "NCCL_") ? 1 : 0;
-  if (args.has("json")) {
-    json j{{"schema", "fabscope.envlint"}, {"schema_version", 1}, {"sources", c.read}};
-    j["settings"] = json::array();
-    for (const auto& e : c.entries)
-      if (core::starts_with(e.key, "NCCL_"))
-        j["settings"].push_back({{"key", e.key}, {"value", e.value}, {"source", e.source}, {"line", e.line}});
-    j["findings"] = findings;
-    std::cout << j.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
-  } else {
-    std::cout << ncclenv::render_lint_text(findings, c.read, settings);
-  }
-  return exit_code_for(findings);
+  const ncclenv::LintReport report =
+      ncclenv::lint_settings(core::Root::from_option(args.get("root")), args.get_all("env-file"), environ);
+  if (args.has("json")) std::cout << dump_json(ncclenv::lint_report_json(report)) << "\n";
+  else std::cout << ncclenv::render_lint_text(report);
+  return exit_code_for(report.findings);
 }
 
 }  // namespace
@@ -76,7 +51,7 @@ int cmd_env(int argc, char** argv) {
                        "distance), in the format a\nlauncher takes. `fabscope env lint` judges existing "
                        "settings instead.");
   args.option("--root", "DIR", "read sys/ and proc/ under DIR instead of / (env FABSCOPE_ROOT)")
-      .option("--format", "FORMAT", format_list(), "shell")
+      .option("--format", "FORMAT", core::join(ncclenv::format_names(), ", "), "shell")
       .choices("format", ncclenv::format_names())
       .flag("--json", "same as --format json (schema fabscope.env, docs/formats.md)")
       .option("--master-addr", "IP", "IPv4 of rank 0: NCCL_SOCKET_IFNAME is the interface on its subnet")

@@ -1,11 +1,8 @@
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
 #include <iostream>
 
 #include "cli/commands.hpp"
 #include "core/args.hpp"
-#include "core/error.hpp"
+#include "core/json.hpp"
 #include "nccllog/accumulate.hpp"
 #include "nccllog/diagnose.hpp"
 #include "nccllog/report.hpp"
@@ -26,27 +23,10 @@ int cmd_log(int argc, char** argv) {
   if (!args.parse(argc, argv, std::cout)) return 0;
   const auto max_line = static_cast<std::size_t>(args.get_int("max-line", 256, 1 << 24));
 
-  nccllog::Accumulator acc;
-  for (const auto& name : args.positionals()) {
-    if (name == "-") {
-      nccllog::accumulate_stream(acc, stdin, "<stdin>", max_line);
-      continue;
-    }
-    std::FILE* f = std::fopen(name.c_str(), "rb");
-    if (!f) throw Error(name + ": cannot open: " + std::strerror(errno));
-    try {
-      nccllog::accumulate_stream(acc, f, name, max_line);
-    } catch (...) {
-      std::fclose(f);
-      throw;
-    }
-    std::fclose(f);
-  }
-  const nccllog::LogSummary summary = acc.finish();
+  const nccllog::LogSummary summary = nccllog::summarize_files(args.positionals(), max_line);
   const nccllog::Diagnosis diag = nccllog::diagnose(summary);
   if (args.has("json")) {
-    // Logs may hold invalid UTF-8 (binary junk, cut lines): replace it rather than throw.
-    std::cout << nccllog::report_json(summary, diag).dump(2, ' ', false, json::error_handler_t::replace) << "\n";
+    std::cout << dump_json(nccllog::report_json(summary, diag)) << "\n";
   } else {
     nccllog::ReportOptions opt;
     opt.hosts = args.has("hosts");

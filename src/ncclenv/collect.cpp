@@ -8,6 +8,7 @@
 
 #include "core/error.hpp"
 #include "ncclenv/lint.hpp"
+#include "probe/probe.hpp"
 
 extern char** environ;
 
@@ -95,16 +96,33 @@ Collected collect_env_files(const std::vector<std::string>& paths) {
   return c;
 }
 
+std::size_t LintReport::nccl_settings() const {
+  return static_cast<std::size_t>(
+      std::count_if(entries.begin(), entries.end(), [](const EnvEntry& e) { return core::starts_with(e.key, "NCCL_"); }));
+}
+
+LintReport lint_collected(const NodeInfo& node, Collected collected) {
+  LintReport r;
+  r.findings = std::move(collected.findings);
+  auto more = lint(node, collected.entries);
+  r.findings.insert(r.findings.end(), more.begin(), more.end());
+  std::stable_sort(r.findings.begin(), r.findings.end(),
+                   [](const Finding& a, const Finding& b) { return a.severity > b.severity; });
+  r.entries = std::move(collected.entries);
+  r.sources = std::move(collected.read);
+  return r;
+}
+
+LintReport lint_settings(const core::Root& root, const std::vector<std::string>& env_files, char** envp) {
+  Collected c = env_files.empty() ? collect_nccl_environment(root, envp) : collect_env_files(env_files);
+  return lint_collected(probe::collect(root), std::move(c));
+}
+
 std::vector<Finding> lint_process_environment(const NodeInfo& node) {
   std::error_code ec;
   const bool rooted = !node.root.empty() && std::filesystem::is_directory(node.root, ec);
   const core::Root root(rooted ? std::filesystem::path(node.root) : std::filesystem::path("/"));
-  Collected c = collect_nccl_environment(root, environ);
-  std::vector<Finding> out = c.findings;
-  auto more = lint(node, c.entries);
-  out.insert(out.end(), more.begin(), more.end());
-  std::stable_sort(out.begin(), out.end(), [](const Finding& a, const Finding& b) { return a.severity > b.severity; });
-  return out;
+  return lint_collected(node, collect_nccl_environment(root, environ)).findings;
 }
 
 }  // namespace fabscope::ncclenv

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/finding.hpp"
+#include "core/node_info.hpp"
 #include "core/root.hpp"
 #include "ncclenv/envfile.hpp"
 
@@ -33,5 +34,22 @@ Collected collect_nccl_environment(const core::Root& root, char** envp);
 // within a file and across files. Paths are the user's, read from the filesystem; a file that
 // cannot be read throws fabscope::Error naming it.
 Collected collect_env_files(const std::vector<std::string>& paths);
+
+// What `fabscope env lint` reports: the settings read and the findings about them.
+struct LintReport {
+  std::vector<EnvEntry> entries;     // as collected, in precedence order
+  std::vector<std::string> sources;  // Collected::read
+  std::vector<Finding> findings;     // file syntax and lint rules, most severe first (stable)
+  // Entries whose key starts with NCCL_ (the ones lint judges).
+  std::size_t nccl_settings() const;
+};
+
+// Judges collected settings against a node (pure): the files' syntax findings, then lint().
+LintReport lint_collected(const NodeInfo& node, Collected collected);
+
+// `fabscope env lint`: the env-files when any are given, else the process environment envp and
+// NCCL's configuration files read through root; judged against the node probed under root.
+// Throws fabscope::Error naming an env-file that cannot be read.
+LintReport lint_settings(const core::Root& root, const std::vector<std::string>& env_files, char** envp);
 
 }  // namespace fabscope::ncclenv

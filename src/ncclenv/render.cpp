@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "core/error.hpp"
+#include "core/strings.hpp"
 #include "core/table.hpp"
 
 namespace fabscope::ncclenv {
@@ -168,20 +169,17 @@ Format parse_format(const std::string& name) {
 
 std::string render_lint_text(const std::vector<Finding>& findings, const std::vector<std::string>& sources,
                              std::size_t settings, std::size_t width) {
-  int counts[4] = {0, 0, 0, 0};
-  for (const auto& f : findings) ++counts[static_cast<int>(f.severity)];
+  const SeverityCounts counts = count_severities(findings);
   std::ostringstream os;
-  std::string from;
-  for (const auto& s : sources) from += (from.empty() ? "" : ", ") + s;
-  os << core::wrap("env lint: " + std::to_string(counts[3]) + " fail, " + std::to_string(counts[2]) + " warn, " +
-                       std::to_string(counts[1]) + " info; " + std::to_string(settings) + " NCCL setting" +
+  const std::string from = core::join(sources, ", ");
+  os << core::wrap("env lint: " + std::to_string(counts.fail) + " fail, " + std::to_string(counts.warn) + " warn, " +
+                       std::to_string(counts.info) + " info; " + std::to_string(settings) + " NCCL setting" +
                        (settings == 1 ? "" : "s") + " from " + (from.empty() ? std::string("nothing") : from),
                    width, "");
   if (findings.empty()) os << "no findings\n";
   const std::string indent(5, ' ');
   for (const auto& f : findings) {
-    std::string sev = to_string(f.severity);
-    for (auto& ch : sev) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    const std::string sev = core::upper(to_string(f.severity));
     os << "\n" << core::wrap(sev + std::string(5 - std::min<std::size_t>(sev.size(), 4), ' ') + f.id + "  " + f.subject,
                               width, "");
     os << core::wrap(f.message, width, indent);
@@ -190,6 +188,20 @@ std::string render_lint_text(const std::vector<Finding>& findings, const std::ve
     if (!f.docs.empty()) os << core::wrap("docs: " + f.docs, width, indent);
   }
   return os.str();
+}
+
+std::string render_lint_text(const LintReport& report, std::size_t width) {
+  return render_lint_text(report.findings, report.sources, report.nccl_settings(), width);
+}
+
+json lint_report_json(const LintReport& report) {
+  json j{{"schema", "fabscope.envlint"}, {"schema_version", 1}, {"sources", report.sources}};
+  j["settings"] = json::array();
+  for (const auto& e : report.entries)
+    if (core::starts_with(e.key, "NCCL_"))
+      j["settings"].push_back({{"key", e.key}, {"value", e.value}, {"source", e.source}, {"line", e.line}});
+  j["findings"] = report.findings;
+  return j;
 }
 
 std::string shell_quote(const std::string& value) {
@@ -213,7 +225,7 @@ std::string render(const EnvPlan& plan, Format format, const RenderOptions& opts
     case Format::K8s: return render_k8s(plan);
     case Format::Slurm: return render_slurm(plan, opts);
     case Format::Torchrun: return render_torchrun(plan, opts);
-    case Format::Json: return json(plan).dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+    case Format::Json: return dump_json(json(plan)) + "\n";
   }
   return "";
 }

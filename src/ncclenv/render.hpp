@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "core/finding.hpp"
+#include "core/json.hpp"
+#include "ncclenv/collect.hpp"
 #include "ncclenv/plan.hpp"
 
 namespace fabscope::ncclenv {
@@ -29,6 +31,11 @@ std::string render(const EnvPlan& plan, Format format, const RenderOptions& opts
 // evidence, remedy, docs) wrapped to width.
 std::string render_lint_text(const std::vector<Finding>& findings, const std::vector<std::string>& sources,
                              std::size_t settings, std::size_t width = 100);
+
+std::string render_lint_text(const LintReport& report, std::size_t width = 100);
+// `fabscope env lint --json` (schema fabscope.envlint, docs/formats.md): sources, the NCCL_
+// settings with where each came from, findings.
+json lint_report_json(const LintReport& report);
 
 // POSIX shell single-quoting where needed ("=eth0" -> "'=eth0'", "4" -> "4").
 std::string shell_quote(const std::string& value);

@@ -1,9 +1,12 @@
 #include "nccllog/accumulate.hpp"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <map>
 #include <unordered_map>
 
+#include "core/error.hpp"
 #include "nccllog/signatures.hpp"
 
 namespace fabscope::nccllog {
@@ -438,6 +441,26 @@ void accumulate_stream(Accumulator& acc, std::FILE* f, const std::string& name, 
   acc.begin_input(name);
   reader.read(f, name, [&](std::string_view line) { acc.add_line(line); });
   acc.end_input(reader);
+}
+
+LogSummary summarize_files(const std::vector<std::string>& paths, std::size_t max_line_bytes) {
+  Accumulator acc;
+  for (const auto& path : paths) {
+    if (path == "-") {
+      accumulate_stream(acc, stdin, "<stdin>", max_line_bytes);
+      continue;
+    }
+    std::FILE* f = std::fopen(path.c_str(), "rb");
+    if (!f) throw Error(path + ": cannot open: " + std::strerror(errno));
+    try {
+      accumulate_stream(acc, f, path, max_line_bytes);
+    } catch (...) {
+      std::fclose(f);
+      throw;
+    }
+    std::fclose(f);
+  }
+  return acc.finish();
 }
 
 LogSummary summarize_text(std::string_view text, const std::string& name) {

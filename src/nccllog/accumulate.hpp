@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "nccllog/summary.hpp"
 
@@ -34,6 +35,10 @@ class Accumulator {
 // Reads one stream through a LineReader into the accumulator (begin/end_input included).
 void accumulate_stream(Accumulator& acc, std::FILE* f, const std::string& name,
                        std::size_t max_line_bytes = 4096);
+
+// The logs of `fabscope log`: each path one input ("-" is stdin, named "<stdin>"), streamed with
+// bounded memory. A path that cannot be opened throws fabscope::Error naming it.
+LogSummary summarize_files(const std::vector<std::string>& paths, std::size_t max_line_bytes = 4096);
 
 // Convenience for tests and small inputs: one in-memory text as one input.
 LogSummary summarize_text(std::string_view text, const std::string& name = "<text>");

@@ -1,5 +1,8 @@
 #include "probe/probe.hpp"
 
+#include <chrono>
+#include <thread>
+
 #include "probe/affinity.hpp"
 #include "probe/bonding.hpp"
 #include "probe/firewall.hpp"
@@ -46,6 +49,16 @@ NodeInfo collect(const core::Root& root, const Options& opts) {
   info.firewall = collect_firewall(root.is_live() && opts.live, notes);
   info.gpu_nic_affinity = compute_affinity(info.gpus, info.rdma_devices, info.netdevs, info.pci_devices);
   return info;
+}
+
+TwoProbes collect_twice(const core::Root& root, double seconds) {
+  TwoProbes out;
+  out.before = collect(root);
+  const auto t0 = std::chrono::steady_clock::now();
+  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+  out.after = collect(root);
+  out.elapsed_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return out;
 }
 
 }  // namespace fabscope::probe

@@ -15,4 +15,12 @@ struct Options {
 NodeInfo collect(const core::Root& root, const Options& opts);
 inline NodeInfo collect(const core::Root& root) { return collect(root, Options{root.is_live()}); }
 
+// Two probes `seconds` apart, for judging counter rates (check --interval). elapsed_seconds is
+// the time between the two reads, not the requested one: probing itself takes a while.
+struct TwoProbes {
+  NodeInfo before, after;
+  double elapsed_seconds = 0;
+};
+TwoProbes collect_twice(const core::Root& root, double seconds);
+
 }  // namespace fabscope::probe

@@ -6,6 +6,7 @@
 #include "env_test_util.hpp"
 #include "ncclenv/collect.hpp"
 #include "ncclenv/lint.hpp"
+#include "ncclenv/render.hpp"
 
 using namespace fabscope;
 using namespace fabscope::ncclenv;
@@ -91,4 +92,42 @@ TEST(EnvCollect, LintProcessEnvironmentReadsTheNodesRoot) {
   }
   EXPECT_TRUE(unknown);
   EXPECT_TRUE(syntax);
+}
+
+TEST(EnvCollect, LintSettingsJudgesEnvFilesAgainstTheNodeUnderTheRoot) {
+  TempDir t;
+  fabscope::testing::copy_tree(fabscope::testing::fixture("rxe-vm"), t.path());
+  write_file(t.path(), "job.env", "NCCL_IB_HCA=mlx5_9\nNCCL_DEBUG=INFO\nOMP_NUM_THREADS=4\nnot a line\n");
+  std::vector<std::string> storage{"NCCL_IB_HCA=rxe0"};
+  auto env = envp(storage);
+  const LintReport r = lint_settings(core::Root(t.path()), {(t.path() / "job.env").string()}, env.data());
+  EXPECT_EQ(r.sources, std::vector<std::string>{(t.path() / "job.env").string()});  // not the environment
+  EXPECT_EQ(r.nccl_settings(), 2u);
+  ASSERT_FALSE(r.findings.empty());
+  for (std::size_t i = 1; i < r.findings.size(); ++i)
+    EXPECT_GE(r.findings[i - 1].severity, r.findings[i].severity) << "most severe first";
+  bool hca = false, syntax = false;
+  for (const auto& f : r.findings) {
+    hca = hca || f.evidence.find("mlx5_9") != std::string::npos;
+    syntax = syntax || f.id == "env.syntax";
+  }
+  EXPECT_TRUE(hca);
+  EXPECT_TRUE(syntax);
+  EXPECT_THROW(lint_settings(core::Root(t.path()), {(t.path() / "missing.env").string()}, env.data()), Error);
+}
+
+TEST(EnvCollect, LintReportJsonListsOnlyNcclSettingsWithTheirSource) {
+  LintReport r;
+  r.sources = {"job.env"};
+  r.entries = {{"job.env", 1, "NCCL_DEBUG", "WARN"}, {"job.env", 2, "OMP_NUM_THREADS", "4"}};
+  r.findings = {make_finding("env.bad_value", Severity::Warn, "NCCL_X", "m", "e", "r", "docs/ncclenv.md")};
+  const json j = lint_report_json(r);
+  EXPECT_EQ(j.at("schema"), "fabscope.envlint");
+  EXPECT_EQ(j.at("schema_version"), 1);
+  EXPECT_EQ(j.at("sources"), json::array({"job.env"}));
+  ASSERT_EQ(j.at("settings").size(), 1u);
+  EXPECT_EQ(j.at("settings")[0], (json{{"key", "NCCL_DEBUG"}, {"value", "WARN"}, {"source", "job.env"}, {"line", 1}}));
+  EXPECT_EQ(j.at("findings")[0].at("docs"), "docs/ncclenv.md#env-bad_value");
+  EXPECT_NE(render_lint_text(r).find("env lint: 0 fail, 1 warn, 0 info; 1 NCCL setting from job.env"),
+            std::string::npos);
 }
