@@ -94,7 +94,7 @@ void rule_unknown(Ctx& c, const EnvEntry& e) {
   std::string close;
   std::size_t best = SIZE_MAX;
   for (const auto& v : c.vars) {
-    const auto d = edit_distance(e.key, v.name);
+    const auto d = edit_distance_within(e.key, v.name, 3);  // a typo is at most 3 edits
     if (d < best) best = d, close = std::string(v.name);
   }
   const bool typo = best > 0 && best <= 3 && best * 2 < e.key.size();

@@ -1,6 +1,7 @@
 #include "ncclenv/vars.hpp"
 
 #include <algorithm>
+#include <array>
 
 namespace fabscope::ncclenv {
 
@@ -294,11 +295,42 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
   return prev[b.size()];
 }
 
+std::size_t edit_distance_within(std::string_view a, std::string_view b, std::size_t limit) {
+  a = a.substr(0, 256);
+  b = b.substr(0, 256);
+  const std::size_t n = a.size(), m = b.size();
+  const std::size_t over = std::min<std::size_t>(limit, 256) + 1;
+  if ((n > m ? n - m : m - n) >= over) return over;
+  // Only cells within `limit` of the diagonal can hold a distance within the limit (a cell
+  // (i, j) costs at least |i - j|), so each row computes that band and marks its edges "over".
+  // No allocation: lint calls this once per known name for every unknown one.
+  std::array<std::size_t, 258> prev_row{}, cur_row{};
+  std::size_t* prev = prev_row.data();
+  std::size_t* cur = cur_row.data();
+  for (std::size_t j = 0; j <= m; ++j) prev[j] = std::min(j, over);
+  for (std::size_t i = 1; i <= n; ++i) {
+    const std::size_t lo = i > over - 1 ? i - (over - 1) : 1;
+    const std::size_t hi = std::min(m, i + (over - 1));
+    cur[lo - 1] = lo == 1 ? std::min(i, over) : over;
+    std::size_t row_min = cur[lo - 1];
+    for (std::size_t j = lo; j <= hi; ++j) {
+      const std::size_t sub = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub, over});
+      row_min = std::min(row_min, cur[j]);
+    }
+    if (hi < m) cur[hi + 1] = over;
+    // Every path to the last cell crosses this row, and costs never decrease along a path.
+    if (row_min >= over) return over;
+    std::swap(prev, cur);
+  }
+  return prev[m];
+}
+
 std::string closest_var(std::string_view name) {
   std::size_t best = SIZE_MAX;
   std::string_view best_name;
   for (const auto& v : kVars) {
-    const std::size_t d = edit_distance(name, v.name);
+    const std::size_t d = edit_distance_within(name, v.name, 3);
     if (d < best) {
       best = d;
       best_name = v.name;

@@ -42,6 +42,11 @@ const VarInfo* find_var(std::string_view name);
 // Levenshtein distance (insert, delete, substitute: cost 1). Inputs are cut at 256 bytes.
 std::size_t edit_distance(std::string_view a, std::string_view b);
 
+// edit_distance(a, b) when it is at most `limit`, else limit + 1. Stops as soon as the answer is
+// known to exceed the limit (a length difference beyond it, or a row whose every cell does), so
+// comparing one name with every known name costs little when most are far apart.
+std::size_t edit_distance_within(std::string_view a, std::string_view b, std::size_t limit);
+
 // The known name closest to `name` by edit distance, when close enough to be a typo
 // (at most 3 edits, and less than half the name); "" otherwise.
 std::string closest_var(std::string_view name);

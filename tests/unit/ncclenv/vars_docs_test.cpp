@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <random>
 #include <set>
 #include <sstream>
 
@@ -62,7 +63,9 @@ TEST(EnvVars, EveryEntryIsComplete) {
     EXPECT_FALSE(v.since.empty()) << v.name;
     EXPECT_FALSE(v.meaning.empty()) << v.name;
     EXPECT_LE(v.meaning.size(), 110u) << v.name << ": one line";
-    if (v.type == VarType::Enum) EXPECT_FALSE(v.values.empty()) << v.name;
+    if (v.type == VarType::Enum) {
+      EXPECT_FALSE(v.values.empty()) << v.name;
+    }
   }
 }
 
@@ -75,6 +78,44 @@ TEST(EnvVars, LookupAndClosestName) {
   EXPECT_EQ(closest_var("NCCL_IB_HCA"), "");  // known names are not typos
   EXPECT_EQ(edit_distance("kitten", "sitting"), 3u);
   EXPECT_EQ(edit_distance("", "abc"), 3u);
+}
+
+// The bounded distance agrees with the full one up to its limit and says "over" beyond it, for
+// every known name against edited copies of every known name and against random strings.
+TEST(EnvVars, BoundedEditDistanceAgreesWithTheFullOne) {
+  std::mt19937 rng(7);
+  const std::string alphabet = "NCL_IBHAGDSXK";
+  auto edit = [&](std::string s, int n) {
+    for (int k = 0; k < n; ++k) {
+      const std::size_t at = s.empty() ? 0 : rng() % (s.size() + 1);
+      switch (rng() % 3) {
+        case 0: s.insert(s.begin() + static_cast<long>(at), alphabet[rng() % alphabet.size()]); break;
+        case 1: if (at < s.size()) s.erase(at, 1); break;
+        default: if (at < s.size()) s[at] = alphabet[rng() % alphabet.size()]; break;
+      }
+    }
+    return s;
+  };
+  std::size_t compared = 0, within = 0;
+  for (const auto& v : known_vars()) {
+    for (int n = 0; n <= 6; ++n) {
+      const std::string a = edit(std::string(v.name), n);
+      const std::string b(known_vars()[rng() % known_vars().size()].name);
+      for (const std::string& other : {std::string(v.name), b}) {
+        const std::size_t full = edit_distance(a, other);
+        for (std::size_t limit : {0u, 1u, 3u, 8u}) {
+          const std::size_t got = edit_distance_within(a, other, limit);
+          ASSERT_EQ(got, std::min(full, limit + 1)) << a << " vs " << other << " limit " << limit;
+          ++compared;
+          if (full <= limit) ++within;
+        }
+      }
+    }
+  }
+  EXPECT_GT(within, compared / 10);  // both sides of the limit were exercised
+  EXPECT_LT(within, compared);
+  EXPECT_EQ(edit_distance_within(std::string(300, 'a'), std::string(290, 'a') + "b", 3), 0u)
+      << "cut at 256 bytes like edit_distance";
 }
 
 TEST(EnvDocs, VariableTableMatchesTheCode) {
