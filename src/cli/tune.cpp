@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 #include "bench/options.hpp"
 #include "bench/run.hpp"
@@ -63,7 +64,6 @@ core::ArgParser tune_parser() {
       .option("--launch", "CMD", "start each measurement process with this launch command (run outside the job: "
                                  "'mpirun -np 16 -N 8', 'srun -N2 --ntasks-per-node=8', 'torchrun --no-python ...')")
       .option("--compute-load", "PCT", "measure while an FMA kernel keeps PCT% of every GPU's SMs busy on its own stream")
-      .option("--env-from", "FILE", "(used by --launch) apply and report the environment search result in FILE")
       .option("--env-worker", "SPEC", "(internal) one measurement process of the environment search")
       .flag("--json", "print the report as JSON (schema fabscope.tune, docs/formats.md)")
       .flag("--no-progress", "no line per size on stderr")
@@ -139,19 +139,101 @@ constexpr const char* kOneRank =
     "without an algorithm, protocol or channels to choose. Run it on 2 or more GPUs (-g N, mpirun, "
     "torchrun). Nothing written.\n";
 
-// The original arguments without --launch (the final launched run must not launch again).
-std::vector<std::string> args_without_launch(int argc, char** argv) {
+// The arguments of the job that searches the table for a --launch driver: the original ones
+// without --launch (the job must not launch again) and with the output directory made absolute
+// (the ranks may start elsewhere), the environment search left to the driver.
+std::vector<std::string> table_job_args(int argc, char** argv, const std::string& abs_out_dir) {
   std::vector<std::string> out;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "--launch" || a == "--env-from") {
+    if (a == "--launch" || a == "-o" || a == "--out-dir") {
       ++i;
       continue;
     }
-    if (a.rfind("--launch=", 0) == 0 || a.rfind("--env-from=", 0) == 0 || a == "--no-env-search") continue;
+    if (a.rfind("--launch=", 0) == 0 || a.rfind("--out-dir=", 0) == 0 || a == "--no-env-search") continue;
     out.push_back(a);
   }
+  out.insert(out.end(), {"--no-env-search", "--out-dir", abs_out_dir});
   return out;
+}
+
+struct Outputs {
+  std::filesystem::path dir;
+  std::string table_path;  // absolute
+  ncclenv::Format env_format;
+  bool json = false;
+};
+
+void write_table(const tune::TuneResult& r, const std::vector<tune::TableRow>& rows, const Outputs& o) {
+  std::error_code ec;
+  std::filesystem::create_directories(o.dir, ec);
+  if (ec) throw Error("cannot create --out-dir " + o.dir.string() + ": " + ec.message());
+  core::write_output(o.table_path, tune::render_table(rows, {"written by fabscope tune " FABSCOPE_VERSION " (docs/tune.md)",
+                                                            std::string(r.simulated ? "SIMULATED: " : "") + r.source,
+                                                            "rows: verified faster than NCCL's default; elsewhere NCCL decides"}));
+}
+
+// Every output file, then the report (text or JSON) on stdout.
+void write_outputs(const tune::TuneResult& r, const std::vector<tune::TableRow>& rows, const std::string& plugin_path,
+                   const Outputs& o) {
+  write_table(r, rows, o);
+  const auto advice = tune::advise(r);
+  ncclenv::RenderOptions ro;
+  ro.nodes = r.nnodes;
+  core::write_output((o.dir / "tune.env").string(),
+                     ncclenv::render(tune::tuned_env(r, rows, plugin_path, o.table_path), o.env_format, ro));
+  const std::string text = tune::render_report(r, rows, advice);
+  core::write_output((o.dir / "tune-report.txt").string(), text);
+  const json j = tune::report_json(r, rows, advice);
+  core::write_output((o.dir / "tune.json").string(), j.dump(2) + "\n");
+  core::write_output((o.dir / "measurements.csv").string(), tune::optimize_config_csv(r));
+  if (o.json) {
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::cout << text << "# files in " << o.dir.string()
+              << ":\n#   nccl_tuner.csv, tune.env, tune-report.txt, tune.json, measurements.csv\n";
+  }
+}
+
+// The environment-only settings, each value in fresh processes that load the table (when it has
+// rows), then both together against NCCL's defaults. nullopt: the job has one rank.
+struct EnvSearchSetup {
+  tune::WorkerSpec worker;
+  std::vector<std::string> launch;
+  std::string launch_text;
+  tune::EnvSpaceSpec spec;
+  tune::EnvSearchRule rule;
+  bool progress = true;
+};
+
+std::optional<tune::EnvSearchResult> search_env(const EnvSearchSetup& s, const std::string& table_path) {
+  tune::ProcessEnvMeasurer pm(s.launch, self_exe(), s.worker);
+  // A first process learns the job's shape and network path (and warms the file caches).
+  const tune::ProcessResult shape = pm.run_process({}, s.rule.first_budget_s);
+  if (shape.nranks < 2) return std::nullopt;
+  tune::NetPath path = tune::NetPath::Other;
+  for (auto p : {tune::NetPath::None, tune::NetPath::IB, tune::NetPath::Socket})
+    if (tune::net_path_name(p) == shape.net_path) path = p;
+  if (s.progress)
+    std::cerr << "tune: environment-only settings, one process per measurement (" << shape.nranks << " ranks, "
+              << shape.nnodes << " node(s), " << shape.net_path << ")"
+              << (table_path.empty() ? "" : ", each loading the table") << "\n";
+  auto env_progress = [&](const std::string& line) {
+    if (s.progress) std::cerr << "tune: " << line << "\n";
+  };
+  tune::EnvSearchResult e = tune::run_env_search_on_table(pm, s.worker.points, tune::env_groups(path, shape.nnodes, s.spec),
+                                                          s.rule, table_path, env_progress);
+  e.processes += 1;
+  e.net_path = shape.net_path;
+  e.launch = s.launch.empty() ? "this binary re-executed, local launcher" : "each a new job of: " + s.launch_text;
+  if (s.progress) {
+    for (const auto& g : e.groups)
+      std::cerr << "tune: " << g.group.name << ": "
+                << (g.kept ? "set " + g.best.label() : g.group.skipped.empty() ? "default kept" : "skipped") << "\n";
+    if (e.combined && e.combined->verified)
+      std::cerr << "tune: together with the table: " << (e.combined->kept ? "kept" : "values dropped") << "\n";
+  }
+  return e;
 }
 
 }  // namespace
@@ -161,26 +243,31 @@ int cmd_tune(int argc, char** argv) {
   if (!args.parse(argc, argv, std::cout)) return 0;
   if (args.has("env-worker")) return tune::run_worker(tune::worker_spec_from(args.get("env-worker")), std::cout);
   tune::TuneOptions opts = tune_options(args);
-  const auto env_format = ncclenv::parse_format(args.get("env-format"));
-  const std::filesystem::path out_dir = args.get("out-dir");
+  Outputs out;
+  out.env_format = ncclenv::parse_format(args.get("env-format"));
+  out.dir = args.get("out-dir");
+  out.table_path = std::filesystem::absolute(out.dir / "nccl_tuner.csv").lexically_normal().string();
+  out.json = args.has("json");
   const bool progress = !args.has("no-progress");
   const bool simulated = args.has("simulate");
   const double load_pct = args.has("compute-load") ? args.get_double("compute-load", 1, 100) : 0;
   opts.compute_load_pct = load_pct;
   std::vector<std::string> launch;
   if (args.has("launch")) launch = tune::split_launch(args.get("launch"));
-  bool env_search = !args.has("no-env-search") && !args.has("env-from");
-  tune::EnvSpaceSpec env_spec;
-  env_spec.only = tune::parse_env_settings(args.get("env-settings"));
-  tune::EnvSearchRule env_rule;
-  env_rule.pairs = static_cast<int>(args.get_int("env-pairs", 2, 100));
-  env_rule.eta = opts.halving.eta;
-  env_rule.max_rungs = std::min(opts.halving.max_rungs, 3);
-  env_rule.first_budget_s = std::max(opts.halving.first_budget_s, 5e-3);
-  env_rule.verify_budget_s = opts.verify.budget_s;
+  const bool env_search = !args.has("no-env-search");
+  EnvSearchSetup es;
+  es.launch = launch;
+  es.launch_text = args.has("launch") ? args.get("launch") : "";
+  es.progress = progress;
+  es.spec.only = tune::parse_env_settings(args.get("env-settings"));
+  es.rule.pairs = static_cast<int>(args.get_int("env-pairs", 2, 100));
+  es.rule.eta = opts.halving.eta;
+  es.rule.max_rungs = std::min(opts.halving.max_rungs, 3);
+  es.rule.first_budget_s = std::max(opts.halving.first_budget_s, 5e-3);
+  es.rule.verify_budget_s = opts.verify.budget_s;
   if (!launch.empty() && !env_search)
     throw UsageError("tune: --launch starts a job per environment candidate; it cannot go with --no-env-search "
-                     "or --env-from (run fabscope tune under the launcher instead)");
+                     "(run fabscope tune under the launcher instead)");
 
   std::string plugin_path;
   bench::Options b;
@@ -212,144 +299,96 @@ int cmd_tune(int argc, char** argv) {
     if (in_job && env_search)
       throw UsageError("tune: the environment-only settings need a new job per candidate (NCCL reads them once per "
                        "process), which a rank of a running " + bench::launcher_name(kind) + " job cannot start. "
-                       "Run `fabscope tune --launch '<your launch command>' ...` outside the job (it starts a job per "
-                       "candidate, then the final run), or pass --no-env-search");
+                       "Run `fabscope tune --launch '<your launch command>' ...` outside the job (it starts a job "
+                       "that searches the table, then a job per candidate), or pass --no-env-search");
   }
+  for (auto c : opts.collectives)
+    for (auto bytes : opts.sizes) es.worker.points.push_back({c, bytes});
+  es.worker.simulate = simulated;
+  es.worker.seed = simulated ? static_cast<std::uint64_t>(args.get_int("simulate", 0, 1ll << 62)) : 0;
+  es.worker.gpus = b.gpus;
+  es.worker.plugin = plugin_path;
+  es.worker.compute_load_pct = load_pct;
+  es.worker.timeout_s = b.timeout_s;
 
-  std::optional<tune::EnvSearchResult> env_result;
-  if (args.has("env-from")) {
-    const std::string f = args.get("env-from");
-    std::ifstream in(f);
-    if (!in) throw UsageError("tune: --env-from " + f + " cannot be read");
-    json j;
+  tune::TuneResult r;
+  if (!launch.empty()) {
+    // Driver, outside any job: first a job that searches the per-call table (under NCCL's
+    // default environment) and writes it; then the environment search on top of that table,
+    // one job per measurement; then every output, written here.
+    const auto abs_dir = std::filesystem::absolute(out.dir).lexically_normal();
+    std::error_code ec;
+    std::filesystem::create_directories(abs_dir, ec);
+    if (ec) throw Error("cannot create --out-dir " + abs_dir.string() + ": " + ec.message());
+    std::filesystem::remove(abs_dir / "tune.json", ec);  // a stale one must not pass for this run's
+    std::vector<std::string> job = launch;
+    job.push_back(self_exe());
+    job.push_back("tune");
+    for (auto& a : table_job_args(argc, argv, abs_dir.string())) job.push_back(a);
+    if (progress) std::cerr << "tune: searching the per-call table in one job of: " << es.launch_text << "\n";
+    auto t = probe::run_tool(job, static_cast<int>(std::min(86400.0 * 1000, (b.timeout_s + 600) * 1000 * 20)));
+    std::cerr << t.err;
+    if (t.status != probe::ToolResult::Status::Ran) throw Error("tune: the table job (" + job.front() + ") " + t.error);
+    if (t.exit_code != 0 || !std::filesystem::exists(abs_dir / "tune.json")) {
+      std::cout << t.out;  // one rank (nothing to tune), or the job's own error
+      return t.exit_code;
+    }
+    const std::string path = (abs_dir / "tune.json").string();
     try {
-      j = json::parse(in);
+      r = tune::tune_result_from_json(json::parse(core::read_input(path, 1u << 30)));
     } catch (const json::exception& e) {
-      throw UsageError("tune: --env-from " + f + " is not JSON: " + e.what());
-    }
-    try {
-      env_result = tune::env_search_from_json(j);
+      throw Error(path + ": " + e.what());
     } catch (const Error& e) {
-      throw UsageError("tune: --env-from " + f + ": " + e.what());
+      throw Error(path + ": " + e.what());
     }
+  } else {
+    std::unique_ptr<tune::Measurer> measurer;
+    tune::GpuMeasurer* gpu = nullptr;
+    std::string source;
+    if (simulated) {
+      const auto seed = static_cast<std::uint64_t>(args.get_int("simulate", 0, 1ll << 62));
+      tune::SimModel model;
+      model.env = tune::tunable_env_from_process();
+      model.compute_load_pct = load_pct;
+      measurer = std::make_unique<tune::SimMeasurer>(model, seed);
+      source = "simulated model (" + std::to_string(model.nranks) + " ranks, 1 node), seed " + std::to_string(seed);
+    } else {
+      auto g = std::make_unique<tune::GpuMeasurer>(b, plugin_path);
+      gpu = g.get();
+      measurer = std::move(g);
+      if (measurer->nranks() < 2) {
+        if (gpu->prints()) std::cout << kOneRank;
+        return 0;
+      }
+    }
+    const bool prints = gpu == nullptr || gpu->prints();
+    auto on_size = [&](bench::Collective c, const tune::SizeOutcome& s) {
+      if (!progress || !prints) return;
+      std::cerr << "tune: " << bench::describe(c).name << " " << bench::size_label(s.bytes) << ": "
+                << tune::label(s.written) << (s.written.is_default() ? "" : " (verified)") << "\n";
+    };
+    r = tune::run_tune(*measurer, opts, on_size);
+    r.simulated = simulated;
+    r.compute_load_pct = load_pct;
+    if (gpu) {
+      source = "NCCL " + gpu->nccl_version() + ", " + std::to_string(r.nranks) + " ranks on " +
+               std::to_string(r.nnodes) + " node(s), launcher " + gpu->launcher();
+      r.compute_load_busy_share = gpu->compute_load_busy_share();
+    }
+    r.source = source;
+    measurer.reset();  // communicators and buffers freed before other processes use the GPUs
+    if (!prints) return 0;
   }
+  const auto rows = tune::table_rows(r);
   if (env_search) {
-    std::vector<tune::EnvPoint> points;
-    for (auto c : opts.collectives)
-      for (auto bytes : opts.sizes) points.push_back({c, bytes});
-    tune::WorkerSpec ws;
-    ws.points = points;
-    ws.simulate = simulated;
-    ws.seed = simulated ? static_cast<std::uint64_t>(args.get_int("simulate", 0, 1ll << 62)) : 0;
-    ws.gpus = b.gpus;
-    ws.plugin = plugin_path;
-    ws.compute_load_pct = load_pct;
-    ws.timeout_s = b.timeout_s;
-    tune::ProcessEnvMeasurer pm(launch, self_exe(), ws);
-    // A first process learns the job's shape and network path (and warms the file caches).
-    const tune::ProcessResult shape = pm.run_process({}, env_rule.first_budget_s);
-    if (shape.nranks < 2) {
+    write_table(r, rows, out);  // the worker processes load it
+    r.env = search_env(es, rows.empty() ? "" : out.table_path);
+    if (!r.env) {
       std::cout << kOneRank;
       return 0;
     }
-    tune::NetPath path = tune::NetPath::Other;
-    for (auto p : {tune::NetPath::None, tune::NetPath::IB, tune::NetPath::Socket})
-      if (tune::net_path_name(p) == shape.net_path) path = p;
-    if (progress)
-      std::cerr << "tune: environment-only settings, one process per measurement (" << shape.nranks << " ranks, "
-                << shape.nnodes << " node(s), " << shape.net_path << ")\n";
-    auto env_progress = [&](const std::string& line) {
-      if (progress) std::cerr << "tune: " << line << "\n";
-    };
-    env_result = tune::run_env_search(pm, points, tune::env_groups(path, shape.nnodes, env_spec), env_rule, env_progress);
-    env_result->processes += 1;
-    env_result->net_path = shape.net_path;
-    env_result->launch = launch.empty() ? "this binary re-executed, local launcher" : "each a new job of: " + args.get("launch");
-    if (progress)
-      for (const auto& g : env_result->groups)
-        std::cerr << "tune: " << g.group.name << ": "
-                  << (g.kept ? "set " + g.best.label() : g.group.skipped.empty() ? "default kept" : "skipped") << "\n";
   }
-  if (!launch.empty()) {
-    // Driver: the search of the per-call choices runs as one more job with the chosen values.
-    std::error_code ec;
-    std::filesystem::create_directories(out_dir, ec);
-    if (ec) throw Error("cannot create --out-dir " + out_dir.string() + ": " + ec.message());
-    const auto env_file = std::filesystem::absolute(out_dir / "env-search.json").lexically_normal();
-    core::write_output(env_file.string(), tune::env_search_json(*env_result).dump(2) + "\n");
-    std::vector<std::string> final_argv = launch;
-    final_argv.push_back(self_exe());
-    final_argv.push_back("tune");
-    for (auto& a : args_without_launch(argc, argv)) final_argv.push_back(a);
-    final_argv.insert(final_argv.end(), {"--env-from", env_file.string()});
-    auto t = probe::run_tool(final_argv, static_cast<int>(std::min(86400.0 * 1000, (b.timeout_s + 600) * 1000 * 20)));
-    std::cout << t.out;
-    std::cerr << t.err;
-    if (t.status != probe::ToolResult::Status::Ran) throw Error("tune: the final run (" + final_argv.front() + ") " + t.error);
-    return t.exit_code;
-  }
-  if (env_result) tune::set_process_env(env_result->chosen);  // before NCCL starts in this process
-
-  std::unique_ptr<tune::Measurer> measurer;
-  tune::GpuMeasurer* gpu = nullptr;
-  std::string source;
-  if (simulated) {
-    const auto seed = static_cast<std::uint64_t>(args.get_int("simulate", 0, 1ll << 62));
-    tune::SimModel model;
-    model.env = tune::tunable_env_from_process();
-    model.compute_load_pct = load_pct;
-    measurer = std::make_unique<tune::SimMeasurer>(model, seed);
-    source = "simulated model (" + std::to_string(model.nranks) + " ranks, 1 node), seed " + std::to_string(seed);
-  } else {
-    auto g = std::make_unique<tune::GpuMeasurer>(b, plugin_path);
-    gpu = g.get();
-    measurer = std::move(g);
-    if (measurer->nranks() < 2) {
-      if (gpu->prints()) std::cout << kOneRank;
-      return 0;
-    }
-  }
-  const bool prints = gpu == nullptr || gpu->prints();
-  auto on_size = [&](bench::Collective c, const tune::SizeOutcome& s) {
-    if (!progress || !prints) return;
-    std::cerr << "tune: " << bench::describe(c).name << " " << bench::size_label(s.bytes) << ": "
-              << tune::label(s.written) << (s.written.is_default() ? "" : " (verified)") << "\n";
-  };
-  tune::TuneResult r = tune::run_tune(*measurer, opts, on_size);
-  r.simulated = simulated;
-  r.env = env_result;
-  r.compute_load_pct = load_pct;
-  if (gpu) {
-    source = "NCCL " + gpu->nccl_version() + ", " + std::to_string(r.nranks) + " ranks on " +
-             std::to_string(r.nnodes) + " node(s), launcher " + gpu->launcher();
-    r.compute_load_busy_share = gpu->compute_load_busy_share();
-  }
-  r.source = source;
-  if (!prints) return 0;
-
-  const auto rows = tune::table_rows(r);
-  const auto advice = tune::advise(r);
-  std::error_code ec;
-  std::filesystem::create_directories(out_dir, ec);
-  if (ec) throw Error("cannot create --out-dir " + out_dir.string() + ": " + ec.message());
-  const auto table_path = std::filesystem::absolute(out_dir / "nccl_tuner.csv").lexically_normal();
-  core::write_output(table_path.string(), tune::render_table(rows, {"written by fabscope tune " FABSCOPE_VERSION " (docs/tune.md)",
-                                                   std::string(r.simulated ? "SIMULATED: " : "") + r.source,
-                                                   "rows: verified faster than NCCL's default; elsewhere NCCL decides"}));
-  ncclenv::RenderOptions ro;
-  ro.nodes = r.nnodes;
-  core::write_output((out_dir / "tune.env").string(), ncclenv::render(tune::tuned_env(r, rows, plugin_path, table_path.string()), env_format, ro));
-  const std::string text = tune::render_report(r, rows, advice);
-  core::write_output((out_dir / "tune-report.txt").string(), text);
-  const json j = tune::report_json(r, rows, advice);
-  core::write_output((out_dir / "tune.json").string(), j.dump(2) + "\n");
-  core::write_output((out_dir / "measurements.csv").string(), tune::optimize_config_csv(r));
-  if (args.has("json")) {
-    std::cout << j.dump(2) << "\n";
-  } else {
-    std::cout << text << "# files in " << out_dir.string()
-              << ":\n#   nccl_tuner.csv, tune.env, tune-report.txt, tune.json, measurements.csv\n";
-  }
+  write_outputs(r, rows, plugin_path, out);
   return 0;
 }
 

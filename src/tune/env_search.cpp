@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 
 #include "core/error.hpp"
 
@@ -103,7 +104,63 @@ Verdict verdict_from(const json& j, const std::string& where) {
   return v;
 }
 
+// ABBA pairs of processes: base first on even pairs, candidate first on odd ones.
+void measure_pairs(std::size_t n, int pairs, const std::function<ProcessResult()>& base,
+                   const std::function<ProcessResult()>& cand, const EnvAssignment& base_env,
+                   const EnvAssignment& cand_env, std::vector<std::vector<double>>& b,
+                   std::vector<std::vector<double>>& c) {
+  for (int p = 0; p < pairs; ++p) {
+    if (p % 2 == 0) {
+      b.push_back(checked(base(), n, base_env));
+      c.push_back(checked(cand(), n, cand_env));
+    } else {
+      c.push_back(checked(cand(), n, cand_env));
+      b.push_back(checked(base(), n, base_env));
+    }
+  }
+}
+
+json combined_json(const CombinedCheck& c) {
+  json per = json::array();
+  for (const auto& v : c.per_point) per.push_back(verdict_json(v));
+  return {{"env", assignment_json(c.env)}, {"verified", c.verified}, {"kept", c.kept},
+          {"overall", c.verified ? verdict_json(c.overall) : json(nullptr)}, {"per_point", per}, {"reason", c.reason}};
+}
+
+CombinedCheck combined_from(const json& j) {
+  CombinedCheck c;
+  c.env = assignment_from(j.at("env"), "combined.env");
+  c.verified = j.at("verified").get<bool>();
+  c.kept = j.at("kept").get<bool>();
+  if (c.verified) c.overall = verdict_from(j.at("overall"), "combined.overall");
+  for (const auto& v : j.at("per_point")) c.per_point.push_back(verdict_from(v, "combined.per_point"));
+  c.reason = j.at("reason").get<std::string>();
+  return c;
+}
+
 }  // namespace
+
+void judge_combined(CombinedCheck& c, const std::vector<std::vector<double>>& base_us,
+                    const std::vector<std::vector<double>>& cand_us, const EnvSearchRule& rule) {
+  EnvGroupOutcome g;  // the same statistics as a setting's verification
+  g.best = c.env;
+  judge_env(g, base_us, cand_us, rule);
+  c.verified = true;
+  c.overall = g.overall;
+  c.per_point = g.per_point;
+  std::size_t worst_i = 0;
+  for (std::size_t i = 1; i < c.per_point.size(); ++i)
+    if (c.per_point[i].speedup < c.per_point[worst_i].speedup) worst_i = i;
+  const double worst = c.per_point.empty() ? 1 : c.per_point[worst_i].speedup;
+  const std::string what = "the table with " + c.env.label() + " against NCCL's defaults: geometric-mean speedup " +
+                           pct(c.overall.speedup) + " [" + pct(c.overall.speedup_lo) + ", " +
+                           pct(c.overall.speedup_hi) + "] over " + std::to_string(c.overall.pairs) + " process pairs";
+  c.kept = !(worst < 1 / (1 + rule.max_slowdown));
+  c.reason = c.kept ? what + ", worst point " + pct(worst) + ": kept"
+                    : what + "; point " + std::to_string(worst_i + 1) + " is " + pct(worst) +
+                          " (slower than NCCL's defaults by more than " + pct(1 + rule.max_slowdown).substr(1) +
+                          "): the values are dropped, the table alone stays";
+}
 
 void judge_env(EnvGroupOutcome& g, const std::vector<std::vector<double>>& base_us,
                const std::vector<std::vector<double>>& cand_us, const EnvSearchRule& rule) {
@@ -184,20 +241,55 @@ EnvSearchResult run_env_search(EnvMeasurer& m, const std::vector<EnvPoint>& poin
       progress(group.name + ": verifying " + g.best.label() + " against the base, " + std::to_string(rule.pairs) +
                " process pairs");
     std::vector<std::vector<double>> b, c;
-    for (int p = 0; p < rule.pairs; ++p) {
-      // ABBA: the base first on even pairs, the candidate first on odd ones.
-      if (p % 2 == 0) {
-        b.push_back(checked(m.run_process(g.base, rule.verify_budget_s), n, g.base));
-        c.push_back(checked(m.run_process(cand, rule.verify_budget_s), n, cand));
-      } else {
-        c.push_back(checked(m.run_process(cand, rule.verify_budget_s), n, cand));
-        b.push_back(checked(m.run_process(g.base, rule.verify_budget_s), n, g.base));
-      }
-    }
+    measure_pairs(
+        n, rule.pairs, [&] { return m.run_process(g.base, rule.verify_budget_s); },
+        [&] { return m.run_process(cand, rule.verify_budget_s); }, g.base, cand, b, c);
     judge_env(g, b, c, rule);
     if (g.kept) r.chosen = cand;
     r.groups.push_back(std::move(g));
   }
+  r.processes = m.processes() - before;
+  return r;
+}
+
+EnvSearchResult run_env_search_on_table(EnvMeasurer& m, const std::vector<EnvPoint>& points,
+                                        const std::vector<EnvGroup>& groups, const EnvSearchRule& rule,
+                                        const std::string& table_path, const EnvProgress& progress) {
+  const std::int64_t before = m.processes();
+  m.load_table(table_path);
+  EnvSearchResult r = run_env_search(m, points, groups, rule, progress);
+  r.table = table_path;
+  if (table_path.empty()) {
+    m.load_table("");
+    return r;
+  }
+  CombinedCheck c;
+  c.env = r.chosen;
+  if (r.chosen.is_default()) {
+    c.reason = "nothing kept: the table alone is the result";
+  } else {
+    if (progress)
+      progress("the table with " + r.chosen.label() + " against NCCL's defaults (no table, no variable), " +
+               std::to_string(rule.pairs) + " process pairs");
+    const std::size_t n = points.size();
+    std::vector<std::vector<double>> b, t;
+    const EnvAssignment none;
+    measure_pairs(
+        n, rule.pairs,
+        [&] {
+          m.load_table("");
+          return m.run_process(none, rule.verify_budget_s);
+        },
+        [&] {
+          m.load_table(table_path);
+          return m.run_process(r.chosen, rule.verify_budget_s);
+        },
+        none, r.chosen, b, t);
+    judge_combined(c, b, t, rule);
+    if (!c.kept) r.chosen = {};
+  }
+  m.load_table("");
+  r.combined = std::move(c);
   r.processes = m.processes() - before;
   return r;
 }
@@ -211,7 +303,9 @@ json env_search_json(const EnvSearchResult& r) {
   j["points"] = json::array();
   for (const auto& p : r.points)
     j["points"].push_back({{"collective", std::string(bench::describe(p.collective).name)}, {"bytes", p.bytes}});
+  j["table"] = r.table.empty() ? json(nullptr) : json(r.table);
   j["chosen"] = assignment_json(r.chosen);
+  j["combined"] = r.combined ? combined_json(*r.combined) : json(nullptr);
   j["settings"] = json::array();
   for (const auto& g : r.groups) {
     json x;
@@ -251,6 +345,9 @@ EnvSearchResult env_search_from_json(const json& j) {
       r.points.push_back({*c, p.at("bytes").get<std::uint64_t>()});
     }
     r.chosen = assignment_from(j.at("chosen"), "chosen");
+    // table and combined were added to version 1: absent in files of the first layout.
+    if (j.contains("table") && !j["table"].is_null()) r.table = j["table"].get<std::string>();
+    if (j.contains("combined") && !j["combined"].is_null()) r.combined = combined_from(j["combined"]);
     for (const auto& x : j.at("settings")) {
       EnvGroupOutcome g;
       g.group.name = x.at("name").get<std::string>();

@@ -14,6 +14,7 @@
 // worker processes (tune/env_worker.hpp).
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,9 @@ class EnvMeasurer {
   // of timed work. Throws fabscope::Error when the process fails (its message names it).
   virtual ProcessResult run_process(const EnvAssignment& env, double budget_s) = 0;
   virtual std::int64_t processes() const = 0;
+  // The tuner table the following processes load through the plugin, so NCCL runs its rows
+  // ("" none: NCCL decides every call). Set before the search measures on top of a table.
+  virtual void load_table(const std::string& path) = 0;
 };
 
 struct EnvSearchRule {
@@ -77,13 +81,30 @@ struct EnvGroupOutcome {
   std::string reason;
 };
 
+// The last step of a search made on top of a tuner table: NCCL's defaults (no table, no
+// variable set) against the table with the kept values, in pairs of fresh processes. The kept
+// values were each verified against the table alone; this is the end-to-end figure the report
+// gives, and the guard of the 2% rule across both parts: when a point of the combination is
+// slower than NCCL's defaults by more than max_slowdown, the values are dropped (the table alone
+// stays, verified per size in its own search).
+struct CombinedCheck {
+  EnvAssignment env;             // the values checked with the table
+  bool verified = false;         // false: not measured (no table, or nothing kept); see reason
+  bool kept = true;              // false: the values were dropped by this check
+  Verdict overall;               // geometric mean over the points, per pair
+  std::vector<Verdict> per_point;
+  std::string reason;
+};
+
 struct EnvSearchResult {
   static constexpr int kSchemaVersion = 1;
   std::string net_path;
   std::string launch;            // how the processes were started
+  std::string table;             // the tuner table every process loaded ("" none)
   std::vector<EnvPoint> points;
   std::vector<EnvGroupOutcome> groups;
-  EnvAssignment chosen;          // every kept value
+  EnvAssignment chosen;          // every kept value (after the combined check)
+  std::optional<CombinedCheck> combined;  // searched on a table: the check of both together
   std::int64_t processes = 0;
 };
 
@@ -94,13 +115,25 @@ EnvSearchResult run_env_search(EnvMeasurer& m, const std::vector<EnvPoint>& poin
                                const std::vector<EnvGroup>& groups, const EnvSearchRule& rule,
                                const EnvProgress& progress = {});
 
+// The search on top of a tuner table (the order `fabscope tune` uses: the per-call table is
+// searched first, under NCCL's default environment): every process loads table_path (empty: no
+// table, as run_env_search), then, when values were kept and a table was loaded, the
+// CombinedCheck against NCCL's defaults. A dropped combination leaves `chosen` empty.
+EnvSearchResult run_env_search_on_table(EnvMeasurer& m, const std::vector<EnvPoint>& points,
+                                        const std::vector<EnvGroup>& groups, const EnvSearchRule& rule,
+                                        const std::string& table_path, const EnvProgress& progress = {});
+
+// The combined check's rule on measured pairs (pure): base = NCCL's defaults, cand = the table
+// with the values; [pair][point].
+void judge_combined(CombinedCheck& c, const std::vector<std::vector<double>>& base_us,
+                    const std::vector<std::vector<double>>& cand_us, const EnvSearchRule& rule);
+
 // The rule of step 3 on measured pairs (pure): per_point[i] are the pairs' times of point i.
 void judge_env(EnvGroupOutcome& g, const std::vector<std::vector<double>>& base_us,
                const std::vector<std::vector<double>>& cand_us, const EnvSearchRule& rule);
 
-// JSON (the "env_search" member of fabscope.tune, docs/formats.md) and back, for the result a
-// driver hands to the final launched run (--env-from). from_json throws fabscope::Error naming
-// the field.
+// JSON (the "env_search" member of fabscope.tune, docs/formats.md) and back. from_json throws
+// fabscope::Error naming the field.
 json env_search_json(const EnvSearchResult& r);
 EnvSearchResult env_search_from_json(const json& j);
 

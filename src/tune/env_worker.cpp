@@ -10,6 +10,7 @@
 #include "probe/run_tool.hpp"
 #include "tune/gpu_measurer.hpp"
 #include "tune/sim.hpp"
+#include "tune/table.hpp"
 
 namespace fabscope::tune {
 
@@ -42,7 +43,11 @@ int run_worker(const WorkerSpec& spec, std::ostream& out) {
     model.env = tunable_env_from_process();  // what this process's NCCL would read
     model.compute_load_pct = spec.compute_load_pct;
     SimMeasurer m(model, spec.seed);
-    for (const auto& p : spec.points) r.time_us.push_back(m.measure(p.collective, p.bytes, kNcclDefault, spec.budget_s).time_us);
+    const std::vector<TableRow> rows = spec.table.empty() ? std::vector<TableRow>{} : read_table_file(spec.table);
+    for (const auto& p : spec.points) {
+      const Choice c = table_choice(rows, p.collective, p.bytes, m.nnodes(), m.nranks());
+      r.time_us.push_back(m.measure(p.collective, p.bytes, c, spec.budget_s).time_us);
+    }
     r.nranks = m.nranks();
     r.nnodes = m.nnodes();
     r.net_path = net_path_name(NetPath::None);
@@ -56,7 +61,7 @@ int run_worker(const WorkerSpec& spec, std::ostream& out) {
   b.gpus = spec.gpus;
   b.timeout_s = spec.timeout_s;
   b.compute_load_pct = spec.compute_load_pct;
-  GpuMeasurer g(b, spec.plugin);
+  GpuMeasurer g(b, spec.plugin, spec.table);  // the plugin applies the table's rows inside NCCL
   for (const auto& p : spec.points) r.time_us.push_back(g.measure(p.collective, p.bytes, kNcclDefault, spec.budget_s).time_us);
   if (!g.prints()) return 0;
   r.nranks = g.nranks();
@@ -81,6 +86,7 @@ json worker_spec_json(const WorkerSpec& s) {
   j["seed"] = s.seed;
   j["gpus"] = s.gpus;
   j["plugin"] = s.plugin;
+  j["table"] = s.table;
   j["compute_load_pct"] = s.compute_load_pct;
   j["timeout_s"] = s.timeout_s;
   return j;
@@ -110,6 +116,7 @@ WorkerSpec worker_spec_from(const std::string& text) {
     s.seed = j.at("seed").get<std::uint64_t>();
     s.gpus = j.at("gpus").get<int>();
     s.plugin = j.at("plugin").get<std::string>();
+    if (j.contains("table")) s.table = j["table"].get<std::string>();
     s.compute_load_pct = j.at("compute_load_pct").get<double>();
     s.timeout_s = j.at("timeout_s").get<double>();
   } catch (const json::exception& e) {

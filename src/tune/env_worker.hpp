@@ -4,7 +4,7 @@
 // given (`--launch "mpirun -np 16 -N 8"`: every rank of the new job is a worker) and directly
 // otherwise (the local launcher: one process drives every local GPU). The worker sets the
 // candidate's variables before anything starts NCCL, measures every point with NCCL's own
-// choices, and its printing rank writes one line `fabscope-tune-worker: {json}` to stdout.
+// choices (or a tuner table's rows), and its printing rank writes one line `fabscope-tune-worker: {json}` to stdout.
 // Everything else a worker prints (NCCL's log) is ignored.
 #include <cstdint>
 #include <ostream>
@@ -23,7 +23,8 @@ struct WorkerSpec {
   bool simulate = false;
   std::uint64_t seed = 0;      // simulate: this process's noise
   int gpus = 0;                // local launcher: GPUs (0: every visible one)
-  std::string plugin;          // the tuner plugin the measurer loads (empty table: NCCL decides)
+  std::string plugin;          // the tuner plugin the measurer loads
+  std::string table;           // the tuner table it loads ("" none: NCCL decides every call)
   double compute_load_pct = 0; // tune/measure.hpp
   double timeout_s = 300;
 };
@@ -38,8 +39,9 @@ std::string worker_line(const ProcessResult& r);
 ProcessResult parse_worker_output(const std::string& out);
 
 // The worker itself (`fabscope tune --env-worker SPEC`): sets spec.env in this process's
-// environment before anything starts NCCL, measures every point with NCCL's own choices (on the
-// GPUs, or on the simulated model whose settings come from this process's environment), and the
+// environment before anything starts NCCL, measures every point with NCCL's own choices or the
+// rows of spec.table (on the GPUs, through the plugin; or on the simulated model, whose settings
+// come from this process's environment and which applies the table's rows itself), and the
 // printing rank writes the result line to out. Returns the exit code; throws fabscope::Error.
 int run_worker(const WorkerSpec& spec, std::ostream& out);
 
@@ -52,6 +54,7 @@ class ProcessEnvMeasurer : public EnvMeasurer {
   ProcessEnvMeasurer(std::vector<std::string> launch, std::string exe, WorkerSpec base);
   ProcessResult run_process(const EnvAssignment& env, double budget_s) override;
   std::int64_t processes() const override { return processes_; }
+  void load_table(const std::string& path) override { base_.table = path; }
   // The argv of the next process (for tests and the report).
   std::vector<std::string> argv_for(const EnvAssignment& env, double budget_s) const;
 

@@ -41,13 +41,15 @@ std::string find_tuner_plugin(const std::string& given) {
               "); pass --plugin PATH or set FABSCOPE_TUNER_PLUGIN");
 }
 
-GpuMeasurer::GpuMeasurer(const bench::Options& base, const std::string& plugin_path) : base_(base) {
+GpuMeasurer::GpuMeasurer(const bench::Options& base, const std::string& plugin_path, const std::string& table_path)
+    : base_(base) {
   // Before any communicator exists: NCCL reads both when it creates the first one.
   if (const char* old = std::getenv("NCCL_TUNER_PLUGIN"); old && plugin_path != old)
     std::fprintf(stderr, "fabscope tune: NCCL_TUNER_PLUGIN=%s replaced by %s for the measurement\n", old,
                  plugin_path.c_str());
   setenv("NCCL_TUNER_PLUGIN", plugin_path.c_str(), 1);
-  setenv("NCCL_TUNER_CONFIG_FILE", "/dev/null", 1);  // no table rows: only forced choices
+  // No table: no rows, only forced choices.
+  setenv("NCCL_TUNER_CONFIG_FILE", table_path.empty() ? "/dev/null" : table_path.c_str(), 1);
   // Opened here by the same path NCCL opens it, so both see one copy and one forced choice.
   plugin_ = dlopen(plugin_path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!plugin_) throw Error("cannot open the tuner plugin " + plugin_path + ": " + dlerror());

@@ -19,9 +19,10 @@ std::string find_tuner_plugin(const std::string& given);
 
 class GpuMeasurer : public Measurer {
  public:
-  // Sets NCCL_TUNER_PLUGIN (and an empty NCCL_TUNER_CONFIG_FILE) before NCCL starts, opens the
-  // plugin and the bench session. Throws fabscope::Error.
-  GpuMeasurer(const bench::Options& base, const std::string& plugin_path);
+  // Sets NCCL_TUNER_PLUGIN and NCCL_TUNER_CONFIG_FILE (table_path; "" = no rows, only forced
+  // choices) before NCCL starts, opens the plugin and the bench session. With a table, a call
+  // measured with NCCL's default runs the table's row where one matches. Throws fabscope::Error.
+  GpuMeasurer(const bench::Options& base, const std::string& plugin_path, const std::string& table_path = "");
   ~GpuMeasurer() override;
   Measurement measure(bench::Collective c, std::uint64_t bytes, const Choice& choice, double budget_s) override;
   int nranks() const override { return session_->nranks(); }

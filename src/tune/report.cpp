@@ -1,9 +1,11 @@
 #include "tune/report.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 
 #include "bench/sizes.hpp"
+#include "core/error.hpp"
 #include "core/strings.hpp"
 
 namespace fabscope::tune {
@@ -43,6 +45,10 @@ void render_env(std::ostringstream& o, const EnvSearchResult& e, std::size_t wid
               " processes, " + e.launch + "), network path " + e.net_path + ", " + std::to_string(e.points.size()) +
               " sizes x collectives per process",
        width, "#   ");
+  if (!e.table.empty())
+    wrap(o, "# every process loaded the table searched first (" + e.table +
+                "): each value is judged on top of it",
+         width, "#   ");
   for (const auto& g : e.groups) {
     std::string head = "#  " + g.group.name + ": ";
     if (!g.group.skipped.empty()) head += "skipped: " + g.group.skipped;
@@ -50,6 +56,7 @@ void render_env(std::ostringstream& o, const EnvSearchResult& e, std::size_t wid
     else head += "NCCL's default kept (" + g.reason + ")";
     wrap(o, head, width, "#     ");
   }
+  if (e.combined && e.combined->verified) wrap(o, "# both together: " + e.combined->reason, width, "#   ");
   wrap(o, "# chosen: " + (e.chosen.is_default() ? std::string("nothing (NCCL's defaults)") : e.chosen.label()),
        width, "#   ");
 }
@@ -88,7 +95,6 @@ std::string render_report(const TuneResult& r, const std::vector<TableRow>& rows
        width, "#   ");
   if (r.compute_load_pct > 0)
     wrap(o, "# measured under a compute load: " + load_text(r), width, "#   ");
-  if (r.env) render_env(o, *r.env, width);
   for (const auto& co : r.collectives) {
     o << "#\n# " << bench::describe(co.collective).name << ": " << co.candidates.size() - 1
       << " candidates besides NCCL's default per size\n";
@@ -127,6 +133,7 @@ std::string render_report(const TuneResult& r, const std::vector<TableRow>& rows
       wrap(o, "#  " + line, width, "#     ");
     }
   }
+  if (r.env) render_env(o, *r.env, width);  // searched after the table, on top of it
   o << "#\n";
   wrap(o, "# table: " + std::to_string(rows.size()) + " rows; sizes without a row keep NCCL's choice; " +
               std::to_string(r.measurements) + " measurements",
@@ -202,6 +209,122 @@ json report_json(const TuneResult& r, const std::vector<TableRow>& rows, const s
   return j;
 }
 
+Choice choice_from_label(const std::string& text) {
+  if (text == label(kNcclDefault)) return kNcclDefault;
+  Choice c;
+  const auto slash = text.rfind('/');
+  const std::string head = slash == std::string::npos ? "" : text.substr(0, slash);
+  const std::string ch = slash == std::string::npos ? text : text.substr(slash + 1);
+  try {
+    if (ch != "nccl-ch") {
+      if (ch.size() < 3 || ch.substr(ch.size() - 2) != "ch") throw UsageError("no channel count");
+      c.channels = parse_channels(ch.substr(0, ch.size() - 2)).at(0);
+    }
+    if (head != "nccl-algo") {
+      const auto s2 = head.find('/');
+      if (s2 == std::string::npos) throw UsageError("no algorithm/protocol");
+      c.algo = parse_algos(head.substr(0, s2)).at(0);
+      c.proto = parse_protos(head.substr(s2 + 1)).at(0);
+    }
+  } catch (const Error& e) {
+    throw Error("tune JSON: the choice '" + text + "' is not a label fabscope writes (" + e.what() + ")");
+  }
+  if (label(c) != text) throw Error("tune JSON: the choice '" + text + "' is not a label fabscope writes");
+  return c;
+}
+
+namespace {
+Choice choice_from(const json& j, const std::string& where) {
+  if (!j.is_object() || !j.contains("label") || !j["label"].is_string())
+    throw Error("tune JSON: " + where + " is not a choice object with a label");
+  return choice_from_label(j["label"].get<std::string>());
+}
+
+Verdict idle_from(const json& j) {
+  Verdict v;
+  v.pairs = j.at("pairs").get<int>();
+  v.reason = j.at("reason").get<std::string>();
+  v.default_us = j.at("default_time_us").get<double>();
+  if (v.pairs > 0) {
+    v.speedup = j.at("speedup").get<double>();
+    v.speedup_lo = j.at("speedup_ci95").at(0).get<double>();
+    v.speedup_hi = j.at("speedup_ci95").at(1).get<double>();
+    v.tuned_us = j.at("tuned_time_us").get<double>();
+  }
+  return v;
+}
+}  // namespace
+
+TuneResult tune_result_from_json(const json& j) {
+  TuneResult r;
+  std::string where = "the document";
+  try {
+    if (j.at("schema").get<std::string>() != "fabscope.tune") throw Error("tune JSON: schema is not fabscope.tune");
+    if (j.at("schema_version").get<int>() != TuneResult::kSchemaVersion)
+      throw Error("tune JSON: schema_version " + j.at("schema_version").dump() + ", expected " +
+                  std::to_string(TuneResult::kSchemaVersion));
+    r.simulated = j.at("simulated").get<bool>();
+    r.source = j.at("source").get<std::string>();
+    r.nranks = j.at("nranks").get<int>();
+    r.nnodes = j.at("nnodes").get<int>();
+    r.measurements = j.at("measurements").get<std::int64_t>();
+    if (j.contains("compute_load") && !j["compute_load"].is_null()) {
+      r.compute_load_pct = j["compute_load"].at("sm_percent").get<double>();
+      const auto& b = j["compute_load"].at("busy_share");
+      r.compute_load_busy_share = b.is_null() ? -1 : b.get<double>();
+    }
+    if (j.contains("env_search") && !j["env_search"].is_null()) r.env = env_search_from_json(j["env_search"]);
+    for (const auto& c : j.at("collectives")) {
+      CollectiveOutcome co;
+      const auto name = c.at("collective").get<std::string>();
+      where = name;
+      auto coll = bench::parse_collective(name);
+      if (!coll) throw Error("tune JSON: collectives: unknown collective '" + name + "'");
+      co.collective = *coll;
+      for (const auto& l : c.at("candidates")) co.candidates.push_back(choice_from_label(l.get<std::string>()));
+      for (const auto& x : c.at("sizes")) {
+        SizeOutcome s;
+        s.bytes = x.at("bytes").get<std::uint64_t>();
+        where = name + " size " + std::to_string(s.bytes);
+        s.verdict.default_us = x.at("default_time_us").get<double>();
+        s.default_busbw = x.at("default_busbw_gbytes_per_s").get<double>();
+        s.search.best = choice_from(x.at("best_searched"), where + " best_searched");
+        s.written = choice_from(x.at("written"), where + " written");
+        s.written_busbw = x.at("written_busbw_gbytes_per_s").get<double>();
+        s.verdict.keep_tuned = x.at("kept_tuned").get<bool>();
+        s.verdict.pairs = x.at("pairs").get<int>();
+        s.verdict.reason = x.at("reason").get<std::string>();
+        s.verdict.tuned_us = s.verdict.default_us;
+        if (x.at("verified").get<bool>()) {
+          s.verdict.speedup = x.at("speedup").get<double>();
+          s.verdict.speedup_lo = x.at("speedup_ci95").at(0).get<double>();
+          s.verdict.speedup_hi = x.at("speedup_ci95").at(1).get<double>();
+          s.verdict.tuned_us = x.at("tuned_time_us").get<double>();
+        }
+        if (!x.at("idle").is_null()) s.idle = idle_from(x["idle"]);
+        s.search.rungs = x.at("rungs").get<int>();
+        for (const auto& t : x.at("trials")) {
+          Trial tr;
+          tr.choice = choice_from_label(t.at("choice").get<std::string>());
+          tr.rung = t.at("rung").get<int>();
+          tr.m.time_us = t.at("time_us").get<double>();
+          tr.m.rel_ci = t.at("rel_ci").get<double>();
+          tr.m.applied = t.at("applied").get<bool>();
+          if (!tr.m.applied && std::find(s.search.unavailable.begin(), s.search.unavailable.end(), tr.choice) ==
+                                   s.search.unavailable.end())
+            s.search.unavailable.push_back(tr.choice);
+          s.search.trials.push_back(tr);
+        }
+        co.sizes.push_back(std::move(s));
+      }
+      r.collectives.push_back(std::move(co));
+    }
+  } catch (const json::exception& e) {
+    throw Error("tune JSON: " + where + ": " + e.what());
+  }
+  return r;
+}
+
 std::string optimize_config_csv(const TuneResult& r) {
   std::ostringstream o;
   o << "collective,size_bytes,algorithm,protocol,channels,nodes,ranks,pipeOps,regBuff,bandwidth_gbps,latency_us\n";
@@ -237,16 +360,24 @@ ncclenv::EnvPlan tuned_env(const TuneResult& r, const std::vector<TableRow>& row
                     "measured size it covers",
                     r.source});
   if (r.env) {
+    const bool dropped = r.env->combined && !r.env->combined->kept;
+    const std::string base_of = r.env->table.empty() ? "" : "the table with ";
     for (const auto& g : r.env->groups) {
+      if (g.kept && dropped) {
+        p.notes.push_back(g.group.name + ": " + g.best.label() + " was faster on top of the table, but " +
+                          r.env->combined->reason);
+        continue;
+      }
       if (!g.kept) {
         p.notes.push_back(g.group.name + ": NCCL's default kept (" +
                           (g.group.skipped.empty() ? g.reason : "skipped: " + g.group.skipped) + ")");
         continue;
       }
       for (const auto& [k, v] : g.best.vars)
-        p.vars.push_back({k, v, g.group.meaning + "; measured in fresh processes against " +
+        p.vars.push_back({k, v, g.group.meaning + "; measured in fresh processes against " + base_of +
                                     (g.base.is_default() ? std::string("NCCL's defaults") : g.base.label()),
-                          g.reason});
+                          g.reason + (r.env->combined && r.env->combined->verified
+                                          ? "; " + r.env->combined->reason : std::string())});
     }
   }
   if (r.compute_load_pct > 0)

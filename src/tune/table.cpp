@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "core/error.hpp"
+#include "core/files.hpp"
 #include "table.h"  // plugins/nccl-tuner
 
 namespace fabscope::tune {
@@ -87,6 +88,21 @@ std::vector<TableRow> parse_table(const std::string& text, const std::string& so
   if (rc != 0) throw Error(source + ": out of memory reading the tuner table");
   if (bad.line != 0) throw Error(source + ":" + std::to_string(bad.line) + ": " + bad.why);
   return rows;
+}
+
+std::vector<TableRow> read_table_file(const std::string& path) {
+  return parse_table(core::read_input(path, 16u << 20), path);
+}
+
+Choice table_choice(const std::vector<TableRow>& rows, bench::Collective c, std::uint64_t bytes, int nnodes,
+                    int nranks) {
+  for (const auto& r : rows) {
+    if (r.collective != c || bytes < r.min_bytes || bytes > r.max_bytes) continue;
+    if (r.nnodes != -1 && r.nnodes != nnodes) continue;
+    if (r.nranks != -1 && r.nranks != nranks) continue;
+    return r.choice;
+  }
+  return kNcclDefault;
 }
 
 }  // namespace fabscope::tune

@@ -33,5 +33,12 @@ std::string render_table(const std::vector<TableRow>& rows, const std::vector<st
 
 // Parses a table; throws fabscope::Error naming source:line and the reason at the first bad line.
 std::vector<TableRow> parse_table(const std::string& text, const std::string& source);
+// The same from a file (at most 16 MiB); errors name the path.
+std::vector<TableRow> read_table_file(const std::string& path);
+
+// What the plugin applies to a call: the first row in file order whose collective, byte range,
+// nNodes and nRanks (-1: any) match; NCCL's default when none does (fst_match's rule).
+Choice table_choice(const std::vector<TableRow>& rows, bench::Collective c, std::uint64_t bytes, int nnodes,
+                    int nranks);
 
 }  // namespace fabscope::tune

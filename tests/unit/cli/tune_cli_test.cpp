@@ -113,6 +113,16 @@ TEST_F(TuneCli, SimulatedRunSearchesTheEnvironmentInFreshProcesses) {
   std::string env = slurp(dir_ / "tune.env");
   EXPECT_NE(env.find("\nNCCL_BUFFSIZE=8388608\n"), std::string::npos) << env;
   EXPECT_NE(env.find("NCCL_NTHREADS: NCCL's default kept"), std::string::npos) << env;
+  // The table is searched first; every worker loads it, then both together face NCCL's defaults.
+  const std::string table = fs::absolute(dir_ / "nccl_tuner.csv").lexically_normal().string();
+  EXPECT_EQ(e["table"], table);
+  ASSERT_TRUE(e["combined"].is_object()) << e.dump(1);
+  EXPECT_EQ(e["combined"]["verified"], true);
+  EXPECT_EQ(e["combined"]["kept"], true) << e["combined"]["reason"];
+  EXPECT_GT(e["combined"]["overall"]["speedup"].get<double>(), 1.05);
+  EXPECT_NE(r.out.find("# both together: the table with NCCL_BUFFSIZE=8388608 against NCCL's defaults"),
+            std::string::npos) << r.out;
+  EXPECT_NE(env.find("against the table with NCCL's defaults"), std::string::npos) << env;
 }
 
 TEST_F(TuneCli, AWorkerMeasuresWithTheVariablesOfItsOwnProcess) {
@@ -134,15 +144,27 @@ TEST_F(TuneCli, AWorkerMeasuresWithTheVariablesOfItsOwnProcess) {
   EXPECT_EQ(r.exit_code, 3) << r.out;
 }
 
-TEST_F(TuneCli, LaunchRunsEveryProcessAndTheFinalRunBehindTheLaunchCommand) {
+TEST_F(TuneCli, LaunchRunsTheTableJobThenEveryProcessBehindTheLaunchCommand) {
   // `env` stands in for mpirun: it runs the command after it, as a launcher does.
-  auto r = run_fabscope("tune --simulate 3 --no-progress --sizes 1M,256M --launch env -o " + quote(dir_.string()));
+  auto r = run_fabscope("tune --simulate 3 --sizes 1M,256M --launch env -o " + quote(dir_.string()));
   ASSERT_EQ(r.exit_code, 0) << r.out;
-  for (const char* f : {"env-search.json", "nccl_tuner.csv", "tune.env", "tune-report.txt", "tune.json"})
+  for (const char* f : {"nccl_tuner.csv", "tune.env", "tune-report.txt", "tune.json", "measurements.csv"})
     EXPECT_TRUE(fs::exists(dir_ / f)) << f;
+  EXPECT_NE(r.out.find("tune: searching the per-call table in one job of: env"), std::string::npos) << r.out;
+  EXPECT_LT(r.out.find("tune: all_reduce 256 MiB"), r.out.find("tune: environment-only settings")) << r.out;
   auto j = fabscope::json::parse(slurp(dir_ / "tune.json"));
   EXPECT_EQ(j["env_search"]["launch"], "each a new job of: env");
+  EXPECT_EQ(j["env_search"]["table"], fs::absolute(dir_ / "nccl_tuner.csv").lexically_normal().string());
   EXPECT_NE(r.out.find("each a new job of:"), std::string::npos) << r.out;
+  // The table job's result reaches the final files whole: the same sizes and trials as a run
+  // without --launch on the same seed (the table search is deterministic in the model).
+  const fs::path local = dir_ / "local";
+  auto l = run_fabscope("tune --simulate 3 --no-progress --sizes 1M,256M -o " + quote(local.string()));
+  ASSERT_EQ(l.exit_code, 0) << l.out;
+  auto lj = fabscope::json::parse(slurp(local / "tune.json"));
+  EXPECT_EQ(j["collectives"], lj["collectives"]);
+  EXPECT_EQ(j["table"], lj["table"]);
+  EXPECT_EQ(j["measurements"], lj["measurements"]);
 }
 
 TEST_F(TuneCli, EnvSearchUsageErrors) {
@@ -156,9 +178,8 @@ TEST_F(TuneCli, EnvSearchUsageErrors) {
   EXPECT_EQ(r.exit_code, 3);
   r = run_fabscope("tune --simulate 1 --compute-load 0");
   EXPECT_EQ(r.exit_code, 3);
-  r = run_fabscope("tune --simulate 1 --env-from /nonexistent/env-search.json");
-  EXPECT_EQ(r.exit_code, 3);
-  EXPECT_NE(r.out.find("/nonexistent/env-search.json"), std::string::npos) << r.out;
+  r = run_fabscope("tune --simulate 1 --launch false");  // the table job fails: its exit code, no output
+  EXPECT_EQ(r.exit_code, 1) << r.out;
 }
 
 TEST_F(TuneCli, ComputeLoadIsStatedInTheReport) {

@@ -19,6 +19,7 @@ WorkerSpec spec() {
   s.seed = 42;
   s.gpus = 4;
   s.plugin = "/opt/x/libnccl-tuner-fabscope.so";
+  s.table = "/shared/tune/nccl_tuner.csv";
   s.compute_load_pct = 50;
   return s;
 }

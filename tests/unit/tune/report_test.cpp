@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "core/error.hpp"
 #include "ncclenv/render.hpp"
 #include "tune/advice.hpp"
 #include "tune/report.hpp"
@@ -152,6 +153,82 @@ TEST(TunedEnv, KeptSettingsComeWithTheirReasonAndMeasuredGain) {
   EXPECT_TRUE(noted);
   const std::string file = ncclenv::render(plan, ncclenv::Format::EnvFile, {});
   EXPECT_NE(file.find("NCCL_BUFFSIZE=8388608"), std::string::npos) << file;
+}
+
+// --launch reads the table job's tune.json back: every field the outputs use comes back.
+TEST(ResultJson, RoundTripsEveryKindOfRun) {
+  SimModel no_tree;
+  no_tree.unavailable_algos = {static_cast<int>(Algo::Tree)};  // trials NCCL could not run
+  SimMeasurer sim(no_tree, 5);
+  TuneOptions o;
+  o.sizes = {1 << 20, 1 << 30};
+  o.space.channels = {-1, 32};
+  o.compute_load_pct = 40;
+  TuneResult loaded = run_tune(sim, o);
+  loaded.source = "simulated model, seed 5";
+  loaded.compute_load_busy_share = 0.93;
+  for (const TuneResult& r : {simulated(), with_env_and_load(), loaded}) {
+    const auto rows = table_rows(r);
+    const json j = report_json(r, rows, advise(r));
+    const TuneResult back = tune_result_from_json(json::parse(j.dump()));
+    EXPECT_EQ(report_json(back, table_rows(back), advise(back)), j);
+    EXPECT_EQ(render_report(back, table_rows(back), advise(back)), render_report(r, rows, advise(r)));
+    EXPECT_EQ(optimize_config_csv(back), optimize_config_csv(r));
+  }
+  EXPECT_NE(render_report(loaded, table_rows(loaded), advise(loaded)).find("could not run here"), std::string::npos);
+}
+
+TEST(ResultJson, ABrokenFileIsAnErrorNamingTheField) {
+  TuneResult r = simulated();
+  json j = report_json(r, table_rows(r), advise(r));
+  j["collectives"][0]["sizes"][1]["written"]["label"] = "ring/fast/8ch";
+  try {
+    tune_result_from_json(j);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("'ring/fast/8ch'"), std::string::npos) << e.what();
+  }
+  j = report_json(r, table_rows(r), advise(r));
+  j["collectives"][0]["sizes"][2].erase("rungs");
+  try {
+    tune_result_from_json(j);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("all_reduce size 1073741824"), std::string::npos) << e.what();
+  }
+  j = report_json(r, table_rows(r), advise(r));
+  j["schema"] = "fabscope.bench";
+  EXPECT_THROW(tune_result_from_json(j), Error);
+}
+
+TEST(ChoiceLabel, ParsesWhatLabelWritesAndNothingElse) {
+  for (const Choice& c : {kNcclDefault, Choice{1, 2, 16}, Choice{0, 0, -1}, Choice{-1, -1, 8}, Choice{6, 1, 32}})
+    EXPECT_EQ(choice_from_label(label(c)), c) << label(c);
+  for (const char* bad : {"", "ring", "ring/simple", "ring/simple/0ch", "ring/simple/99ch", "warp/simple/8ch",
+                          "ring/simple/8", "nccl-algo/nccl-ch", "ring//8ch"})
+    EXPECT_THROW(choice_from_label(bad), Error) << bad;
+}
+
+TEST(TunedEnv, ValuesDroppedByTheCombinedCheckBecomeNotes) {
+  TuneResult r = with_env_and_load();
+  r.env->table = "/shared/tune/nccl_tuner.csv";
+  CombinedCheck c;
+  c.env = r.env->chosen;
+  c.verified = true;
+  c.kept = false;
+  c.reason = "the table with NCCL_BUFFSIZE=8388608 against NCCL's defaults: ...; point 1 is -2.4% (slower than "
+             "NCCL's defaults by more than 2.0%): the values are dropped, the table alone stays";
+  r.env->combined = c;
+  r.env->chosen = {};
+  auto plan = tuned_env(r, table_rows(r), "/usr/lib/fabscope/libnccl-tuner-fabscope.so", "/etc/t.csv");
+  for (const auto& v : plan.vars) EXPECT_NE(v.name, "NCCL_BUFFSIZE");
+  bool noted = false;
+  for (const auto& n : plan.notes) noted |= n.find("NCCL_BUFFSIZE: NCCL_BUFFSIZE=8388608 was faster on top of the table") == 0;
+  EXPECT_TRUE(noted);
+  const std::string text = render_report(r, table_rows(r), advise(r));
+  EXPECT_NE(text.find("# both together: the table with NCCL_BUFFSIZE=8388608"), std::string::npos) << text;
+  EXPECT_NE(text.find("# every process loaded the table searched first"), std::string::npos) << text;
+  EXPECT_NE(text.find("# chosen: nothing"), std::string::npos) << text;
 }
 
 }  // namespace
