@@ -46,7 +46,9 @@ CHROME_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
 # Lines every headless run prints in a container and that say nothing about the page.
 NOISE = re.compile(r"dbus|D-Bus|Fontconfig|/usr/bin/chromium: \d+: \[|gpu_init|angle|viz_main|"
                    r"command_buffer|sandbox|Xlib|ozone|vaapi|GpuControl|shared_image|"
-                   r"Failed to adjust OOM score|Unable to open /proc|bus\.cc|object_proxy", re.I)
+                   r"Failed to adjust OOM score|Unable to open /proc|bus\.cc|object_proxy|"
+                   # the compositor's clock under load (viz display.cc), not the page
+                   r"Frame latency is negative", re.I)
 
 
 def chrome(url, *extra, timeout=120):
