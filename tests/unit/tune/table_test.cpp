@@ -2,7 +2,10 @@
 // plugin's own reader.
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include "core/error.hpp"
+#include "table.h"  // plugins/nccl-tuner: the reader and match rule NCCL's process uses
 #include "tune/table.hpp"
 
 namespace fabscope::tune {
@@ -72,6 +75,45 @@ TEST(TableText, BadLineIsAnErrorNamingFileAndLine) {
 TEST(TableText, ChannelOnlyChoiceCannotBeWritten) {
   std::vector<TableRow> rows{{Collective::AllReduce, 0, 1, Choice{-1, -1, 8}, 1, 8}};
   EXPECT_THROW(render_table(rows, {}), Error);
+}
+
+// What a simulated worker applies is what the plugin applies inside NCCL: table_choice against
+// the plugin's own fst_match on random tables and calls (overlapping rows, wildcards, shapes).
+TEST(TableChoice, AgreesWithThePluginsMatchRule) {
+  std::mt19937_64 rng(17);
+  const Collective colls[] = {Collective::AllReduce, Collective::AllGather, Collective::Broadcast};
+  const int funcs[] = {4, 2, 0};
+  int matched = 0, unmatched = 0;
+  for (int table = 0; table < 50; ++table) {
+    std::vector<TableRow> rows;
+    for (int i = 0; i < 6; ++i) {
+      const std::uint64_t lo = 1ull << (rng() % 30);
+      rows.push_back({colls[rng() % 3], lo, lo << (rng() % 6), Choice{static_cast<int>(rng() % 2), static_cast<int>(rng() % 3),
+                                                                     rng() % 2 ? -1 : static_cast<int>(1 + rng() % 32)},
+                      rng() % 3 ? -1 : static_cast<int>(1 + rng() % 2), rng() % 3 ? -1 : static_cast<int>(2 << (rng() % 3))});
+    }
+    const std::string text = render_table(rows, {"random"});
+    fst_table t;
+    ASSERT_EQ(fst_parse_text(text.data(), text.size(), &t, nullptr, nullptr), 0);
+    ASSERT_EQ(t.count, rows.size());
+    for (int call = 0; call < 200; ++call) {
+      const int k = static_cast<int>(rng() % 3);
+      const std::uint64_t bytes = (1ull << (rng() % 36)) + rng() % 1000;
+      const int nnodes = static_cast<int>(1 + rng() % 2), nranks = static_cast<int>(2 << (rng() % 3));
+      const long i = fst_match(&t, 0, funcs[k], bytes, nnodes, nranks, -1, -1);
+      const Choice got = table_choice(rows, colls[k], bytes, nnodes, nranks);
+      if (i < 0) {
+        EXPECT_EQ(got, kNcclDefault);
+        ++unmatched;
+      } else {
+        EXPECT_EQ(got, (Choice{t.rows[i].algo, t.rows[i].proto, t.rows[i].channels}));
+        ++matched;
+      }
+    }
+    fst_table_free(&t);
+  }
+  EXPECT_GT(matched, 500);
+  EXPECT_GT(unmatched, 500);
 }
 
 }  // namespace
