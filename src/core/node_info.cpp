@@ -1,6 +1,8 @@
 #include "core/node_info.hpp"
 
 #include <algorithm>
+#include <string>
+#include <string_view>
 
 #include "core/error.hpp"
 
@@ -106,7 +108,31 @@ void to_json(json& j, const NodeInfo& v) {
   if (v.verbs) j["verbs"] = *v.verbs;
 }
 
+namespace {
+// nlohmann converts a JSON float into an integer field with a plain cast: undefined behaviour
+// beyond the field's range (a counter written as 4734888888888888888888888 parses as a float)
+// and a silent truncation within it (a port of 1.5). Every number of a node description is an
+// integer except these, so any other float is refused naming its place.
+bool float_field(std::string_view key) {
+  return key == "rate_gbps" || key == "current_link_speed_gts" || key == "max_link_speed_gts";
+}
+
+void refuse_floats(const json& j, const std::string& path, std::string_view key, int depth) {
+  if (depth > 32) throw Error("'" + path + "' is nested deeper than a node description goes (32 levels)");
+  if (j.is_object()) {
+    for (auto it = j.begin(); it != j.end(); ++it)
+      refuse_floats(*it, path.empty() ? it.key() : path + "." + it.key(), it.key(), depth + 1);
+  } else if (j.is_array()) {
+    std::size_t i = 0;
+    for (const auto& x : j) refuse_floats(x, path + "[" + std::to_string(i++) + "]", key, depth + 1);
+  } else if (j.is_number_float() && !float_field(key)) {
+    throw Error("field '" + path + "' is " + j.dump() + ", not an integer");
+  }
+}
+}  // namespace
+
 void from_json(const json& j, NodeInfo& v) {
+  refuse_floats(j, "", "", 0);
   if (j.value("schema", "") != "fabscope.node") {
     throw Error("not a fabscope node description: field 'schema' is '" +
                 j.value("schema", std::string("(missing)")) + "', expected 'fabscope.node'");

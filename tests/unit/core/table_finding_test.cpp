@@ -70,6 +70,43 @@ TEST(NodeInfo, JsonRoundTripKeepsUnlimitedAndNulls) {
   EXPECT_EQ(back.rdma_devices[0].ports[0].rate_gbps, 400);
 }
 
+// Found by the long run of fabscope_node_json_fuzz: a counter beyond 64 bits parses as a float,
+// and nlohmann's cast of it to uint64_t was undefined behaviour.
+TEST(NodeInfo, FloatsInIntegerFieldsAreRefusedNamingTheField) {
+  NodeInfo n;
+  RdmaDevice d;
+  d.name = "mlx5_0";
+  RdmaPort p;
+  p.port = 1;
+  p.rate_gbps = 400.0;
+  p.counters["port_rcv_data"] = 7;
+  d.ports.push_back(p);
+  n.rdma_devices.push_back(d);
+  json j = n;
+  EXPECT_NO_THROW(j.get<NodeInfo>());  // rate_gbps is a float field
+  json big = j;
+  big["rdma_devices"][0]["ports"][0]["counters"]["port_rcv_data"] = json::parse("4734888888888888888888888");
+  try {
+    big.get<NodeInfo>();
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("field 'rdma_devices[0].ports[0].counters.port_rcv_data' is 4.73"),
+              std::string::npos)
+        << e.what();
+  }
+  json half = j;
+  half["rdma_devices"][0]["ports"][0]["port"] = 1.5;
+  EXPECT_THROW(half.get<NodeInfo>(), Error);
+  json version = j;
+  version["schema_version"] = 1e300;
+  EXPECT_THROW(version.get<NodeInfo>(), Error);
+  json deep = json::array();
+  for (int i = 0; i < 40; ++i) deep = json::array({deep});
+  json nested = j;
+  nested["gpus"] = deep;
+  EXPECT_THROW(nested.get<NodeInfo>(), Error);
+}
+
 TEST(NodeInfo, RejectsOtherSchema) {
   json j = {{"schema", "something.else"}};
   EXPECT_THROW(j.get<NodeInfo>(), Error);
