@@ -90,4 +90,41 @@ bool token_equal(const std::string& a, const std::string& b) {
   return diff == 0;
 }
 
+PairPlan parse_plan(const json& plan) {
+  if (!plan.is_object()) throw Error("the plan is not a JSON object");
+  auto field = [&](const char* k) -> const json& {
+    auto it = plan.find(k);
+    if (it == plan.end()) throw Error(std::string("the plan has no '") + k + "'");
+    return *it;
+  };
+  PairPlan p;
+  const json& joined = field("joined");
+  if (!joined.is_array() || joined.size() > 1'000'000) throw Error("the plan's 'joined' is not an array of ranks");
+  for (const auto& r : joined) {
+    if (!r.is_number_integer() || r.get<long long>() < 0 || r.get<long long>() > 1'000'000)
+      throw Error("the plan's 'joined' holds " + r.dump() + ", not a rank");
+    p.joined.push_back(static_cast<int>(r.get<long long>()));
+  }
+  const json& offers = field("offers");
+  if (!offers.is_array()) throw Error("the plan's 'offers' is not an array");
+  for (const auto& o : offers) {
+    if (!o.is_array() || o.size() != 4) throw Error("an offer of the plan is not 4 strings");
+    std::array<std::string, 4> v;
+    for (std::size_t i = 0; i < 4; ++i) {
+      if (!o[i].is_string()) throw Error("an offer of the plan holds " + o[i].dump() + ", not a string");
+      v[i] = o[i].get<std::string>();
+    }
+    p.offers.push_back(std::move(v));
+  }
+  if (p.offers.size() != p.joined.size()) throw Error("the plan's offers and ranks differ in number");
+  const json& mode = field("mode");
+  if (!mode.is_string()) throw Error("the plan's 'mode' is not a string");
+  p.mode = mode.get<std::string>();
+  const json& seed = field("seed");
+  if (!seed.is_number_unsigned() && !(seed.is_number_integer() && seed.get<long long>() >= 0))
+    throw Error("the plan's 'seed' is " + seed.dump() + ", not an unsigned integer");
+  p.seed = seed.get<std::uint64_t>();
+  return p;
+}
+
 }  // namespace fabscope::cluster

@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/json.hpp"
 
@@ -53,5 +54,17 @@ bool token_equal(const std::string& a, const std::string& b);
 
 // A payload that must be a JSON object (Data messages). Throws Error naming the peer.
 json parse_payload(const std::string& payload, const std::string& from);
+
+// The pair plan rank 0 broadcasts (cluster/run.cpp): the ranks that joined, what each offers
+// (name, TCP pair address, RDMA address, RDMA note), the pairs mode and the schedule's seed.
+// Every field is type- and range-checked (a float where an integer belongs would be undefined
+// behaviour in a plain conversion); throws Error naming the field.
+struct PairPlan {
+  std::vector<int> joined;
+  std::vector<std::array<std::string, 4>> offers;
+  std::string mode;
+  std::uint64_t seed = 0;
+};
+PairPlan parse_plan(const json& plan);
 
 }  // namespace fabscope::cluster

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "cluster/message.hpp"
 #include "core/error.hpp"
 
 namespace fabscope::cluster {
@@ -84,15 +85,11 @@ std::optional<ClusterInput> run_cluster(Exchange& ex, NodeSummary mine, const Pa
   std::uint64_t seed = 0;
   try {
     if (plan.is_discarded()) throw Error("not JSON");
-    joined = plan.at("joined").get<std::vector<int>>();
-    for (const auto& o : plan.at("offers")) {
-      const auto v = o.get<std::vector<std::string>>();
-      if (v.size() != 4) throw Error("an offer has " + std::to_string(v.size()) + " fields, not 4");
-      offer.push_back({v[0], v[1], v[2], v[3]});
-    }
-    spec = parse_pairs(plan.at("mode").get<std::string>());
-    seed = plan.at("seed").get<std::uint64_t>();
-    if (offer.size() != joined.size()) throw Error("offers and ranks differ in number");
+    PairPlan p = parse_plan(plan);
+    joined = std::move(p.joined);
+    for (auto& v : p.offers) offer.push_back({v[0], v[1], v[2], v[3]});
+    spec = parse_pairs(p.mode);
+    seed = p.seed;
   } catch (const std::exception& e) {
     throw Error(std::string("cluster: rank 0 sent a malformed pair plan: ") + e.what());
   }

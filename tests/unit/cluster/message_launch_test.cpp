@@ -69,6 +69,40 @@ TEST(Message, HelloFieldsAreTypeCheckedAndBounded) {
   EXPECT_FALSE(error_of([] { parse_hello("{\"token\":\"" + std::string(300, 'x') + "\"}", "p"); }).empty());
 }
 
+TEST(Message, PairPlanFieldsAreTypeCheckedNamingTheField) {
+  const json good = json::parse(
+      R"({"joined":[0,2],"offers":[["a","10.0.0.1","",""],["b","10.0.0.2","10.0.0.2","rdma ok"]],)"
+      R"("mode":"random:3","seed":7})");
+  const PairPlan p = parse_plan(good);
+  EXPECT_EQ(p.joined, (std::vector<int>{0, 2}));
+  ASSERT_EQ(p.offers.size(), 2u);
+  EXPECT_EQ(p.offers[1][3], "rdma ok");
+  EXPECT_EQ(p.mode, "random:3");
+  EXPECT_EQ(p.seed, 7u);
+  auto refused = [&](const char* key, const json& value, const std::string& says) {
+    json j = good;
+    j[key] = value;
+    try {
+      parse_plan(j);
+      ADD_FAILURE() << key << " = " << value.dump();
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
+    }
+  };
+  // Floats in integer fields were a plain conversion (undefined behaviour beyond the range).
+  refused("joined", json::array({0, 1.4e138}), "holds 1.4e+138, not a rank");
+  refused("joined", json::array({0, -1}), "not a rank");
+  refused("seed", 1e300, "'seed' is 1e+300");
+  refused("seed", -3, "not an unsigned integer");
+  refused("offers", json::array({json::array({"a", "b", "c"}), json::array({"a", "b", "c", "d"})}), "not 4 strings");
+  refused("offers", json::array({json::array({"a", 1, "c", "d"}), json::array({"a", "b", "c", "d"})}), "not a string");
+  refused("offers", json::array({json::array({"a", "b", "c", "d"})}), "differ in number");
+  refused("mode", 3, "'mode' is not a string");
+  json missing = good;
+  missing.erase("seed");
+  EXPECT_THROW(parse_plan(missing), Error);
+}
+
 TEST(Message, TokenComparison) {
   EXPECT_TRUE(token_equal("12345", "12345"));
   EXPECT_FALSE(token_equal("12345", "12346"));
