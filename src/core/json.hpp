@@ -1,9 +1,14 @@
 #pragma once
 // nlohmann::json plus std::optional support: nullopt <-> null. Every --json output carries
 // "schema" (a name) and "schema_version" (an integer bumped on incompatible change).
+#include <cstdint>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <utility>
+
+#include "core/error.hpp"
 
 namespace nlohmann {
 template <typename T>
@@ -25,6 +30,39 @@ using json = nlohmann::json;
 // not fail should one slip through). indent -1 is one line.
 inline std::string dump_json(const json& j, int indent = 2) {
   return j.dump(indent, ' ', false, json::error_handler_t::replace);
+}
+
+// Integers read from input (a peer, a saved result, a file): nlohmann's get<T>() converts a
+// float or an out-of-range integer without a word (for a float beyond T's range that is
+// undefined behaviour), so such integers are read with these: a JSON integer within T's range,
+// else fabscope::Error naming the key and the value.
+template <typename T>
+T int_value(const json& v, const std::string& key) {
+  if (v.is_number_unsigned()) {
+    auto u = v.get<std::uint64_t>();
+    if (std::in_range<T>(u)) return static_cast<T>(u);
+  } else if (v.is_number_integer()) {
+    auto i = v.get<std::int64_t>();
+    if (std::in_range<T>(i)) return static_cast<T>(i);
+  }
+  throw Error("'" + key + "': expected an integer from " + std::to_string(std::numeric_limits<T>::min()) + " to " +
+              std::to_string(std::numeric_limits<T>::max()) + ", got " + v.dump().substr(0, 40));
+}
+template <typename T>
+T int_at(const json& j, const std::string& key) {
+  return int_value<T>(j.at(key), key);
+}
+// Absent or null: def.
+template <typename T>
+T int_or(const json& j, const std::string& key, T def) {
+  auto it = j.find(key);
+  return it == j.end() || it->is_null() ? def : int_value<T>(*it, key);
+}
+template <typename T>
+std::optional<T> int_opt(const json& j, const std::string& key) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return std::nullopt;
+  return int_value<T>(*it, key);
 }
 
 }  // namespace fabscope

@@ -57,38 +57,8 @@ std::uint64_t parse_size(const std::string& text);
 // "mlx5_0" or "mlx5_0:1" -> device and port; UsageError on an empty name or a bad port.
 std::pair<std::string, std::optional<int>> parse_device(const std::string& text);
 
-// Integers the peer sent. nlohmann's get<T>() converts a float or an out-of-range integer
-// without a word (for a float beyond T's range that is undefined behaviour), so every integer of
-// the control protocol and of a saved result is read with these: a JSON integer within T's range,
-// else Error naming the key and the value.
-template <typename T>
-T int_value(const json& v, const std::string& key) {
-  if (v.is_number_unsigned()) {
-    auto u = v.get<std::uint64_t>();
-    if (std::in_range<T>(u)) return static_cast<T>(u);
-  } else if (v.is_number_integer()) {
-    auto i = v.get<std::int64_t>();
-    if (std::in_range<T>(i)) return static_cast<T>(i);
-  }
-  throw Error("'" + key + "': expected an integer from " + std::to_string(std::numeric_limits<T>::min()) + " to " +
-              std::to_string(std::numeric_limits<T>::max()) + ", got " + v.dump().substr(0, 40));
-}
-template <typename T>
-T int_at(const json& j, const std::string& key) {
-  return int_value<T>(j.at(key), key);
-}
-// Absent or null: def.
-template <typename T>
-T int_or(const json& j, const std::string& key, T def) {
-  auto it = j.find(key);
-  return it == j.end() || it->is_null() ? def : int_value<T>(*it, key);
-}
-template <typename T>
-std::optional<T> int_opt(const json& j, const std::string& key) {
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return std::nullopt;
-  return int_value<T>(*it, key);
-}
+// Integers the peer sent and those of a saved result are read with core/json.hpp's int_value,
+// int_at, int_or and int_opt (range-checked; a float is refused by name).
 
 // The perftest -a sweep: 2 B .. 8 MiB in powers of two.
 std::vector<std::uint64_t> all_sizes();

@@ -96,7 +96,7 @@ Verdict verdict_from(const json& j, const std::string& where) {
     v.speedup_hi = j.at("speedup_ci95").at(1).get<double>();
     v.default_us = j.at("base_time_us").get<double>();
     v.tuned_us = j.at("candidate_time_us").get<double>();
-    v.pairs = j.at("pairs").get<int>();
+    v.pairs = int_at<int>(j, "pairs");
     v.reason = j.at("reason").get<std::string>();
   } catch (const json::exception& e) {
     throw Error("env search JSON: " + where + ": " + e.what());
@@ -333,16 +333,16 @@ json env_search_json(const EnvSearchResult& r) {
 EnvSearchResult env_search_from_json(const json& j) {
   EnvSearchResult r;
   try {
-    if (j.at("schema_version").get<int>() != EnvSearchResult::kSchemaVersion)
+    if (int_at<int>(j, "schema_version") != EnvSearchResult::kSchemaVersion)
       throw Error("env search JSON: schema_version " + j.at("schema_version").dump() + ", expected " +
                   std::to_string(EnvSearchResult::kSchemaVersion));
     r.net_path = j.at("net_path").get<std::string>();
     r.launch = j.at("launch").get<std::string>();
-    r.processes = j.at("processes").get<std::int64_t>();
+    r.processes = int_at<std::int64_t>(j, "processes");
     for (const auto& p : j.at("points")) {
       auto c = bench::parse_collective(p.at("collective").get<std::string>());
       if (!c) throw Error("env search JSON: points: unknown collective " + p.at("collective").dump());
-      r.points.push_back({*c, p.at("bytes").get<std::uint64_t>()});
+      r.points.push_back({*c, int_at<std::uint64_t>(p, "bytes")});
     }
     r.chosen = assignment_from(j.at("chosen"), "chosen");
     // table and combined were added to version 1: absent in files of the first layout.
@@ -362,7 +362,7 @@ EnvSearchResult env_search_from_json(const json& j) {
       if (g.verified) g.overall = verdict_from(x.at("overall"), g.group.name + ".overall");
       for (const auto& v : x.at("per_point")) g.per_point.push_back(verdict_from(v, g.group.name + ".per_point"));
       for (const auto& t : x.at("trials"))
-        g.trials.push_back({assignment_from(t.at("env"), g.group.name + ".trials"), t.at("rung").get<int>(),
+        g.trials.push_back({assignment_from(t.at("env"), g.group.name + ".trials"), int_at<int>(t, "rung"),
                             t.at("time_us").get<std::vector<double>>(), t.at("score").get<double>()});
       r.groups.push_back(std::move(g));
     }

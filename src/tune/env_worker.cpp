@@ -104,7 +104,7 @@ WorkerSpec worker_spec_from(const std::string& text) {
     for (const auto& p : j.at("points")) {
       auto c = bench::parse_collective(p.at("collective").get<std::string>());
       if (!c) throw UsageError("tune: --env-worker: unknown collective " + p.at("collective").dump());
-      s.points.push_back({*c, p.at("bytes").get<std::uint64_t>()});
+      s.points.push_back({*c, int_at<std::uint64_t>(p, "bytes")});
     }
     s.budget_s = j.at("budget_s").get<double>();
     for (const auto& e : j.at("env")) {
@@ -113,13 +113,17 @@ WorkerSpec worker_spec_from(const std::string& text) {
       s.env.vars.emplace_back(name, e.at("value").get<std::string>());
     }
     s.simulate = j.at("simulate").get<bool>();
-    s.seed = j.at("seed").get<std::uint64_t>();
-    s.gpus = j.at("gpus").get<int>();
+    s.seed = int_at<std::uint64_t>(j, "seed");
+    s.gpus = int_at<int>(j, "gpus");
     s.plugin = j.at("plugin").get<std::string>();
     if (j.contains("table")) s.table = j["table"].get<std::string>();
     s.compute_load_pct = j.at("compute_load_pct").get<double>();
     s.timeout_s = j.at("timeout_s").get<double>();
   } catch (const json::exception& e) {
+    throw UsageError(std::string("tune: --env-worker: ") + e.what());
+  } catch (const UsageError&) {
+    throw;
+  } catch (const Error& e) {  // an integer field out of range or not an integer (core/json.hpp)
     throw UsageError(std::string("tune: --env-worker: ") + e.what());
   }
   if (s.points.empty()) throw UsageError("tune: --env-worker: no points");
@@ -144,8 +148,8 @@ ProcessResult parse_worker_output(const std::string& out) {
     try {
       json j = json::parse(line.substr(std::string(kLinePrefix).size()));
       r.time_us = j.at("time_us").get<std::vector<double>>();
-      r.nranks = j.at("nranks").get<int>();
-      r.nnodes = j.at("nnodes").get<int>();
+      r.nranks = int_at<int>(j, "nranks");
+      r.nnodes = int_at<int>(j, "nnodes");
       r.net_path = j.at("net_path").get<std::string>();
       r.nccl_version = j.at("nccl_version").get<std::string>();
       if (j.contains("compute_load_busy_share") && !j["compute_load_busy_share"].is_null())

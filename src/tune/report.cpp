@@ -242,7 +242,7 @@ Choice choice_from(const json& j, const std::string& where) {
 
 Verdict idle_from(const json& j) {
   Verdict v;
-  v.pairs = j.at("pairs").get<int>();
+  v.pairs = int_at<int>(j, "pairs");
   v.reason = j.at("reason").get<std::string>();
   v.default_us = j.at("default_time_us").get<double>();
   if (v.pairs > 0) {
@@ -260,14 +260,14 @@ TuneResult tune_result_from_json(const json& j) {
   std::string where = "the document";
   try {
     if (j.at("schema").get<std::string>() != "fabscope.tune") throw Error("tune JSON: schema is not fabscope.tune");
-    if (j.at("schema_version").get<int>() != TuneResult::kSchemaVersion)
+    if (int_at<int>(j, "schema_version") != TuneResult::kSchemaVersion)
       throw Error("tune JSON: schema_version " + j.at("schema_version").dump() + ", expected " +
                   std::to_string(TuneResult::kSchemaVersion));
     r.simulated = j.at("simulated").get<bool>();
     r.source = j.at("source").get<std::string>();
-    r.nranks = j.at("nranks").get<int>();
-    r.nnodes = j.at("nnodes").get<int>();
-    r.measurements = j.at("measurements").get<std::int64_t>();
+    r.nranks = int_at<int>(j, "nranks");
+    r.nnodes = int_at<int>(j, "nnodes");
+    r.measurements = int_at<std::int64_t>(j, "measurements");
     if (j.contains("compute_load") && !j["compute_load"].is_null()) {
       r.compute_load_pct = j["compute_load"].at("sm_percent").get<double>();
       const auto& b = j["compute_load"].at("busy_share");
@@ -284,7 +284,7 @@ TuneResult tune_result_from_json(const json& j) {
       for (const auto& l : c.at("candidates")) co.candidates.push_back(choice_from_label(l.get<std::string>()));
       for (const auto& x : c.at("sizes")) {
         SizeOutcome s;
-        s.bytes = x.at("bytes").get<std::uint64_t>();
+        s.bytes = int_at<std::uint64_t>(x, "bytes");
         where = name + " size " + std::to_string(s.bytes);
         s.verdict.default_us = x.at("default_time_us").get<double>();
         s.default_busbw = x.at("default_busbw_gbytes_per_s").get<double>();
@@ -292,7 +292,7 @@ TuneResult tune_result_from_json(const json& j) {
         s.written = choice_from(x.at("written"), where + " written");
         s.written_busbw = x.at("written_busbw_gbytes_per_s").get<double>();
         s.verdict.keep_tuned = x.at("kept_tuned").get<bool>();
-        s.verdict.pairs = x.at("pairs").get<int>();
+        s.verdict.pairs = int_at<int>(x, "pairs");
         s.verdict.reason = x.at("reason").get<std::string>();
         s.verdict.tuned_us = s.verdict.default_us;
         if (x.at("verified").get<bool>()) {
@@ -302,11 +302,11 @@ TuneResult tune_result_from_json(const json& j) {
           s.verdict.tuned_us = x.at("tuned_time_us").get<double>();
         }
         if (!x.at("idle").is_null()) s.idle = idle_from(x["idle"]);
-        s.search.rungs = x.at("rungs").get<int>();
+        s.search.rungs = int_at<int>(x, "rungs");
         for (const auto& t : x.at("trials")) {
           Trial tr;
           tr.choice = choice_from_label(t.at("choice").get<std::string>());
-          tr.rung = t.at("rung").get<int>();
+          tr.rung = int_at<int>(t, "rung");
           tr.m.time_us = t.at("time_us").get<double>();
           tr.m.rel_ci = t.at("rel_ci").get<double>();
           tr.m.applied = t.at("applied").get<bool>();

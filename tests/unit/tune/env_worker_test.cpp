@@ -46,6 +46,14 @@ TEST(WorkerSpec, BadSpecsAreUsageErrorsNamingTheProblem) {
   j = worker_spec_json(spec());
   j["points"] = json::array();
   EXPECT_THROW(worker_spec_from(j.dump()), UsageError);
+  j = worker_spec_json(spec());
+  j["gpus"] = 1.4e138;  // a float into an int was a plain conversion (undefined behaviour)
+  try {
+    worker_spec_from(j.dump());
+    FAIL();
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("'gpus'"), std::string::npos) << e.what();
+  }
 }
 
 TEST(WorkerOutput, FindsTheResultAmongNcclsLogLines) {

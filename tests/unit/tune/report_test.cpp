@@ -197,6 +197,14 @@ TEST(ResultJson, ABrokenFileIsAnErrorNamingTheField) {
     EXPECT_NE(std::string(e.what()).find("all_reduce size 1073741824"), std::string::npos) << e.what();
   }
   j = report_json(r, table_rows(r), advise(r));
+  j["collectives"][0]["sizes"][0]["bytes"] = 1e300;  // not an integer: refused, never cast
+  try {
+    tune_result_from_json(j);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("'bytes'"), std::string::npos) << e.what();
+  }
+  j = report_json(r, table_rows(r), advise(r));
   j["schema"] = "fabscope.bench";
   EXPECT_THROW(tune_result_from_json(j), Error);
 }
