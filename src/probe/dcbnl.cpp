@@ -150,6 +150,9 @@ DcbReply parse_dcb_reply(std::span<const std::uint8_t> bytes) {
         off += align4(len);
         continue;
       }
+      // The kernel sends a negative errno (-1 .. -4095); anything else (INT_MIN cannot even be
+      // negated) is not an error code.
+      if (err < -4095 || err > 4095) return malformed("NLMSG_ERROR code " + std::to_string(err) + " is no errno");
       DcbReply r;
       r.error = err < 0 ? -err : err;
       r.status = r.error == EOPNOTSUPP ? DcbReply::Status::Unsupported

@@ -2,6 +2,10 @@
 // assembled in the kernel's layout where no device could give a real one.
 #include <gtest/gtest.h>
 
+#include <cerrno>
+#include <climits>
+#include <cstdint>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 
@@ -81,6 +85,21 @@ TEST(Dcbnl, AppliedReplySaysPriorityAndDscpTrust) {
   apply_dcb_reply(parse_dcb_reply(reply("virtio-eth0-eopnotsupp.bin")), unknown);
   EXPECT_FALSE(unknown.pfc_priorities);
   EXPECT_NE(unknown.dcb_note.find("EOPNOTSUPP"), std::string::npos);
+}
+
+// Found by the long run of fabscope_fabric_fuzz: an error code of INT_MIN was negated (UB).
+TEST(Dcbnl, ErrorCodeOutsideTheErrnoRangeIsMalformed) {
+  auto bytes = reply("virtio-eth0-eopnotsupp.bin");
+  ASSERT_GE(bytes.size(), 20u);
+  for (std::int32_t code : {INT32_MIN, -4096, 4096, INT32_MAX}) {
+    std::memcpy(bytes.data() + 16, &code, sizeof code);  // the error field after the header
+    auto r = parse_dcb_reply(bytes);
+    EXPECT_EQ(r.status, DcbReply::Status::Malformed) << code;
+    EXPECT_NE(r.detail.find("is no errno"), std::string::npos) << r.detail;
+  }
+  const std::int32_t einval = -EINVAL;
+  std::memcpy(bytes.data() + 16, &einval, sizeof einval);
+  EXPECT_EQ(parse_dcb_reply(bytes).error, EINVAL);
 }
 
 TEST(Dcbnl, EveryTruncationIsMalformedNotACrash) {
