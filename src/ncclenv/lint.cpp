@@ -91,13 +91,8 @@ void rule_unknown(Ctx& c, const EnvEntry& e) {
                        std::string("rename it to ") + f.replacement + " (" + e.where() + ")", kDocs));
     return;
   }
-  std::string close;
-  std::size_t best = SIZE_MAX;
-  for (const auto& v : c.vars) {
-    const auto d = edit_distance_within(e.key, v.name, 3);  // a typo is at most 3 edits
-    if (d < best) best = d, close = std::string(v.name);
-  }
-  const bool typo = best > 0 && best <= 3 && best * 2 < e.key.size();
+  const std::string close = closest_var(e.key, c.vars);
+  const bool typo = !close.empty();
   c.out.push_back(
       make_finding("env.unknown_variable", Severity::Warn, e.key,
                    e.key + " is not an NCCL variable fabscope knows; NCCL ignores names it does not read" +

@@ -326,10 +326,12 @@ std::size_t edit_distance_within(std::string_view a, std::string_view b, std::si
   return prev[m];
 }
 
-std::string closest_var(std::string_view name) {
+std::string closest_var(std::string_view name) { return closest_var(name, kVars); }
+
+std::string closest_var(std::string_view name, const std::vector<VarInfo>& vars) {
   std::size_t best = SIZE_MAX;
   std::string_view best_name;
-  for (const auto& v : kVars) {
+  for (const auto& v : vars) {
     const std::size_t d = edit_distance_within(name, v.name, 3);
     if (d < best) {
       best = d;

@@ -50,5 +50,7 @@ std::size_t edit_distance_within(std::string_view a, std::string_view b, std::si
 // The known name closest to `name` by edit distance, when close enough to be a typo
 // (at most 3 edits, and less than half the name); "" otherwise.
 std::string closest_var(std::string_view name);
+// The same among the given variables (lint judges against the list it was given).
+std::string closest_var(std::string_view name, const std::vector<VarInfo>& vars);
 
 }  // namespace fabscope::ncclenv
