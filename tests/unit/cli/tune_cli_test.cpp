@@ -178,7 +178,9 @@ TEST_F(TuneCli, EnvSearchUsageErrors) {
   EXPECT_EQ(r.exit_code, 3);
   r = run_fabscope("tune --simulate 1 --compute-load 0");
   EXPECT_EQ(r.exit_code, 3);
-  r = run_fabscope("tune --simulate 1 --launch false");  // the table job fails: its exit code, no output
+  // The table job fails: its exit code, no output (the out dir is the test's own: the tests run
+  // as an unprivileged user from a directory it cannot write).
+  r = run_fabscope("tune --simulate 1 --launch false -o " + quote((dir_ / "failed").string()));
   EXPECT_EQ(r.exit_code, 1) << r.out;
 }
 
