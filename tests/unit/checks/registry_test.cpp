@@ -63,8 +63,11 @@ TEST(Registry, EveryAnchorInDocsChecksMdIsARegisteredId) {
   for (const auto& c : checks::registry()) registered.insert(anchor_of(c.id));
   // cluster-* anchors are the ids of `fabscope cluster` (cluster::registry(), tested in
   // tests/unit/cluster/registry_docs_test.cpp): they judge many nodes, not one.
-  for (const auto& a : doc_anchors())
-    if (a.rfind("cluster-", 0) != 0) EXPECT_TRUE(registered.count(a)) << "docs/checks.md#" << a << " is no check id";
+  for (const auto& a : doc_anchors()) {
+    if (a.rfind("cluster-", 0) != 0) {
+      EXPECT_TRUE(registered.count(a)) << "docs/checks.md#" << a << " is no check id";
+    }
+  }
 }
 
 TEST(Registry, DocsStateTheRegisteredSeverity) {

@@ -107,8 +107,12 @@ TEST(Consistency, EnvPlanDifferenceAndUnsetVariable) {
   for (const auto& f : c.findings)
     if (f.id == "cluster.env_plan_differs") {
       ++env;
-      if (f.subject == "env.NCCL_IB_GID_INDEX") EXPECT_NE(f.evidence.find("3 on gpu1"), std::string::npos) << f.evidence;
-      if (f.subject == "env.NCCL_IB_HCA") EXPECT_NE(f.evidence.find("on gpu0"), std::string::npos) << f.evidence;
+      if (f.subject == "env.NCCL_IB_GID_INDEX") {
+        EXPECT_NE(f.evidence.find("3 on gpu1"), std::string::npos) << f.evidence;
+      }
+      if (f.subject == "env.NCCL_IB_HCA") {
+        EXPECT_NE(f.evidence.find("on gpu0"), std::string::npos) << f.evidence;
+      }
     }
   EXPECT_EQ(env, 2);
 }

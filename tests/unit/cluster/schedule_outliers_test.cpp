@@ -168,7 +168,9 @@ TEST(Render, MatrixFitsOneHundredColumnsAtAnySize) {
       ++lines;
     }
     EXPECT_LE(lines, 100u) << n;
-    if (n > 10) EXPECT_NE(text.find('!'), std::string::npos) << n;  // the 20 Gb/s pair shows
+    if (n > 10) {
+      EXPECT_NE(text.find('!'), std::string::npos) << n;  // the 20 Gb/s pair shows
+    }
   }
 }
 

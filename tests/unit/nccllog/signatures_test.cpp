@@ -30,8 +30,11 @@ TEST(Signatures, EveryEntryHasTitleCauseAndRemedy) {
 }
 
 TEST(Signatures, InfoEntriesHaveAPrefixSoInfoLinesStayCheap) {
-  for (const auto& s : signatures())
-    if (s.on == MatchOn::Info) EXPECT_NE(std::string(s.prefix), "") << s.id;
+  for (const auto& s : signatures()) {
+    if (s.on == MatchOn::Info) {
+      EXPECT_NE(std::string(s.prefix), "") << s.id;
+    }
+  }
 }
 
 TEST(Signatures, EveryIdIsDocumentedInNccllogMd) {

@@ -91,6 +91,8 @@ TEST(CollectVerbs, SaysWhyWhenNotAvailable) {
   // On build machines without RDMA hardware: no crash, and an explanation when unavailable.
   VerbsInfo v = probe::collect_verbs();
   EXPECT_FALSE(v.status.empty());
-  if (!v.available) EXPECT_TRUE(v.devices.empty());
+  if (!v.available) {
+    EXPECT_TRUE(v.devices.empty());
+  }
   for (const auto& d : v.devices) EXPECT_FALSE(d.name.empty());
 }
