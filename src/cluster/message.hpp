@@ -10,6 +10,7 @@
 // Parsers never trust the peer: the header is checked field by field, the payload length bounded
 // before anything is allocated, the JSON parsed without exceptions and its fields type-checked.
 #include <array>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>

@@ -103,13 +103,13 @@ WorkerSpec worker_spec_from(const std::string& text) {
   try {
     for (const auto& p : j.at("points")) {
       auto c = bench::parse_collective(p.at("collective").get<std::string>());
-      if (!c) throw UsageError("tune: --env-worker: unknown collective " + p.at("collective").dump());
+      if (!c) throw Error("unknown collective " + p.at("collective").dump());
       s.points.push_back({*c, int_at<std::uint64_t>(p, "bytes")});
     }
     s.budget_s = j.at("budget_s").get<double>();
     for (const auto& e : j.at("env")) {
       std::string name = e.at("name").get<std::string>();
-      if (name.rfind("NCCL_", 0) != 0) throw UsageError("tune: --env-worker: env names '" + name + "', not an NCCL_ variable");
+      if (name.rfind("NCCL_", 0) != 0) throw Error("env names '" + name + "', not an NCCL_ variable");
       s.env.vars.emplace_back(name, e.at("value").get<std::string>());
     }
     s.simulate = j.at("simulate").get<bool>();
@@ -121,9 +121,7 @@ WorkerSpec worker_spec_from(const std::string& text) {
     s.timeout_s = j.at("timeout_s").get<double>();
   } catch (const json::exception& e) {
     throw UsageError(std::string("tune: --env-worker: ") + e.what());
-  } catch (const UsageError&) {
-    throw;
-  } catch (const Error& e) {  // an integer field out of range or not an integer (core/json.hpp)
+  } catch (const Error& e) {  // a bad value, or an integer out of range or not one (core/json.hpp)
     throw UsageError(std::string("tune: --env-worker: ") + e.what());
   }
   if (s.points.empty()) throw UsageError("tune: --env-worker: no points");
