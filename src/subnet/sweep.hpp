@@ -1,0 +1,57 @@
+#pragma once
+// Collecting the subnet from a local InfiniBand port through rdma-core's management libraries
+// (libibumad, libibmad, libibnetdisc), all opened with dlopen: discovery, every port's PortInfo,
+// counters, the subnet managers' SMInfo, and routes through the switches' forwarding tables.
+// Several MADs are in flight at once (bounded), each with a timeout and retries; a node that does
+// not answer is named in a note and the sweep goes on.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "subnet/model.hpp"
+
+namespace fabscope::subnet {
+
+struct SweepOptions {
+  std::string ca;           // "mlx5_0"; "" = the first InfiniBand device with an active port
+  int port = 0;             // 0 = the first active port of that device
+  int max_smps = 16;        // SMPs in flight during discovery
+  int max_inflight = 64;    // PMA (counter) MADs in flight
+  int timeout_ms = 100;     // per MAD
+  int retries = 3;          // per MAD
+  bool counters = true;     // read PortCounters (+ Extended where supported) of every port
+};
+
+// Why there is no sweep: thrown as fabscope::Error with one of these messages' meaning, so the
+// command can say what to do. NoLibrary: "no InfiniBand management access on this node
+// (libibumad.so.3 not found: install ...)"; NoDevice: no InfiniBand port (RoCE-only nodes:
+// "MAD-based discovery is InfiniBand-only"); NoPermission: /dev/infiniband/umadN not openable as
+// this user (what access is needed).
+struct AccessError : Error {
+  enum class Kind { NoLibrary, NoDevice, NoPermission, Failed };
+  Kind kind;
+  AccessError(Kind k, const std::string& what) : Error(what), kind(k) {}
+};
+
+// The whole subnet, seen from one local port. Throws AccessError when the fabric cannot be
+// reached at all; a partial fabric (nodes that did not answer) is a result with notes.
+Subnet sweep(const SweepOptions& opt);
+
+// Counters only, for a second sample over an interval: re-reads the counters of every port of
+// s (same nodes and ports; what does not answer gets nullopt and a note).
+void read_counters(Subnet& s, const SweepOptions& opt);
+
+// One hop of a route: the node, the port the packet enters by (0 at the source) and the port it
+// leaves by (0 at the destination).
+struct Hop {
+  int node = -1;
+  int in_port = 0;
+  int out_port = 0;
+};
+// The path the forwarding tables give from node src (an HCA or switch of s; for an HCA, its first
+// active port) to destination LID dst_lid, hop by hop, like ibtracert: reads each switch's
+// LinearForwardingTable block on the way. Throws Error naming the switch where the route breaks
+// (no entry, a loop, a down port).
+std::vector<Hop> trace_route(const Subnet& s, int src, std::uint16_t dst_lid, const SweepOptions& opt);
+
+}  // namespace fabscope::subnet
