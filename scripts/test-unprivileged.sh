@@ -22,6 +22,7 @@ opened=()
 cleanup() {
   local d
   for d in "${opened[@]}"; do chmod o-x "$d"; done
+  chmod -R u+rwx "$work" 2>/dev/null || true
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -82,5 +83,31 @@ grep -q '^# TYPE ' "$work/metrics" || { echo "FAIL  exporter --once printed no m
 if run "$fabscope" probe --json | grep -q 'Permission denied'; then
   echo "FAIL  probe --json reports 'Permission denied' instead of 'not readable as this user'"; failed=1
 fi
+# 3. nft absent and nft present, whatever this machine has installed, each under a PATH whose first
+# entry this user cannot search (what a service account or `sudo -u` inherits from root). The
+# present one is a stand-in that fails as nft does without CAP_NET_ADMIN.
+locked=$work/locked absent=$work/bin-without-nft present=$work/bin-with-nft
+mkdir -p "$locked" "$absent" "$present"
+chmod 755 "$absent" "$present"
+printf '#!/bin/sh\necho "netlink: Error: cache initialization failed: Operation not permitted" >&2\nexit 1\n' \
+  > "$present/nft"
+chmod 755 "$present/nft"
+if [ "$(id -u)" -eq 0 ]; then chmod 700 "$locked"; else chmod 000 "$locked"; fi
+run_path() { local p=$1; shift; env HOME="$work" FABSCOPE_ROOT= "${as_user[@]}" /usr/bin/env PATH="$p" "$@"; }
+firewall_note() {  # PATH, expected text in probe --json
+  local out rc=0
+  out=$(run_path "$1" "$fabscope" probe --json 2>&1) || rc=$?
+  if [ $rc -ge 3 ]; then
+    echo "FAIL  probe --json with PATH=$1 exited $rc"; failed=1
+  elif ! grep -qF "$2" <<<"$out" || grep -q 'Permission denied' <<<"$out"; then
+    echo "FAIL  probe --json with PATH=$1: no '$2' (or 'Permission denied'):"
+    grep -i 'nft\|firewall\|denied' <<<"$out" | head -5 | sed 's/^/      /'; failed=1
+  else
+    echo "ok    probe --json with PATH=$1: $2"
+  fi
+}
+firewall_note "$locked:$absent" 'nft not found (nftables not installed): firewall unknown'
+firewall_note "$locked:$present" 'not readable as this user (nft: netlink: Error: cache initialization failed: Operation not permitted)'
+chmod 755 "$locked"
 [ $failed -eq 0 ] || exit 1
 echo "ok: CLI tests and read-only commands as $(run id -un)"

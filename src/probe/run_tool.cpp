@@ -4,10 +4,12 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <chrono>
 #include <cstring>
 
@@ -15,10 +17,61 @@ extern char** environ;
 
 namespace fabscope::probe {
 
+namespace {
+// A regular file (following links) that the effective user may execute.
+ToolPath::Status candidate(const std::string& path) {
+  struct stat st{};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return ToolPath::Status::NotFound;
+  return ::faccessat(AT_FDCWD, path.c_str(), X_OK, AT_EACCESS) == 0 ? ToolPath::Status::Found
+                                                                     : ToolPath::Status::NotExecutable;
+}
+}  // namespace
+
+ToolPath resolve_tool(const std::string& name, const char* path_env) {
+  ToolPath r;
+  if (name.empty()) return r;
+  if (name.find('/') != std::string::npos) {
+    r.status = candidate(name);
+    if (r.status != ToolPath::Status::NotFound) r.path = name;
+    return r;
+  }
+  const std::string path = path_env ? path_env : "/bin:/usr/bin";
+  std::size_t start = 0;
+  while (start <= path.size()) {
+    std::size_t end = path.find(':', start);
+    if (end == std::string::npos) end = path.size();
+    std::string dir = path.substr(start, end - start);
+    start = end + 1;
+    // A directory we cannot search, or one that does not exist, is skipped: stat() of the
+    // candidate fails the same way (EACCES, ENOENT, ENOTDIR) and the lookup goes on.
+    std::string full = (dir.empty() ? std::string(".") : dir) + "/" + name;
+    switch (candidate(full)) {
+      case ToolPath::Status::Found:
+        return {ToolPath::Status::Found, full};
+      case ToolPath::Status::NotExecutable:
+        if (r.status == ToolPath::Status::NotFound) r = {ToolPath::Status::NotExecutable, full};
+        break;
+      case ToolPath::Status::NotFound:
+        break;
+    }
+  }
+  return r;
+}
+
 ToolResult run_tool(const std::vector<std::string>& argv, int timeout_ms, std::size_t max_bytes) {
   ToolResult r;
   if (argv.empty()) {
     r.error = "no command";
+    return r;
+  }
+  const ToolPath tool = resolve_tool(argv[0], ::getenv("PATH"));
+  if (tool.status == ToolPath::Status::NotFound) {
+    r.status = ToolResult::Status::NotFound;
+    r.error = argv[0] + ": not found on PATH";
+    return r;
+  }
+  if (tool.status == ToolPath::Status::NotExecutable) {
+    r.error = argv[0] + ": " + tool.path + " is not executable by this user";
     return r;
   }
   int out_pipe[2], err_pipe[2];
@@ -41,7 +94,7 @@ ToolResult run_tool(const std::vector<std::string>& argv, int timeout_ms, std::s
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   pid_t pid = -1;
-  int rc = ::posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ);
+  int rc = ::posix_spawn(&pid, tool.path.c_str(), &fa, nullptr, args.data(), environ);
   posix_spawn_file_actions_destroy(&fa);
   ::close(out_pipe[1]);
   ::close(err_pipe[1]);
