@@ -85,11 +85,12 @@ if run "$fabscope" probe --json | grep -q 'Permission denied'; then
 fi
 # 3. nft absent and nft present, whatever this machine has installed, each under a PATH whose first
 # entry this user cannot search (what a service account or `sudo -u` inherits from root). The
-# present one is a stand-in that fails as nft does without CAP_NET_ADMIN.
+# present one is a stand-in that fails as nft 1.0.6 (Debian 12) does without CAP_NET_ADMIN.
 locked=$work/locked absent=$work/bin-without-nft present=$work/bin-with-nft
 mkdir -p "$locked" "$absent" "$present"
 chmod 755 "$absent" "$present"
-printf '#!/bin/sh\necho "netlink: Error: cache initialization failed: Operation not permitted" >&2\nexit 1\n' \
+printf '#!/bin/sh\n{ echo "Operation not permitted (you must be root)"
+  echo "netlink: Error: cache initialization failed: Operation not permitted"; } >&2\nexit 1\n' \
   > "$present/nft"
 chmod 755 "$present/nft"
 if [ "$(id -u)" -eq 0 ]; then chmod 700 "$locked"; else chmod 000 "$locked"; fi
@@ -107,7 +108,7 @@ firewall_note() {  # PATH, expected text in probe --json
   fi
 }
 firewall_note "$locked:$absent" 'nft not found (nftables not installed): firewall unknown'
-firewall_note "$locked:$present" 'not readable as this user (nft: netlink: Error: cache initialization failed: Operation not permitted)'
+firewall_note "$locked:$present" 'not readable as this user (nft: Operation not permitted (you must be root))'
 chmod 755 "$locked"
 [ $failed -eq 0 ] || exit 1
 echo "ok: CLI tests and read-only commands as $(run id -un)"
