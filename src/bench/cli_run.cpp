@@ -1,11 +1,11 @@
 // `fabscope bench` on the host side: streams the rows, prints the chosen format, writes the
 // extra files. Built with or without the GPU side (Session::open says when there is none).
-#include <fstream>
-
 #include "bench/environment.hpp"
 #include "bench/nccltests_json.hpp"
 #include "bench/output.hpp"
 #include "bench/run.hpp"
+#include "core/error.hpp"
+#include "core/files.hpp"
 
 namespace fabscope::bench {
 
@@ -13,9 +13,12 @@ namespace {
 template <typename Render>
 void write_file(const std::string& path, std::ostream& err, Render&& render) {
   if (path.empty()) return;
-  std::ofstream f(path);
-  f << render();
-  if (!f) err << "fabscope bench: cannot write " << path << "\n";
+  // core::write_output: never renamed over a device or a FIFO (/dev/stdout, a pipe) given as the file.
+  try {
+    core::write_output(path, render());
+  } catch (const Error& e) {
+    err << "fabscope bench: " << e.what() << "\n";
+  }
 }
 }  // namespace
 

@@ -46,21 +46,22 @@ std::string size_label(std::uint64_t bytes) {
   return buf;
 }
 
-std::vector<std::uint64_t> sweep_sizes(const SweepSpec& spec) {
+std::vector<std::uint64_t> sweep_sizes(const SweepSpec& spec, std::string_view command) {
+  const std::string cmd(command);
   std::vector<std::uint64_t> out;
   if (!spec.list.empty()) {
     out = spec.list;
   } else {
     if (spec.min_bytes > spec.max_bytes)
-      throw UsageError("bench: minimum size " + std::to_string(spec.min_bytes) +
+      throw UsageError(cmd + ": minimum size " + std::to_string(spec.min_bytes) +
                        " B is larger than the maximum " + std::to_string(spec.max_bytes) + " B");
     if (spec.step_bytes == 0 && !(spec.step_factor > 1))
-      throw UsageError("bench: the step factor must be larger than 1 (or give --stepbytes)");
+      throw UsageError(cmd + ": the step factor must be larger than 1 (or give --stepbytes)");
     std::uint64_t s = spec.min_bytes;
     while (true) {
       out.push_back(s);
       if (out.size() > kMaxSweepSizes)
-        throw UsageError("bench: the sweep has more than " + std::to_string(kMaxSweepSizes) +
+        throw UsageError(cmd + ": the sweep has more than " + std::to_string(kMaxSweepSizes) +
                          " sizes; use a larger step");
       std::uint64_t next;
       if (spec.step_bytes > 0) {
@@ -77,18 +78,18 @@ std::vector<std::uint64_t> sweep_sizes(const SweepSpec& spec) {
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
   if (out.size() > kMaxSweepSizes)
-    throw UsageError("bench: more than " + std::to_string(kMaxSweepSizes) + " sizes");
+    throw UsageError(cmd + ": more than " + std::to_string(kMaxSweepSizes) + " sizes");
   return out;
 }
 
-std::vector<std::uint64_t> parse_size_list(std::string_view text) {
+std::vector<std::uint64_t> parse_size_list(std::string_view text, std::string_view command) {
   std::vector<std::uint64_t> out;
   std::size_t start = 0;
   while (start <= text.size()) {
     auto comma = text.find(',', start);
     auto item = text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
     auto v = parse_size(item);
-    if (!v) throw UsageError("bench: --sizes: '" + std::string(item) + "' is not a size (e.g. 8, 64K, 1M, 4G)");
+    if (!v) throw UsageError(std::string(command) + ": --sizes: '" + std::string(item) + "' is not a size (e.g. 8, 64K, 1M, 4G)");
     out.push_back(*v);
     if (comma == std::string_view::npos) break;
     start = comma + 1;

@@ -25,10 +25,11 @@ struct SweepSpec {
 
 // The sizes to run, ascending, without duplicates. Throws fabscope::UsageError when the spec
 // is empty or runaway (more than kMaxSweepSizes sizes).
-std::vector<std::uint64_t> sweep_sizes(const SweepSpec& spec);
+// command names the command in the messages ("bench", "tune").
+std::vector<std::uint64_t> sweep_sizes(const SweepSpec& spec, std::string_view command = "bench");
 constexpr std::size_t kMaxSweepSizes = 10000;
 
-// A comma-separated list of sizes; throws UsageError naming the bad element.
-std::vector<std::uint64_t> parse_size_list(std::string_view text);
+// A comma-separated list of sizes; throws UsageError naming the command and the bad element.
+std::vector<std::uint64_t> parse_size_list(std::string_view text, std::string_view command = "bench");
 
 }  // namespace fabscope::bench

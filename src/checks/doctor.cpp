@@ -178,7 +178,8 @@ std::string render_doctor_text(const NodeInfo& node, const DoctorReport& r, std:
     for (std::size_t j = 0; j < lines.size(); ++j)
       os << (j == 0 ? prefix : std::string(prefix.size(), ' ')) << lines[j] << "\n";
   }
-  return os.str();
+  // A saved probe's host name and values may come from anywhere: printable at print time.
+  return core::printable_lines(os.str());
 }
 
 json doctor_json(const NodeInfo& node, const DoctorReport& r) {

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "checks/checks.hpp"
+#include "core/strings.hpp"
 #include "core/table.hpp"
 
 namespace fabscope::checks {
@@ -15,6 +16,7 @@ std::vector<std::string> wrap_lines(const std::string& text, std::size_t width) 
   std::istringstream words(text);
   std::string word, cur;
   while (words >> word) {
+    word = core::printable(word);  // text from a saved probe or another node: no terminal escapes
     while (word.size() > width) {  // a path or GID longer than the column: cut it
       if (!cur.empty()) lines.push_back(std::move(cur)), cur.clear();
       lines.push_back(word.substr(0, width));
@@ -80,7 +82,7 @@ std::string render_check_text(const NodeInfo& node, const std::vector<Finding>& 
                                         " value(s) could not be read and were not judged (fabscope probe lists them)",
                                     width))
       os << l << "\n";
-  return os.str();
+  return core::printable_lines(os.str());
 }
 
 json check_json(const NodeInfo& node, const std::vector<Finding>& findings) {

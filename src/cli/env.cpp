@@ -37,7 +37,7 @@ int cmd_env_lint(int argc, char** argv) {
   const ncclenv::LintReport report =
       ncclenv::lint_settings(core::Root::from_option(args.get("root")), args.get_all("env-file"), environ);
   if (args.has("json")) std::cout << dump_json(ncclenv::lint_report_json(report)) << "\n";
-  else std::cout << ncclenv::render_lint_text(report);
+  else std::cout << core::printable_lines(ncclenv::render_lint_text(report));
   return exit_code_for(report.findings);
 }
 

@@ -6,6 +6,7 @@
 #include "cli/commands.hpp"
 #include "core/error.hpp"
 #include "core/finding.hpp"
+#include "core/strings.hpp"
 
 namespace {
 
@@ -30,14 +31,15 @@ int main(int argc, char** argv) {
     try {
       return cmds[i].run(argc - 1, argv + 1);
     } catch (const fabscope::UsageError& e) {
-      std::cerr << "fabscope " << e.what() << "\n";
+      std::cerr << "fabscope " << fabscope::core::printable_lines(e.what()) << "\n";
       return fabscope::kExitUsage;
     } catch (const std::exception& e) {
-      std::cerr << "fabscope " << name << ": error: " << e.what() << "\n";
+      // Messages quote the values they refuse (a file's field, a peer's text): printable.
+      std::cerr << "fabscope " << name << ": error: " << fabscope::core::printable_lines(e.what()) << "\n";
       return fabscope::kExitUsage;
     }
   }
-  std::cerr << "fabscope: unknown command '" << name << "'\n\n";
+  std::cerr << "fabscope: unknown command '" << fabscope::core::printable(name) << "'\n\n";
   usage(std::cerr);
   return fabscope::kExitUsage;
 }

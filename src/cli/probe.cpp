@@ -4,6 +4,7 @@
 #include "core/args.hpp"
 #include "core/json.hpp"
 #include "core/root.hpp"
+#include "core/strings.hpp"
 #include "probe/probe.hpp"
 #include "probe/render.hpp"
 
@@ -30,7 +31,7 @@ int cmd_probe(int argc, char** argv) {
     // The probe keeps only UTF-8 text; replace, not throw, should a byte slip through anyway.
     std::cout << dump_json(json(info)) << "\n";
   } else {
-    std::cout << probe::render_text(info);
+    std::cout << core::printable_lines(probe::render_text(info));
   }
   return 0;
 }

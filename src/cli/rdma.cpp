@@ -4,6 +4,7 @@
 #include "core/args.hpp"
 #include "core/error.hpp"
 #include "core/finding.hpp"
+#include "core/strings.hpp"
 #include "rdma/rdma.hpp"
 #include "rdma/render.hpp"
 
@@ -115,7 +116,7 @@ int cmd_rdma(int argc, char** argv) {
     return exit_code_for(r.findings);
   } catch (const rdma::Unreachable& u) {
     print(u.result, as_json);
-    std::cerr << "fabscope rdma: " << u.what() << "\n";
+    std::cerr << "fabscope rdma: " << core::printable_lines(u.what()) << "\n";
     return kExitUsage;
   }
 }

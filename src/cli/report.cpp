@@ -34,7 +34,9 @@ int cmd_report(int argc, char** argv) {
   args.option("-o,--output", "FILE", "the HTML file to write", "fabscope-report.html")
       .multi("--nccl-tests", "FILE", "an nccl-tests output (all_reduce_perf ... > FILE)")
       .option("--title", "TEXT", "the page title", "fabscope report")
-      .option("--docs-url", "URL", "prefix of the docs/checks.md links of findings (default: relative)")
+      .option("--docs-url", "URL",
+              "prefix of the docs/checks.md links of findings: an http(s):// or file:// URL or a path, "
+              "ending in '/' (default: relative)")
       .flag("--json", "print what was written as JSON (schema fabscope.report) instead of its path")
       .positional("FILE.json", "outputs of `doctor`, `check`, `bench`, `tune`, `cluster`, `rdma` --json", true,
                   false)
@@ -56,6 +58,7 @@ int cmd_report(int argc, char** argv) {
   report::Report r;
   r.title = args.get("title");
   r.docs_url = args.get("docs-url");
+  report::check_docs_url(r.docs_url);
   r.generated_utc = now_utc();
   for (const auto& f : files)
     for (auto& in : report::load_json_file(f)) r.inputs.push_back(std::move(in));

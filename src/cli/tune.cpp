@@ -91,7 +91,7 @@ tune::TuneOptions tune_options(const core::ArgParser& a) {
   }
   bench::SweepSpec sweep;
   if (a.has("sizes")) {
-    sweep.list = bench::parse_size_list(a.get("sizes"));
+    sweep.list = bench::parse_size_list(a.get("sizes"), "tune");
   } else {
     auto min = bench::parse_size(a.get("minbytes"));
     auto max = bench::parse_size(a.get("maxbytes"));
@@ -101,7 +101,14 @@ tune::TuneOptions tune_options(const core::ArgParser& a) {
     sweep.max_bytes = *max;
     sweep.step_factor = a.get_double("stepfactor", 1.01, 1024);
   }
-  o.sizes = bench::sweep_sizes(sweep);
+  o.sizes = bench::sweep_sizes(sweep, "tune");
+  // No GPU holds a buffer near this, and NCCL's tuner table counts bytes in 64 bits: a larger size
+  // (16 EiB parses) is a typo, not a plan.
+  constexpr std::uint64_t kMaxTuneBytes = 1ull << 40;
+  for (auto bytes : o.sizes)
+    if (bytes > kMaxTuneBytes)
+      throw UsageError("tune: size " + std::to_string(bytes) + " B is larger than 1 TiB (" +
+                       std::to_string(kMaxTuneBytes) + " B), the most a tuned size may be");
   if (o.sizes.size() > 64) throw UsageError("tune: " + std::to_string(o.sizes.size()) + " sizes; at most 64 (raise -f)");
   if (a.has("algorithms")) o.space.algos = tune::parse_algos(a.get("algorithms"));
   o.space.protos = tune::parse_protos(a.get("protocols"));

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "checks/report.hpp"
+#include "core/strings.hpp"
 #include "core/table.hpp"
 
 namespace fabscope::cluster {
@@ -224,7 +225,8 @@ std::string render_text(const ClusterResult& r, bool drain_ran, std::size_t widt
   for (const auto& f : r.findings) fail += f.severity == Severity::Fail, warn += f.severity == Severity::Warn;
   os << "\n" << r.findings.size() << " finding(s): " << fail << " fail, " << warn << " warn; exit code " << exit_code(r)
      << "\n";
-  return os.str();
+  // Peer names, evidence and reasons come from other machines: printable at print time.
+  return core::printable_lines(os.str());
 }
 
 }  // namespace fabscope::cluster

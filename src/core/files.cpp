@@ -1,5 +1,9 @@
 #include "core/files.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -30,14 +34,62 @@ std::string read_input(const std::string& path, std::size_t max_bytes) {
   return text;
 }
 
+namespace {
+
+bool write_all(int fd, const std::string& text) {
+  std::size_t done = 0;
+  while (done < text.size()) {
+    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+// A FIFO or a character device (a pipe someone reads, /dev/null, /dev/stdout): written in place,
+// never renamed over. A FIFO is opened without waiting, so one nobody reads is an error, not a hang.
+void write_in_place(const std::string& path, const std::string& text, bool fifo) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY | (fifo ? O_NONBLOCK : 0));
+  if (fd < 0) {
+    if (fifo && errno == ENXIO) throw Error(path + ": cannot write: a FIFO that nobody reads");
+    throw Error(path + ": cannot write: " + std::strerror(errno));
+  }
+  if (fifo) ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  const bool ok = write_all(fd, text);
+  const int e = errno;
+  ::close(fd);
+  if (!ok) throw Error(path + ": cannot write: " + std::strerror(e));
+}
+
+}  // namespace
+
 void write_output(const std::string& path, const std::string& text) {
+  struct stat st{};
+  if (::stat(path.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) throw Error(path + ": is a directory, not a file");
+    if (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode)) return write_in_place(path, text, S_ISFIFO(st.st_mode));
+    if (!S_ISREG(st.st_mode))
+      throw Error(path + ": cannot write: not a regular file, a FIFO or a character device (" +
+                  (S_ISBLK(st.st_mode) ? "a block device" : S_ISSOCK(st.st_mode) ? "a socket" : "another kind") +
+                  "); refused");
+  }
+  // The temporary is created afresh (O_EXCL after removing a stale one), never through a link or
+  // onto a FIFO someone left at that name.
   const std::string tmp = path + ".tmp";
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) throw Error(path + ": cannot write: " + std::strerror(errno));
-  bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  ok = (std::fclose(f) == 0) && ok;
-  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int e = errno;
+  struct stat tst{};
+  if (::lstat(tmp.c_str(), &tst) == 0) {
+    if (!S_ISREG(tst.st_mode) && !S_ISLNK(tst.st_mode))
+      throw Error(path + ": cannot write: " + tmp + " exists and is not a regular file");
+    ::unlink(tmp.c_str());
+  }
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+  if (fd < 0) throw Error(path + ": cannot write: " + std::strerror(errno));
+  bool ok = write_all(fd, text);
+  int e = errno;
+  if (::close(fd) != 0 && ok) ok = false, e = errno;
+  if (ok && std::rename(tmp.c_str(), path.c_str()) != 0) ok = false, e = errno;
+  if (!ok) {
     std::remove(tmp.c_str());
     throw Error(path + ": cannot write: " + std::strerror(e));
   }

@@ -12,7 +12,10 @@ namespace fabscope::core {
 // error or a larger file throws.
 std::string read_input(const std::string& path, std::size_t max_bytes);
 
-// Writes text to path through path + ".tmp" and a rename, so a reader never sees half a file.
+// Writes text to path through path + ".tmp" and a rename, so a reader never sees half a file;
+// a link to a file is replaced by the file. Only a regular file (or a new path) is replaced: a FIFO
+// or a character device (/dev/null, /dev/stdout, a pipe) is written in place (a FIFO nobody reads
+// is an error, not a wait), a directory, a block device or a socket is refused.
 void write_output(const std::string& path, const std::string& text);
 
 }  // namespace fabscope::core

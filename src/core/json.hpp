@@ -5,8 +5,11 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
+#include <string_view>
 #include <utility>
+#include <vector>
 
 #include "core/error.hpp"
 
@@ -58,6 +61,31 @@ T int_or(const json& j, const std::string& key, T def) {
   auto it = j.find(key);
   return it == j.end() || it->is_null() ? def : int_value<T>(*it, key);
 }
+// A JSON document read from a file or a peer: json::parse, except that an object with the same key
+// twice is refused (nlohmann keeps the last one without a word, so two readers could see two
+// different documents). Throws json::parse_error for bad syntax, fabscope::Error naming the key
+// for a duplicate.
+inline json parse_input_json(std::string_view text) {
+  // One set of keys per open object; arrays between them open none.
+  std::vector<std::set<std::string>> open_objects;
+  json::parser_callback_t refuse_duplicates = [&](int, json::parse_event_t event, json& parsed) {
+    switch (event) {
+      case json::parse_event_t::object_start: open_objects.emplace_back(); break;
+      case json::parse_event_t::object_end:
+        if (!open_objects.empty()) open_objects.pop_back();
+        break;
+      case json::parse_event_t::key:
+        if (!open_objects.empty() && !open_objects.back().insert(parsed.get<std::string>()).second)
+          throw Error("the key \"" + parsed.get<std::string>().substr(0, 60) +
+                      "\" appears twice in one object (which one counts is ambiguous)");
+        break;
+      default: break;
+    }
+    return true;
+  };
+  return json::parse(text.begin(), text.end(), refuse_duplicates);
+}
+
 template <typename T>
 std::optional<T> int_opt(const json& j, const std::string& key) {
   auto it = j.find(key);

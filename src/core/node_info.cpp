@@ -117,22 +117,31 @@ bool float_field(std::string_view key) {
   return key == "rate_gbps" || key == "current_link_speed_gts" || key == "max_link_speed_gts";
 }
 
-void refuse_floats(const json& j, const std::string& path, std::string_view key, int depth) {
+// Counters, rates, sizes and ids are never negative (nlohmann would wrap -5 into a counter of
+// 18446744073709551611 and judge a rate of -100 Gb/s); only these fields may be: a NUMA node of -1
+// (none) and an nftables chain priority.
+bool signed_field(std::string_view key) { return key == "numa_node" || key == "priority"; }
+
+void check_numbers(const json& j, const std::string& path, std::string_view key, int depth) {
   if (depth > 32) throw Error("'" + path + "' is nested deeper than a node description goes (32 levels)");
   if (j.is_object()) {
     for (auto it = j.begin(); it != j.end(); ++it)
-      refuse_floats(*it, path.empty() ? it.key() : path + "." + it.key(), it.key(), depth + 1);
+      check_numbers(*it, path.empty() ? it.key() : path + "." + it.key(), it.key(), depth + 1);
   } else if (j.is_array()) {
     std::size_t i = 0;
-    for (const auto& x : j) refuse_floats(x, path + "[" + std::to_string(i++) + "]", key, depth + 1);
+    for (const auto& x : j) check_numbers(x, path + "[" + std::to_string(i++) + "]", key, depth + 1);
   } else if (j.is_number_float() && !float_field(key)) {
     throw Error("field '" + path + "' is " + j.dump() + ", not an integer");
+  } else if (j.is_number_float() && !(j.get<double>() >= 0)) {
+    throw Error("field '" + path + "' is " + j.dump() + ", not a rate or speed (negative)");
+  } else if (j.is_number_integer() && !j.is_number_unsigned() && j.get<std::int64_t>() < 0 && !signed_field(key)) {
+    throw Error("field '" + path + "' is " + j.dump() + ": counters, rates, sizes and ids are not negative");
   }
 }
 }  // namespace
 
 void from_json(const json& j, NodeInfo& v) {
-  refuse_floats(j, "", "", 0);
+  check_numbers(j, "", "", 0);
   if (j.value("schema", "") != "fabscope.node") {
     throw Error("not a fabscope node description: field 'schema' is '" +
                 j.value("schema", std::string("(missing)")) + "', expected 'fabscope.node'");

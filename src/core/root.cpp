@@ -1,8 +1,12 @@
 #include "core/root.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
-#include <fstream>
 #include <system_error>
 
 #include "core/error.hpp"
@@ -44,13 +48,32 @@ bool Root::is_dir(std::string_view rel) const {
 }
 
 std::optional<std::string> Root::read(std::string_view rel, std::size_t max_bytes) const {
-  std::ifstream in(path(rel), std::ios::binary);
-  if (!in) return std::nullopt;
-  std::string out;
-  out.resize(max_bytes);
-  in.read(out.data(), static_cast<std::streamsize>(max_bytes));
-  if (in.bad()) return std::nullopt;
-  out.resize(static_cast<std::size_t>(in.gcount()));
+  // A captured tree is read as if it were "/": a link that leads out of it (to the host's
+  // /etc/nccl.conf, say) is not followed.
+  if (!is_live() && !resolve(rel)) return std::nullopt;
+  // Opened without waiting and read only when a regular file: a FIFO or a device planted in a
+  // tree would otherwise block the open or the read for ever (and opening a device can act on it).
+  struct stat st{};
+  if (::stat(path(rel).c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+  const int fd = ::open(path(rel).c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) return std::nullopt;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return std::nullopt;
+  }
+  std::string out(max_bytes, '\0');
+  std::size_t got = 0;
+  bool failed = false;
+  while (got < max_bytes) {
+    ssize_t n = ::read(fd, out.data() + got, max_bytes - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) failed = true;
+    if (n <= 0) break;
+    got += static_cast<std::size_t>(n);
+  }
+  ::close(fd);
+  if (failed) return std::nullopt;
+  out.resize(got);
   return out;
 }
 
@@ -112,7 +135,9 @@ std::optional<std::string> Root::resolve(std::string_view rel) const {
   auto base = dir_.string();
   auto s = real.string();
   if (base == "/") return s.size() > 1 ? s.substr(1) : std::string();
-  if (s.size() < base.size() || s.compare(0, base.size(), base) != 0) return std::nullopt;
+  if (s.size() < base.size() || s.compare(0, base.size(), base) != 0 ||
+      (s.size() > base.size() && s[base.size()] != '/'))
+    return std::nullopt;
   s.erase(0, base.size());
   while (!s.empty() && s.front() == '/') s.erase(0, 1);
   return s;

@@ -33,7 +33,9 @@ class Root {
   bool exists(std::string_view rel) const;
   bool is_dir(std::string_view rel) const;
 
-  // Whole file, at most max_bytes (the rest is dropped). nullopt if unreadable.
+  // Whole file, at most max_bytes (the rest is dropped). nullopt if unreadable, if not a regular
+  // file (a FIFO or a device is never opened for a wait), or, under a root other than "/", if its
+  // links lead out of the root.
   std::optional<std::string> read(std::string_view rel, std::size_t max_bytes = 64 * 1024) const;
   // First line without trailing whitespace; nullopt if unreadable or empty.
   std::optional<std::string> read_line(std::string_view rel) const;

@@ -114,6 +114,57 @@ std::string format_double(const char* printf_format, double v) {
   return buf;
 }
 
+std::string printable(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  auto byte = [&](std::size_t i) { return static_cast<unsigned char>(s[i]); };
+  auto cont = [&](std::size_t i) { return i < s.size() && (byte(i) & 0xC0) == 0x80; };
+  for (std::size_t i = 0; i < s.size();) {
+    const unsigned char b = byte(i);
+    if (b < 0x80) {
+      out += (b < 0x20 || b == 0x7f) ? '?' : static_cast<char>(b);
+      ++i;
+      continue;
+    }
+    // Well-formed UTF-8 only (no overlong form, no surrogate, nothing past U+10FFFF).
+    std::size_t len = 0;
+    if (b >= 0xC2 && b <= 0xDF) len = 2;
+    else if (b >= 0xE0 && b <= 0xEF) len = 3;
+    else if (b >= 0xF0 && b <= 0xF4) len = 4;
+    bool ok = len > 0;
+    for (std::size_t k = 1; ok && k < len; ++k) ok = cont(i + k);
+    if (ok && len >= 3) {
+      const unsigned char b1 = byte(i + 1);
+      ok = !(b == 0xE0 && b1 < 0xA0) && !(b == 0xED && b1 > 0x9F) && !(b == 0xF0 && b1 < 0x90) &&
+           !(b == 0xF4 && b1 > 0x8F);
+    }
+    if (!ok) {
+      out += '?';
+      ++i;
+      continue;
+    }
+    // U+0080..U+009F: the C1 controls (CSI is U+009B).
+    if (len == 2 && b == 0xC2 && byte(i + 1) <= 0x9F) out += '?';
+    else out.append(s.substr(i, len));
+    i += len;
+  }
+  return out;
+}
+
+std::string printable_lines(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  std::size_t start = 0;
+  while (start <= s.size()) {
+    const auto nl = s.find('\n', start);
+    out += printable(s.substr(start, nl == std::string_view::npos ? std::string_view::npos : nl - start));
+    if (nl == std::string_view::npos) break;
+    out += '\n';
+    start = nl + 1;
+  }
+  return out;
+}
+
 std::string lower(std::string_view s) {
   std::string out(s);
   for (auto& c : out)

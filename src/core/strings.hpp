@@ -32,6 +32,15 @@ std::string format_number(double v);
 // The result is cut at 63 characters.
 std::string format_double(const char* printf_format, double v);
 
+// Text from outside (another machine, a log, a file, a peer) made safe to print on a terminal:
+// every control byte (C0, DEL, and the C1 controls U+0080..U+009F that some terminals obey), tab
+// and newline included, and every byte that is not part of well-formed UTF-8 becomes '?', so an
+// escape sequence (ESC [ ..., BEL, OSC) never reaches the terminal. Other UTF-8 text is kept.
+std::string printable(std::string_view s);
+// The same for a text of several lines (a command's whole human output): printable line by line,
+// the newlines kept.
+std::string printable_lines(std::string_view s);
+
 std::string lower(std::string_view s);
 std::string upper(std::string_view s);
 

@@ -5,6 +5,8 @@
 #include <numeric>
 #include <sstream>
 
+#include "core/strings.hpp"
+
 namespace fabscope::core {
 
 namespace {
@@ -42,6 +44,8 @@ Table& Table::align_right(std::size_t column) {
 
 void Table::add(std::vector<std::string> row) {
   row.resize(headers_.size());
+  // Cells quote other machines, logs and files: no escape sequence reaches the terminal.
+  for (auto& cell : row) cell = printable(cell);
   rows_.push_back(std::move(row));
 }
 
@@ -82,6 +86,7 @@ std::string wrap(const std::string& text, std::size_t width, const std::string& 
   std::string word, cur = indent;
   bool empty = true;
   while (words >> word) {
+    word = printable(word);
     if (!empty && cur.size() + 1 + word.size() > width) {
       os << cur << "\n";
       cur = indent;

@@ -92,6 +92,7 @@ struct Conn {
   std::shared_ptr<const std::string> body;
   bool send_body = true;
   bool close_after = false;
+  bool peer_done = false;  // the client half-closed (FIN): answer what it sent, then close
   std::size_t sent = 0;
   std::int64_t deadline_ms = 0;
   std::int64_t since_ms = 0;  // when it began waiting for a request (eviction order)
@@ -206,7 +207,11 @@ struct HttpServer::Impl {
   void process(Conn& c) {
     while (!c.writing) {
       auto pr = parse_request(c.in, opts.limits);
-      if (pr.status == ParseStatus::Incomplete) return;
+      if (pr.status == ParseStatus::Incomplete) {
+        // Nothing more will come: a partial request is dropped, an answered one is done.
+        if (c.peer_done) close_conn(c.fd);
+        return;
+      }
       if (pr.status == ParseStatus::Error) {
         respond_error(c, pr.error_status, pr.error);
         return;
@@ -227,7 +232,7 @@ struct HttpServer::Impl {
 
   void on_readable(Conn& c) {
     char buf[4096];
-    while (c.in.size() < opts.limits.max_request_bytes) {
+    while (!c.peer_done && c.in.size() < opts.limits.max_request_bytes) {
       std::size_t room = std::min(sizeof buf, opts.limits.max_request_bytes - c.in.size());
       ssize_t n = ::recv(c.fd, buf, room, 0);
       if (n > 0) {
@@ -236,7 +241,13 @@ struct HttpServer::Impl {
       }
       if (n < 0 && errno == EINTR) continue;
       if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
-      close_conn(c.fd);  // peer closed, or reset
+      if (n == 0) {
+        // A client may send its whole request and then shut down its sending side (FIN): the
+        // request in the buffer is still answered (process closes once it is).
+        c.peer_done = true;
+        break;
+      }
+      close_conn(c.fd);  // reset
       return;
     }
     process(c);

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -15,6 +16,20 @@ namespace {
 
 enum class Read { Ok, Missing, Failed };
 
+// An attribute opened without waiting and kept only when a regular file: a FIFO planted in a
+// --root tree would otherwise hang the scrape (sysfs attributes are always regular files).
+int open_regular(int dir_fd, const std::string& name) {
+  int fd = ::openat(dir_fd, name.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) return fd;
+  struct stat st{};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    errno = EINVAL;
+    return -1;
+  }
+  return fd;
+}
+
 // One sysfs attribute, first line, at most 255 bytes (sysfs attributes are short): through the
 // kept descriptor when there is one, else opened relative to its directory.
 Read read_attr(int kept_fd, int dir_fd, const std::string& name, std::string& out) {
@@ -25,7 +40,7 @@ Read read_attr(int kept_fd, int dir_fd, const std::string& name, std::string& ou
     // ENODEV: the device was unregistered while the file was open.
     if (n < 0) return Read::Failed;
   } else {
-    int fd = ::openat(dir_fd, name.c_str(), O_RDONLY | O_CLOEXEC);
+    int fd = open_regular(dir_fd, name);
     if (fd < 0) return errno == ENOENT || errno == ENODEV || errno == ENOTDIR ? Read::Missing : Read::Failed;
     do n = ::read(fd, buf, sizeof buf); while (n < 0 && errno == EINTR);
     ::close(fd);
@@ -53,7 +68,7 @@ PortReader::PortReader(core::Root root, std::chrono::milliseconds layout_max_age
 
 int PortReader::keep_open(int dir_fd, const std::string& name) {
   if (dir_fd < 0 || fds_kept_ >= fd_budget_) return -1;
-  int fd = ::openat(dir_fd, name.c_str(), O_RDONLY | O_CLOEXEC);
+  int fd = open_regular(dir_fd, name);
   if (fd >= 0) ++fds_kept_;
   return fd;
 }

@@ -1,12 +1,10 @@
 #include "ncclenv/collect.hpp"
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
-#include <fstream>
 #include <map>
 
 #include "core/error.hpp"
+#include "core/files.hpp"
 #include "ncclenv/lint.hpp"
 #include "probe/probe.hpp"
 
@@ -86,12 +84,8 @@ Collected collect_env_files(const std::vector<std::string>& paths) {
   Collected c;
   // docker applies --env-file options in order, a later file overriding an earlier one.
   for (auto it = paths.rbegin(); it != paths.rend(); ++it) {
-    std::ifstream in(*it, std::ios::binary);
-    if (!in) throw Error(*it + ": cannot open: " + std::strerror(errno));
-    std::string text(kMaxFileBytes, '\0');
-    in.read(text.data(), static_cast<std::streamsize>(text.size()));
-    text.resize(static_cast<std::size_t>(in.gcount()));
-    add_file(c, *it, text, Dialect::EnvFile);
+    // core::read_input refuses a directory (an ifstream opens one and reads nothing: "no findings").
+    add_file(c, *it, core::read_input(*it, kMaxFileBytes), Dialect::EnvFile);
   }
   return c;
 }

@@ -115,7 +115,9 @@ std::string render_text(const LogSummary& s, const Diagnosis& d, const ReportOpt
       o << t.render(w);
     }
   }
-  return o.str();
+  // Host names, communicator keys, WARN text and variables are the log's text: no terminal
+  // escape sequence in it reaches the terminal.
+  return core::printable_lines(o.str());
 }
 
 json report_json(const LogSummary& s, const Diagnosis& d) {

@@ -1,18 +1,40 @@
 #include "probe/read_util.hpp"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 
 namespace fabscope::probe {
 
+std::string refused_reason(const core::Root& root, const std::string& rel) {
+  struct stat st{};
+  if (::stat(root.path(rel).c_str(), &st) != 0) return "";
+  if (!S_ISREG(st.st_mode)) {
+    const char* kind = S_ISFIFO(st.st_mode)  ? "a FIFO"
+                       : S_ISCHR(st.st_mode) ? "a character device"
+                       : S_ISBLK(st.st_mode) ? "a block device"
+                       : S_ISSOCK(st.st_mode) ? "a socket"
+                       : S_ISDIR(st.st_mode)  ? "a directory"
+                                              : "not a file";
+    return std::string(kind) + ", not a regular file; not read";
+  }
+  if (!root.is_live() && !root.resolve(rel)) return "a link that leads out of the root; not read";
+  return "";
+}
+
 std::string unreadable_reason(const core::Root& root, const std::string& rel) {
+  if (auto why = refused_reason(root, rel); !why.empty()) return why;
   if (::access(root.path(rel).c_str(), R_OK) != 0 && errno == EACCES) return "not readable as this user";
   return "unreadable";
 }
 
 void NotedReader::unknown(const std::string& rel, bool required) {
   if (root_.exists(rel)) {
+    if (auto why = refused_reason(root_, rel); !why.empty()) {
+      notes_.add(rel, NoteKind::Unreadable, why);
+      return;
+    }
     auto raw = root_.read(rel, 64);
     if (raw && core::trim(*raw).empty()) notes_.add(rel, NoteKind::Empty, "empty");
     else
@@ -85,11 +107,16 @@ std::string last_pci_component(std::string_view path) {
 }
 
 std::string quote(std::string_view v) {
+  // core::printable, except that a newline shows as a backslash and n (a value that spans lines).
+  const std::string_view shown = v.substr(0, 40);
   std::string out = "'";
-  for (char c : v.substr(0, 40)) {
-    if (c == '\n') out += "\\n";
-    else if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) out += '?';
-    else out += c;
+  std::size_t start = 0;
+  while (true) {
+    const auto nl = shown.find('\n', start);
+    out += core::printable(shown.substr(start, nl == std::string_view::npos ? std::string_view::npos : nl - start));
+    if (nl == std::string_view::npos) break;
+    out += "\\n";
+    start = nl + 1;
   }
   if (v.size() > 40) out += "...";
   return out + "'";

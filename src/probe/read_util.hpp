@@ -30,8 +30,13 @@ class NotedReader {
   NoteSink notes_;
 };
 
-// Why an existing file could not be read: "not readable as this user" (EACCES, e.g. a root-only
-// file for a non-root probe) or "unreadable".
+// Why an existing path is not read at all: "a FIFO, not a regular file; not read" (a FIFO or a
+// device planted in a tree is never opened), "a link that leads out of the root; not read"; ""
+// for a regular file inside the root.
+std::string refused_reason(const core::Root& root, const std::string& rel);
+
+// Why an existing file could not be read: refused_reason when there is one, else "not readable
+// as this user" (EACCES, e.g. a root-only file for a non-root probe) or "unreadable".
 std::string unreadable_reason(const core::Root& root, const std::string& rel);
 
 // "0000:17:00.0": domain:bus:device.function, lowercase hex.
@@ -44,7 +49,8 @@ std::string last_pci_component(std::string_view path);
 bool is_valid_utf8(std::string_view s);
 
 // The one quoting of values in notes: single quotes, cut to 40 characters ("..." after), "\n" for
-// a newline and '?' for any other control byte or non-ASCII byte, so a note is one printable line.
+// a newline and core::printable for the rest (a control byte or broken UTF-8 becomes '?'), so a
+// note is one printable line.
 std::string quote(std::string_view v);
 
 }  // namespace fabscope::probe

@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "checks/report.hpp"
+#include "core/strings.hpp"
 #include "core/table.hpp"
 
 namespace fabscope::rdma {
@@ -74,7 +75,8 @@ std::string render_text(const Result& r, std::size_t width) {
   os << "\nVerdict: " << r.verdict << "\n";
   if (r.efficiency) os << "  efficiency: " << fixed(*r.efficiency * 100, 1) << "% of the port's rate\n";
   if (!r.findings.empty()) os << "\n" << checks::render_findings(r.findings, width);
-  return os.str();
+  // The remote end's names and addresses, and whatever a peer said, come from another machine.
+  return core::printable_lines(os.str());
 }
 
 }  // namespace fabscope::rdma

@@ -83,7 +83,7 @@ Input input_from_json_text(const std::string& file, std::string_view text) {
   if (i == text.size()) throw Error(file + ": empty file (no JSON document)");
   json doc;
   try {
-    doc = json::parse(text.begin(), text.end());
+    doc = parse_input_json(text);
   } catch (const json::parse_error& e) {
     std::string what = e.what();
     // nlohmann's message: "[json.exception.parse_error.101] parse error at line 3, column 1: ..."
@@ -96,6 +96,8 @@ Input input_from_json_text(const std::string& file, std::string_view text) {
     std::string what = e.what();
     auto p = what.find("number overflow");
     throw Error(file + ": not valid JSON: " + (p == std::string::npos ? what : what.substr(p)));
+  } catch (const Error& e) {
+    throw Error(file + ": " + e.what());  // a key twice in one object
   }
   return input_from_json(file, doc);
 }

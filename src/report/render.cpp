@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/error.hpp"
+#include "core/strings.hpp"
 #include "report/html.hpp"
 
 namespace fabscope::report {
@@ -79,7 +81,44 @@ std::string bench_versions(const BenchRun& b) {
 
 }  // namespace
 
+bool docs_path_is_linkable(const std::string& docs) {
+  if (docs.size() > 200 || !docs.starts_with("docs/") || docs.find("..") != std::string::npos ||
+      docs.find("//") != std::string::npos)
+    return false;
+  const auto hash = docs.find('#');
+  const std::string page = docs.substr(0, hash);
+  if (page.size() < 9 || !page.ends_with(".md")) return false;  // "docs/" NAME ".md"
+  if (hash != std::string::npos && docs.find('#', hash + 1) != std::string::npos) return false;
+  return std::all_of(docs.begin(), docs.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+           c == '-' || c == '/' || c == '#';
+  });
+}
+
+void check_docs_url(const std::string& url) {
+  if (url.empty()) return;
+  auto bad = [&](const std::string& why) {
+    return UsageError("report: --docs-url '" + core::printable(url.substr(0, 100)) + "': " + why);
+  };
+  if (url.size() > 500) throw bad("longer than 500 characters");
+  const bool url_safe = std::all_of(url.begin(), url.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           std::string_view("-._~/:%@+=,").find(c) != std::string_view::npos;
+  });
+  if (!url_safe) throw bad("only letters, digits and -._~/:%@+=, may appear (no quotes, spaces, '?', '#' or '<')");
+  const auto colon = url.find(':');
+  const auto slash = url.find('/');
+  if (colon != std::string::npos && (slash == std::string::npos || colon < slash)) {
+    const std::string scheme = core::lower(url.substr(0, colon));
+    if (scheme != "http" && scheme != "https" && scheme != "file")
+      throw bad("the scheme must be http, https or file (or give a relative path)");
+    if (url.compare(colon, 3, "://") != 0) throw bad("expected " + scheme + "://");
+  }
+  if (url.back() != '/') throw bad("a prefix ends with '/' (the links are it + \"docs/checks.md#...\")");
+}
+
 std::string docs_href(const Report& r, const std::string& docs) {
+  if (!docs_path_is_linkable(docs)) return "";
   return r.docs_url + docs;
 }
 
@@ -198,7 +237,14 @@ std::string render_findings(const Report& r) {
       std::string sev = to_string(f.severity);
       o += "<tr class=\"finding\" data-id=\"" + esc(f.id) + "\" data-severity=\"" + esc(sev) + "\">" + sev_cell(sev);
       std::string docs = f.docs.empty() ? docs_anchor(f.id) : f.docs;
-      o += "<td data-label=\"check\"><a class=\"mono\" href=\"" + esc(docs_href(r, docs)) + "\">" + breakable_id(f.id) + "</a></td>";
+      // An input's docs string is a link only when it is a path into our docs: a "javascript:" or
+      // any other URL in a file is shown as text (the page promises no script and no network).
+      const std::string href = docs_href(r, docs);
+      if (!href.empty())
+        o += "<td data-label=\"check\"><a class=\"mono\" href=\"" + esc(href) + "\">" + breakable_id(f.id) + "</a></td>";
+      else
+        o += "<td data-label=\"check\"><span class=\"mono\">" + breakable_id(f.id) +
+             "</span><br><span class=\"muted\">docs: " + esc(docs.substr(0, 200)) + "</span></td>";
       o += "<td data-label=\"node\">" + esc(node_name(*row.in)) + "</td><td data-label=\"subject\" class=\"mono\">" +
            esc(f.subject) + "</td><td data-label=\"what\">" + esc(f.message) +
            "</td><td data-label=\"evidence\" class=\"mono\">" + esc(f.evidence) +

@@ -25,6 +25,14 @@ std::string render_rdma(const Report& r);     // render_rdma.cpp
 std::string rdma_host(const RdmaEnd& e);      // render_rdma.cpp: the name, else the address
 
 // A finding's docs link: docs_url + "docs/checks.md#link-port_down" (relative without docs_url).
+// Only a relative path into the docs (docs_path_is_linkable) becomes a link: any other string an
+// input carries ("javascript:...", "data:...", "https://elsewhere") gives "" and is shown as text.
 std::string docs_href(const Report& r, const std::string& docs);
+// "docs/checks.md#link-port_down", "docs/rdma.md": a relative path under docs/ to a .md page with
+// an optional anchor, of letters, digits and "._-/#" only, without "..".
+bool docs_path_is_linkable(const std::string& docs);
+// --docs-url: empty, or an http(s) URL (or a relative path) of URL-safe characters that ends in '/'.
+// Throws UsageError naming the value.
+void check_docs_url(const std::string& url);
 
 }  // namespace fabscope::report

@@ -108,7 +108,7 @@ std::optional<TuneResult> table_job(const CommandSpec& s, std::ostream& out, std
   }
   const std::string path = (dir / "tune.json").string();
   try {
-    return tune_result_from_json(json::parse(core::read_input(path, 1u << 30)));
+    return tune_result_from_json(parse_input_json(core::read_input(path, 1u << 30)));
   } catch (const json::exception& e) {
     throw Error(path + ": " + e.what());
   } catch (const Error& e) {

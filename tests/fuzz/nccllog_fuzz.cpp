@@ -3,6 +3,8 @@
 //   build/tests/fuzz/fabscope_nccllog_fuzz tests/fuzz/corpus/nccllog
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
+#include <string>
 #include <string_view>
 
 #include "nccllog/accumulate.hpp"
@@ -25,7 +27,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   acc.end_input(reader);
   LogSummary s = acc.finish();
   Diagnosis d = diagnose(s);
-  (void)render_text(s, d);
+  // Host names and WARN text reach a terminal: no control byte but the newline.
+  const std::string shown = render_text(s, d);
+  for (char c : shown)
+    if ((static_cast<unsigned char>(c) < 0x20 && c != '\n') || c == 0x7f) std::abort();
   (void)report_json(s, d).dump(-1, ' ', false, fabscope::json::error_handler_t::replace);
   return 0;
 }

@@ -2,7 +2,8 @@
 // doctor, bench, tune; first byte even) or an nccl-tests text output (first byte odd), then the
 // HTML page rendered from it, alone and beside a second copy (the overlay and comparison paths).
 // A bad file must be refused with fabscope::Error, the one exception the CLI reports; any other
-// exception, a crash, or a page carrying markup from the input is a bug.
+// exception, a crash, a page carrying markup from the input or a link that is not to the page or
+// to the docs (a finding's "docs": "javascript:...") is a bug.
 // Build and run: scripts/fuzz.sh report_inputs (or cmake --preset fuzz; see tests/fuzz/README).
 #include <algorithm>
 #include <cctype>
@@ -45,6 +46,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::string lower = page->html;
     std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
     if (lower.find("<script") != std::string::npos) std::abort();
+    // A link goes to a section of the page or to a page of the docs, nowhere else.
+    for (std::size_t at = lower.find("href="); at != std::string::npos; at = lower.find("href=", at + 5)) {
+      const std::size_t open = at + 5;
+      // "href=" followed by anything but a quote is text from the input, escaped (href=&quot;).
+      if (open >= page->html.size() || page->html[open] != '"') continue;
+      const std::size_t close = page->html.find('"', open + 1);
+      if (close == std::string::npos) std::abort();
+      const std::string href = page->html.substr(open + 1, close - open - 1);
+      if (!href.starts_with("#") && !docs_path_is_linkable(href)) std::abort();
+    }
   }
   return 0;
 }

@@ -5,6 +5,9 @@ present, each plotted series holds one point per non-zero size of its input, eve
 hover title; takes a desktop and a phone-width screenshot (--screenshot) and fails on errors in
 Chromium's log. The screenshots stay in OUTDIR (under the build directory) for a person to see.
 
+A report of findings whose "docs" strings are javascript:, data: and external URLs has, in
+Chromium's DOM, no link but to the page and to relative docs paths.
+
 A second report holds the cluster and rdma sections, from real runs (tests/fixtures/cluster-runs,
 tests/fixtures/rdma-vm): the slow node of the 5-VM run carries its outlier marks, every rdma series
 one point per size. A third is a SYNTHETIC 1,024-node cluster (CLUSTER_SYNTHETIC writes it): one
@@ -291,6 +294,42 @@ if synthetic:
               "slow link %d-%d is listed in the outlier table" % (l["a"], l["b"]))
     check(text.count('class="mark-failed"') == 2, "the failed pair's two cells are marked")
     os.remove(big)  # 49 MB; the report and its screenshot stay
+
+# A finding's "docs" comes from the input file: as Chromium parses the page, every link goes to a
+# section of the page or to a relative docs path; a script, data or external URL is text.
+class Links(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.hrefs = []
+
+    def handle_starttag(self, tag, attrs):
+        for k, v in attrs:
+            if k in ("href", "src", "action", "formaction", "xlink:href"):
+                self.hrefs.append((tag, k, v or ""))
+
+
+hostile = json.load(open(check_ib))
+schemes = ["javascript:alert(document.domain)", "data:text/html,<b>x</b>", "vbscript:msgbox(1)",
+           "https://example.invalid/x", "//example.invalid/x", "docs/checks.md#x\" onclick=\"alert(1)"]
+for i, f in enumerate(hostile["findings"][: len(schemes)]):
+    f["docs"] = schemes[i]
+hostile_json = os.path.join(outdir, "hostile-docs.json")
+json.dump(hostile, open(hostile_json, "w"))
+for docs_url in (None, "https://docs.example.invalid/fabscope/"):
+    page = os.path.join(outdir, "hostile-docs.html")
+    r = run([fabscope, "report", hostile_json, "-o", page] + (["--docs-url", docs_url] if docs_url else []))
+    check(r.returncode == 0, "report of findings with hostile docs strings (--docs-url %s)" % docs_url)
+    r, errors = chrome("file://" + os.path.abspath(page), "--dump-dom")
+    links = Links()
+    links.feed(r.stdout)
+    prefix = docs_url or ""
+    bad = [h for h in links.hrefs
+           if not (h[2].startswith("#") or (h[2].startswith(prefix + "docs/") and ":" not in h[2][len(prefix):]))]
+    check(links.hrefs and not bad, "every link in the DOM is to the page or the docs: %s" % bad[:3])
+    check("javascript:alert(document.domain)" in r.stdout, "the javascript: docs string is shown as text")
+    check(not errors, "no error in Chromium's log for the hostile-docs page: %s" % errors[:5])
+r = run([fabscope, "report", hostile_json, "-o", os.path.join(outdir, "never.html"), "--docs-url", "javascript:x//"])
+check(r.returncode == 3 and "--docs-url" in r.stderr, "a --docs-url that is not an http(s)/file URL or path exits 3")
 
 # Bad inputs never reach the browser: exit 3, the message names the file.
 empty = os.path.join(outdir, "empty.json")

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -14,6 +15,7 @@
 #include "bench/sweep.hpp"
 #include "core/error.hpp"
 #include "core/json.hpp"
+#include "support/fixtures.hpp"
 
 using namespace fabscope::bench;
 
@@ -260,10 +262,25 @@ TEST(RunAndPrint, OtherRanksPrintNothing) {
   EXPECT_EQ(out.str(), "");
 }
 
+// --csv-file /dev/stdout or /dev/null: written in place, never renamed over (a link to /dev/null
+// stands in for the device).
+TEST(RunAndPrint, FileThatIsACharacterDeviceIsWrittenInPlace) {
+  fabscope::testing::TempDir t;
+  const auto link = t.path() / "null";
+  std::filesystem::create_symlink("/dev/null", link);
+  FakeSession s(2, true, 0);
+  std::ostringstream out, err;
+  Options o = parse_options({"--sizes", "8", "--no-progress", "--csv-file", link.string()});
+  EXPECT_EQ(run_and_print(s, o, "", out, err), 0);
+  EXPECT_EQ(err.str(), "");
+  EXPECT_TRUE(std::filesystem::is_symlink(link));
+  EXPECT_TRUE(std::filesystem::is_character_file(link));
+}
+
 TEST(RunAndPrint, UnwritableFileIsReportedNotFatal) {
   FakeSession s(2, true, 0);
   std::ostringstream out, err;
   Options o = parse_options({"--sizes", "8", "--no-progress", "--csv-file", "/nonexistent-dir/x.csv"});
   EXPECT_EQ(run_and_print(s, o, "", out, err), 0);
-  EXPECT_EQ(err.str(), "fabscope bench: cannot write /nonexistent-dir/x.csv\n");
+  EXPECT_EQ(err.str(), "fabscope bench: /nonexistent-dir/x.csv: cannot write: No such file or directory\n");
 }

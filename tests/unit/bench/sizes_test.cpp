@@ -83,6 +83,24 @@ TEST(Sizes, BadListElementIsNamed) {
   EXPECT_THROW(parse_size_list("8,,1M"), fabscope::UsageError);
 }
 
+TEST(Sizes, MessagesNameTheCommandThatParsed) {
+  try {
+    parse_size_list("8,abc", "tune");
+    FAIL();
+  } catch (const fabscope::UsageError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("tune: --sizes: 'abc'", 0), 0u) << e.what();
+  }
+  SweepSpec s;
+  s.min_bytes = 1024;
+  s.max_bytes = 8;
+  try {
+    sweep_sizes(s, "tune");
+    FAIL();
+  } catch (const fabscope::UsageError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("tune: minimum size", 0), 0u) << e.what();
+  }
+}
+
 TEST(Sizes, MinAboveMaxIsAUsageError) {
   SweepSpec s;
   s.min_bytes = 1024;

@@ -2,6 +2,8 @@
 // 100 columns, FABSCOPE_ROOT.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 
 #include "support/cli_run.hpp"
@@ -119,6 +121,43 @@ TEST(CheckCli, NodeFileThatIsNotANodeDescriptionExitsThreeNamingIt) {
   r = run_fabscope("check --node /nonexistent/probe.json");
   EXPECT_EQ(r.exit_code, 3);
   EXPECT_NE(r.out.find("/nonexistent/probe.json: cannot open"), std::string::npos) << r.out;
+}
+
+// docs/formats.md: counters are unsigned, rates are not negative; such a value is an input error,
+// not a counter of 18446744073709551611 or a judged rate of -100 Gb/s.
+TEST(CheckCli, NodeWithANegativeCounterOrRateExitsThreeNamingTheField) {
+  const auto golden = std::filesystem::path(FABSCOPE_SOURCE_DIR) / "tests/golden/probe/procfs-infiniband.json";
+  std::ifstream in(golden);
+  const json base = json::parse(in);
+  fabscope::testing::TempDir t;
+  auto run_with = [&](const char* name, const std::string& pointer, const json& value) {
+    json j = base;
+    j[json::json_pointer(pointer)] = value;
+    fabscope::testing::write_file(t.path(), name, j.dump(2));
+    return run_fabscope("check --node " + quote((t.path() / name).string()));
+  };
+  auto r = run_with("counter.json", "/rdma_devices/0/ports/0/counters/symbol_error", -5);
+  EXPECT_EQ(r.exit_code, 3) << r.out;
+  EXPECT_NE(r.out.find("counter.json: field 'rdma_devices[0].ports[0].counters.symbol_error' is -5"),
+            std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("18446744073709551611"), std::string::npos) << r.out;
+  r = run_with("rate.json", "/rdma_devices/0/ports/0/rate_gbps", -100.0);
+  EXPECT_EQ(r.exit_code, 3) << r.out;
+  EXPECT_NE(r.out.find("rate.json: field 'rdma_devices[0].ports[0].rate_gbps' is -100.0"), std::string::npos)
+      << r.out;
+  // The same file with a real counter is judged (the test can fail).
+  r = run_with("ok.json", "/rdma_devices/0/ports/0/counters/symbol_error", 5);
+  EXPECT_NE(r.exit_code, 3) << r.out;
+}
+
+// A key twice in one object: nlohmann would keep the last without a word.
+TEST(CheckCli, NodeWithADuplicatedKeyExitsThreeNamingIt) {
+  fabscope::testing::TempDir t;
+  fabscope::testing::write_file(t.path(), "dup.json",
+                                R"({"schema": "fabscope.node", "schema_version": 1, "hostname": "a", "hostname": "b"})");
+  auto r = run_fabscope("check --node " + quote((t.path() / "dup.json").string()));
+  EXPECT_EQ(r.exit_code, 3) << r.out;
+  EXPECT_NE(r.out.find("dup.json: the key \"hostname\" appears twice in one object"), std::string::npos) << r.out;
 }
 
 TEST(CheckCli, NodeAndRootTogetherIsAUsageError) {

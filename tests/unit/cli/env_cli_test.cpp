@@ -125,6 +125,17 @@ TEST(EnvCli, LintEnvFileExitCodesAndJson) {
   EXPECT_EQ(j.at("findings").at(0).at("severity"), "fail");
 }
 
+// docs/ncclenv.md: an env-file that cannot be read is exit 3; a directory used to read as empty
+// ("no findings", exit 0).
+TEST(EnvCli, LintEnvFileThatIsADirectoryExitsThreeNamingIt) {
+  fabscope::testing::TempDir t;
+  const std::string dir = t.path().string();
+  auto r = run_env("lint --env-file '" + dir + "' " + root("rxe-vm"));
+  EXPECT_EQ(r.exit_code, 3) << r.out;
+  EXPECT_NE(r.out.find(dir + ": is a directory, not a file"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("no findings"), std::string::npos) << r.out;
+}
+
 TEST(EnvCli, LintReadsTheProcessEnvironmentAndNcclConfUnderRoot) {
   fabscope::testing::TempDir t;
   fabscope::testing::copy_tree(fabscope::testing::fixture("rxe-vm"), t.path());

@@ -1,9 +1,16 @@
 // `fabscope report` as a user runs it: what it writes and prints, and every unusable input
 // refused with exit 3 and the file's name, writing nothing.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <poll.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <atomic>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "core/json.hpp"
 #include "support/cli_run.hpp"
@@ -118,4 +125,52 @@ TEST(ReportCli, UnwritableOutput_Exit3NamingIt) {
   auto r = run_fabscope("report " + quote(golden("check/rxe-vm.json")) + " -o /nonexistent-dir/r.html");
   EXPECT_EQ(r.exit_code, 3);
   EXPECT_NE(r.out.find("/nonexistent-dir/r.html: cannot write"), std::string::npos) << r.out;
+}
+
+// -o names a character device or a FIFO: written in place, never renamed over (as root,
+// `-o /dev/null` replaced the machine's /dev/null with the HTML file). A link to /dev/null stands in.
+TEST(ReportCli, OutputThatIsACharacterDeviceIsWrittenInPlace) {
+  fabscope::testing::TempDir t;
+  const auto out = t.path() / "null";
+  std::filesystem::create_symlink("/dev/null", out);
+  auto r = run_fabscope("report " + quote(golden("check/rxe-vm.json")) + " -o " + quote(out.string()));
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_TRUE(std::filesystem::is_symlink(out));
+  EXPECT_TRUE(std::filesystem::is_character_file(out));
+  EXPECT_FALSE(std::filesystem::exists(out.string() + ".tmp"));
+}
+
+TEST(ReportCli, OutputThatIsAFifoIsWrittenToItsReaderOrRefusedWithoutOne) {
+  fabscope::testing::TempDir t;
+  const auto fifo = t.path() / "pipe";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  // Nobody reads: an error naming it, not a hang (bounded by timeout all the same).
+  auto r = run_fabscope("report " + quote(golden("check/rxe-vm.json")) + " -o " + quote(fifo.string()),
+                        "timeout -s KILL 60");
+  EXPECT_EQ(r.exit_code, 3) << r.out;
+  EXPECT_NE(r.out.find(fifo.string() + ": cannot write: a FIFO that nobody reads"), std::string::npos) << r.out;
+  EXPECT_TRUE(std::filesystem::is_fifo(fifo));
+  // With a reader (opened before the run without waiting, drained while it runs), the page goes
+  // through the FIFO.
+  int rd = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  ASSERT_GE(rd, 0);
+  std::atomic<bool> done{false};
+  std::string page;
+  std::thread reader([&] {
+    char buf[4096];
+    while (true) {
+      pollfd p{rd, POLLIN, 0};
+      ::poll(&p, 1, 50);
+      ssize_t n = ::read(rd, buf, sizeof buf);
+      if (n > 0) page.append(buf, static_cast<std::size_t>(n));
+      else if (done) break;
+    }
+  });
+  r = run_fabscope("report " + quote(golden("check/rxe-vm.json")) + " -o " + quote(fifo.string()), "timeout -s KILL 60");
+  done = true;
+  reader.join();
+  ::close(rd);
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(page.rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_TRUE(std::filesystem::is_fifo(fifo));
 }

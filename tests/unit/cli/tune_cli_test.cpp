@@ -1,11 +1,16 @@
 // fabscope tune as a user runs it: the whole command on the simulated model (--simulate), the
 // files it writes, usage errors, and what it says without a GPU build.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <poll.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "core/json.hpp"
 #include "support/cli_run.hpp"
@@ -87,6 +92,58 @@ TEST_F(TuneCli, UsageErrorsExitThreeNamingTheValue) {
   EXPECT_EQ(r.exit_code, 3);
   r = run_fabscope("tune --simulate 1 -b 1G -e 1K");
   EXPECT_EQ(r.exit_code, 3);
+}
+
+// Every file tune writes goes through the one writer: a character device (a link to /dev/null
+// here; as root `-o` over /dev would have replaced the device) is written in place, a FIFO too.
+TEST_F(TuneCli, OutputsThatAreDevicesOrFifosAreWrittenInPlace) {
+  fs::create_directories(dir_);
+  fs::create_symlink("/dev/null", dir_ / "tune-report.txt");
+  ASSERT_EQ(::mkfifo((dir_ / "measurements.csv").c_str(), 0600), 0);
+  // The FIFO's reader, opened (without waiting) before the run and drained while it runs, so the
+  // writer never waits on a full pipe.
+  int rd = ::open((dir_ / "measurements.csv").c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  ASSERT_GE(rd, 0);
+  std::atomic<bool> done{false};
+  std::string csv;
+  std::thread reader([&] {
+    char buf[4096];
+    while (true) {
+      pollfd p{rd, POLLIN, 0};
+      ::poll(&p, 1, 50);
+      ssize_t n = ::read(rd, buf, sizeof buf);
+      if (n > 0) csv.append(buf, static_cast<std::size_t>(n));
+      else if (done) break;
+    }
+  });
+  auto r = run_fabscope("tune --simulate 3 --no-progress --no-env-search --sizes 1M -o " + quote(dir_.string()),
+                        "timeout -s KILL 120");
+  done = true;
+  reader.join();
+  ::close(rd);
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_TRUE(fs::is_symlink(dir_ / "tune-report.txt"));
+  EXPECT_TRUE(fs::is_fifo(dir_ / "measurements.csv"));
+  EXPECT_FALSE(csv.empty());
+  EXPECT_TRUE(fs::is_regular_file(dir_ / "tune.json"));
+}
+
+TEST_F(TuneCli, SizesBeyondOneTebibyteAreRefused) {
+  auto r = run_fabscope("tune --simulate 1 --sizes 1M,18446744073709551615");  // 16 EiB less a byte
+  EXPECT_EQ(r.exit_code, 3) << r.out;
+  EXPECT_NE(r.out.find("tune: size 18446744073709551615 B is larger than 1 TiB"), std::string::npos) << r.out;
+  r = run_fabscope("tune --simulate 1 -b 2T -e 2T");
+  EXPECT_EQ(r.exit_code, 3) << r.out;
+  EXPECT_NE(r.out.find("larger than 1 TiB"), std::string::npos) << r.out;
+}
+
+TEST_F(TuneCli, SizeErrorsNameTune) {
+  for (const char* args : {"--sizes 1M,abc", "--sizes 1M,,8"}) {
+    auto r = run_fabscope(std::string("tune --simulate 1 ") + args);
+    EXPECT_EQ(r.exit_code, 3) << args << ": " << r.out;
+    EXPECT_NE(r.out.find("fabscope tune: "), std::string::npos) << args << ": " << r.out;
+    EXPECT_EQ(r.out.find("bench:"), std::string::npos) << args << ": " << r.out;
+  }
 }
 
 TEST_F(TuneCli, WithoutAGpuBuildOrGpuItSaysWhyAndExitsThree) {

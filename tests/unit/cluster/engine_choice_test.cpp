@@ -200,3 +200,18 @@ TEST(Summary, RdmaEndpointRoundTripsAndAnOlderSummaryHasNone) {
   older["rdma_address"] = 7;
   EXPECT_THROW(summary_from_json(older), Error);
 }
+
+// Peer names, reasons and evidence come from other machines: rank 0's text prints them as text,
+// never as terminal escape sequences.
+TEST(ClusterText, NothingFromAPeerReachesTheTerminalAsAControlSequence) {
+  auto in = mixed(4, 2);
+  in.nodes[1].name = "vm1\x1b]0;owned\x07";
+  for (auto& p : in.pair_results)
+    if (p.engine == "tcp") p.engine_reason += " \x1b[2J\x9b" "31m";
+  const std::string text = render_text(judge(in), false);
+  for (char c : text) {
+    const auto b = static_cast<unsigned char>(c);
+    EXPECT_TRUE(b >= 0x20 || c == '\n') << "control byte " << int(b) << " in:\n" << text;
+  }
+  EXPECT_NE(text.find("vm1?]0;owned?"), std::string::npos) << text;
+}

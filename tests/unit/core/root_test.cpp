@@ -1,6 +1,9 @@
 #include "core/root.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <filesystem>
 
 #include "core/error.hpp"
 #include "support/fixtures.hpp"
@@ -65,6 +68,37 @@ TEST(Root, ResolveStaysInsideRoot) {
             "sys/devices/pci0000:00/0000:00:01.0");
   EXPECT_EQ(r.read_line("sys/bus/pci/devices/0000:00:01.0/vendor").value(), "0x10de");
   EXPECT_EQ(r.list("sys/bus/pci/devices"), std::vector<std::string>{"0000:00:01.0"});
+}
+
+// A FIFO planted in a captured tree blocks an ordinary open until a writer comes: read refuses
+// anything but a regular file without opening it for a wait.
+TEST(Root, ReadRefusesAFifoWithoutWaiting) {
+  TempDir t;
+  std::filesystem::create_directories(t.path() / "sys");
+  ASSERT_EQ(::mkfifo((t.path() / "sys/state").c_str(), 0600), 0);
+  std::filesystem::create_symlink("/dev/null", t.path() / "sys/dev");
+  Root r(t.path());
+  EXPECT_FALSE(r.read("sys/state"));
+  EXPECT_FALSE(r.read_line("sys/state"));
+  EXPECT_FALSE(r.read("sys/dev"));
+  EXPECT_TRUE(r.exists("sys/state"));
+}
+
+// A captured tree is read as if it were "/": a link out of it does not read the host's file,
+// nor does a sibling directory whose name starts with the root's.
+TEST(Root, ReadDoesNotFollowLinksOutOfTheRoot) {
+  TempDir t;
+  write_file(t.path(), "tree/etc/inside.conf", "NCCL_A=1\n");
+  write_file(t.path(), "tree-evil/etc/nccl.conf", "NCCL_B=1\n");
+  write_file(t.path(), "host.conf", "NCCL_C=1\n");
+  std::filesystem::create_symlink(t.path() / "host.conf", t.path() / "tree/etc/nccl.conf");
+  std::filesystem::create_symlink("../../tree-evil/etc/nccl.conf", t.path() / "tree/etc/sibling.conf");
+  std::filesystem::create_symlink("inside.conf", t.path() / "tree/etc/local.conf");
+  Root r(t.path() / "tree");
+  EXPECT_FALSE(r.read("etc/nccl.conf"));
+  EXPECT_FALSE(r.read("/etc/sibling.conf"));
+  EXPECT_FALSE(r.resolve("etc/sibling.conf"));
+  EXPECT_EQ(r.read("etc/local.conf").value(), "NCCL_A=1\n");
 }
 
 TEST(Root, FromOptionPrefersFlagOverEnvironment) {

@@ -59,3 +59,25 @@ TEST(Json, DumpJsonReplacesBytesThatAreNotUtf8) {
   EXPECT_EQ(dump_json(j, -1), "{\"v\":\"a\xef\xbf\xbd" "b\"}");
   EXPECT_EQ(dump_json(json{{"k", 1}}), "{\n  \"k\": 1\n}");
 }
+
+// Outside text on a terminal: an escape sequence (ESC [ 2 J clears the screen, OSC sets the title,
+// BEL rings), a C1 CSI (U+009B) or broken UTF-8 never gets through; ordinary UTF-8 does.
+TEST(Strings, PrintableKeepsTextAndReplacesEveryControlByte) {
+  EXPECT_EQ(core::printable("node-01 400 Gb/s"), "node-01 400 Gb/s");
+  EXPECT_EQ(core::printable("\x1b[2Jevil\x07"), "?[2Jevil?");
+  EXPECT_EQ(core::printable("\x1b]0;title\x1b\\"), "?]0;title?\\");
+  EXPECT_EQ(core::printable("a\tb\nc\rd\x7f" "e"), "a?b?c?d?e");
+  EXPECT_EQ(core::printable(std::string("nul\0x", 5)), "nul?x");
+  EXPECT_EQ(core::printable("\xc2\x9b" "31m"), "?31m");        // U+009B, the 8-bit CSI
+  EXPECT_EQ(core::printable("\x9b" "31m"), "?31m");            // a lone byte: not UTF-8
+  EXPECT_EQ(core::printable("\xc0\xaf"), "??");                // overlong '/'
+  EXPECT_EQ(core::printable("\xed\xa0\x80"), "???");           // a surrogate
+  EXPECT_EQ(core::printable("caf\xc3\xa9 \xe2\x86\x92 \xf0\x9f\x98\x80"), "caf\xc3\xa9 \xe2\x86\x92 \xf0\x9f\x98\x80");
+  EXPECT_EQ(core::printable("cut \xe2\x86"), "cut ??");
+}
+
+TEST(Strings, PrintableLinesKeepsTheNewlinesOnly) {
+  EXPECT_EQ(core::printable_lines("one\x1b[31m\ntwo\r\n\nthree"), "one?[31m\ntwo?\n\nthree");
+  EXPECT_EQ(core::printable_lines(""), "");
+  EXPECT_EQ(core::printable_lines("end\n"), "end\n");
+}

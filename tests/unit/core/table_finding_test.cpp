@@ -72,6 +72,44 @@ TEST(NodeInfo, JsonRoundTripKeepsUnlimitedAndNulls) {
 
 // Found by the long run of fabscope_node_json_fuzz: a counter beyond 64 bits parses as a float,
 // and nlohmann's cast of it to uint64_t was undefined behaviour.
+// docs/formats.md: counters are unsigned; nlohmann would wrap -5 into 18446744073709551611.
+TEST(NodeInfo, NegativeCountersRatesAndIdsAreRefusedNamingTheField) {
+  NodeInfo n;
+  RdmaDevice d;
+  d.name = "mlx5_0";
+  d.numa_node = 0;
+  RdmaPort p;
+  p.port = 1;
+  p.rate_gbps = 400.0;
+  p.counters["symbol_error"] = 7;
+  d.ports.push_back(p);
+  n.rdma_devices.push_back(d);
+  const json j = n;
+  auto error_of = [](const json& doc) -> std::string {
+    try {
+      doc.get<NodeInfo>();
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_EQ(error_of(j), "");
+  json c = j;
+  c["rdma_devices"][0]["ports"][0]["counters"]["symbol_error"] = -5;
+  EXPECT_EQ(error_of(c), "field 'rdma_devices[0].ports[0].counters.symbol_error' is -5: counters, rates, sizes "
+                         "and ids are not negative");
+  json r = j;
+  r["rdma_devices"][0]["ports"][0]["rate_gbps"] = -100.0;
+  EXPECT_EQ(error_of(r), "field 'rdma_devices[0].ports[0].rate_gbps' is -100.0, not a rate or speed (negative)");
+  json port = j;
+  port["rdma_devices"][0]["ports"][0]["port"] = -1;
+  EXPECT_NE(error_of(port).find("'rdma_devices[0].ports[0].port' is -1"), std::string::npos);
+  // The kernel's "no NUMA node" is -1: kept.
+  json numa = j;
+  numa["rdma_devices"][0]["numa_node"] = -1;
+  EXPECT_EQ(error_of(numa), "");
+}
+
 TEST(NodeInfo, FloatsInIntegerFieldsAreRefusedNamingTheField) {
   NodeInfo n;
   RdmaDevice d;

@@ -57,6 +57,8 @@ class Client {
   ~Client() { ::close(fd_); }
   bool connected() const { return connected_; }
   void send(const std::string& s) { ::send(fd_, s.data(), s.size(), MSG_NOSIGNAL); }
+  // Half-close: no more requests (FIN), the client still reads.
+  void shutdown_write() { ::shutdown(fd_, SHUT_WR); }
   // Reads one response: head, then Content-Length bytes (none for HEAD).
   // Bytes past the response stay buffered for the next call (pipelining).
   std::string response(bool head_only = false) {
@@ -124,6 +126,42 @@ TEST(HttpServer, Head_SendsNoBody) {
   auto head = c.response(true);
   EXPECT_EQ(head.find("hello"), std::string::npos);
   EXPECT_NE(c.response().find("hello /after"), std::string::npos);  // the next response starts cleanly
+}
+
+// A client that sends a whole request and then half-closes (FIN) must get its answer every time:
+// the server used to close on the EOF before serving the request already in its buffer.
+TEST(HttpServer, HalfClosedClient_StillGetsTheResponse) {
+  Server s;
+  int answered = 0;
+  for (int i = 0; i < 50; ++i) {
+    Client c(s.port());
+    ASSERT_TRUE(c.connected());
+    c.send("GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+    c.shutdown_write();
+    auto r = c.response();
+    if (r.find("\r\n\r\nhello /metrics\n") != std::string::npos) ++answered;
+    EXPECT_TRUE(c.closed_by_server()) << i;
+  }
+  EXPECT_EQ(answered, 50);
+}
+
+TEST(HttpServer, HalfClosedClient_PipelinedRequestsAreAllAnswered) {
+  Server s;
+  Client c(s.port());
+  c.send("GET /a HTTP/1.1\r\n\r\nGET /b HTTP/1.1\r\n\r\n");
+  c.shutdown_write();
+  EXPECT_NE(c.response().find("hello /a"), std::string::npos);
+  EXPECT_NE(c.response().find("hello /b"), std::string::npos);
+  EXPECT_TRUE(c.closed_by_server());
+}
+
+TEST(HttpServer, HalfClosedClient_WithAPartialRequestIsClosed) {
+  Server s;
+  Client c(s.port());
+  c.send("GET /a HTTP/1.1\r\nHost:");
+  c.shutdown_write();
+  EXPECT_EQ(c.response(), "");
+  EXPECT_TRUE(c.closed_by_server());
 }
 
 TEST(HttpServer, ConnectionClose_IsHonoured) {

@@ -6,7 +6,9 @@
 #include <chrono>
 #include <thread>
 
+#include "core/finding.hpp"
 #include "rdma/findings.hpp"
+#include "rdma/render.hpp"
 #include "rdma/watchdog.hpp"
 
 using namespace fabscope;
@@ -111,4 +113,25 @@ TEST(RdmaFindings, Watchdog_ThrowsTimeoutNamingSideAndStep) {
         << e.finding.message;
     EXPECT_EQ(e.finding.evidence, "12 of 20 sends complete");
   }
+}
+
+// A peer's names and whatever it said reach the server's terminal: as text, never as escape
+// sequences (ESC ] 0 ; sets the window title, ESC [ 2 J clears the screen, BEL rings).
+TEST(RdmaText, NothingFromThePeerReachesTheTerminalAsAControlSequence) {
+  Result r;
+  r.role = "server";
+  r.local = rxe1();
+  r.remote = rxe1();
+  r.remote.host = "evil\x1b]0;owned\x07host";
+  r.remote.device = "rxe\x1b[2J";
+  r.verdict = "failed";
+  r.findings.push_back(make_finding("rdma.peer_error", Severity::Fail, "peer",
+                                    "the peer said: \x1b[31mstop\x1b[0m", "text=\x9b" "31m", "none"));
+  const std::string text = render_text(r);
+  for (char c : text) {
+    const auto b = static_cast<unsigned char>(c);
+    EXPECT_TRUE(b >= 0x20 || c == '\n') << "control byte " << int(b) << " in:\n" << text;
+  }
+  EXPECT_NE(text.find("evil?]0;owned?host"), std::string::npos) << text;
+  EXPECT_NE(text.find("the peer said: ?[31mstop?[0m"), std::string::npos) << text;
 }

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "core/error.hpp"
+#include "core/json.hpp"
 #include "report/load.hpp"
 #include "support/fixtures.hpp"
 
@@ -79,6 +80,22 @@ TEST(ReportLoad, TruncatedJson_NamesItAsTruncated) {
 TEST(ReportLoad, NotJson_NamesIt) {
   auto e = error_of("x.json", "#  size count type\n");
   EXPECT_EQ(e.rfind("x.json: not valid JSON: parse error", 0), 0u) << e;
+}
+
+// nlohmann keeps the last of two equal keys without a word: a finding could read one way to the
+// report and another to a tool; such a file is refused, however deep the object.
+TEST(ReportLoad, DuplicatedKey_NamesTheFileAndTheKey) {
+  std::string text = golden("check/rxe-vm.json");
+  auto at = text.find("\"findings\"");
+  ASSERT_NE(at, std::string::npos);
+  auto brace = text.find('{', at);
+  ASSERT_NE(brace, std::string::npos);
+  text.insert(brace + 1, "\"docs\": \"javascript:alert(1)\", ");
+  auto e = error_of("dup.json", text);
+  EXPECT_EQ(e, "dup.json: the key \"docs\" appears twice in one object (which one counts is ambiguous)") << e;
+  // The same key in two objects, or in an array of objects, is fine.
+  EXPECT_NO_THROW(fabscope::parse_input_json(R"({"a": {"x": 1}, "b": {"x": 2}, "c": [{"x": 1}, {"x": 2}]})"));
+  EXPECT_THROW(fabscope::parse_input_json(R"({"c": [{"x": 1, "y": {"x": 1}, "x": 2}]})"), fabscope::Error);
 }
 
 TEST(ReportLoad, WrongSchema_NamesItAndListsWhatIsRead) {

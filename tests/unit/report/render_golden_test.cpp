@@ -10,6 +10,7 @@
 #include <regex>
 #include <sstream>
 
+#include "core/error.hpp"
 #include "report/load.hpp"
 #include "report/render.hpp"
 #include "support/fixtures.hpp"
@@ -185,4 +186,70 @@ TEST(ReportRender, DocsUrl_PrefixesFindingLinks) {
   r.inputs.push_back(json_input("check/rxe-vm.json", "rxe.json"));
   std::string html = render(r).html;
   EXPECT_NE(html.find("href=\"https://example.org/fabscope/docs/checks.md#os-memlock_limited\""), std::string::npos);
+}
+
+namespace {
+
+// Every href="..." in the page.
+std::vector<std::string> hrefs(const std::string& html) {
+  static const std::regex href(R"(href\s*=\s*"([^"]*)\")", std::regex::icase);
+  std::vector<std::string> out;
+  for (auto it = std::sregex_iterator(html.begin(), html.end(), href); it != std::sregex_iterator(); ++it)
+    out.push_back((*it)[1]);
+  return out;
+}
+
+}  // namespace
+
+// A finding's docs string comes from the input file: only a relative path into the docs (with the
+// --docs-url prefix) becomes a link; a script, data or external URL is shown as text.
+TEST(ReportRender, DocsThatAreNotADocsPathAreNeverLinks) {
+  auto j = fabscope::json::parse(slurp(src("tests/golden/check/rxe-vm.json")));
+  ASSERT_GE(j["findings"].size(), 1u);
+  const std::vector<std::string> hostile = {
+      "javascript:alert(document.domain)", " JavaScript:alert(1)", "data:text/html;base64,PHNjcmlwdD4=",
+      "vbscript:msgbox(1)", "https://evil.example/x", "//evil.example/x", "docs/../../etc/passwd",
+      "docs/checks.md#x\" onclick=\"alert(1)", "/docs/checks.md#a", "docs/checks.md#a#b", "docs/x.html"};
+  auto base = j["findings"][0];
+  j["findings"] = fabscope::json::array();
+  for (const auto& d : hostile) {
+    auto f = base;
+    f["docs"] = d;
+    j["findings"].push_back(f);
+  }
+  for (const std::string url : {"", "https://example.org/fabscope/"}) {
+    Report r;
+    r.docs_url = url;
+    r.inputs.push_back(input_from_json("x.json", j));
+    const std::string html = render(r).html;
+    for (const auto& h : hrefs(html)) {
+      const bool internal = h.starts_with("#");
+      const bool docs = h.starts_with(url + "docs/") && docs_path_is_linkable(h.substr(url.size()));
+      EXPECT_TRUE(internal || docs) << "link to " << h;
+    }
+    EXPECT_EQ(html.find("href=\"javascript"), std::string::npos);
+    // Shown as text instead, escaped.
+    EXPECT_NE(html.find("docs: javascript:alert(document.domain)"), std::string::npos);
+    EXPECT_NE(html.find("docs: docs/checks.md#x&quot; onclick=&quot;alert(1)"), std::string::npos);
+  }
+}
+
+TEST(ReportRender, DocsPathsThatAreLinks) {
+  EXPECT_TRUE(docs_path_is_linkable("docs/checks.md#link-port_down"));
+  EXPECT_TRUE(docs_path_is_linkable("docs/ncclenv.md#env-syntax"));
+  EXPECT_TRUE(docs_path_is_linkable("docs/rdma.md"));
+  EXPECT_FALSE(docs_path_is_linkable(""));
+  EXPECT_FALSE(docs_path_is_linkable("docs/.md"));
+  EXPECT_FALSE(docs_path_is_linkable("docs//evil.example/x.md"));
+  EXPECT_FALSE(docs_path_is_linkable("docs/checks.md#a:b"));
+}
+
+TEST(ReportRender, DocsUrlIsChecked) {
+  for (const std::string ok : {"", "https://example.org/fabscope/", "http://x/", "file:///usr/share/doc/fabscope/",
+                               "../", "/srv/fabscope/"})
+    EXPECT_NO_THROW(check_docs_url(ok)) << ok;
+  for (const std::string bad : {"javascript:alert(1)//", "data:text/html,x/", "https://example.org/fabscope",
+                                "https://example.org/\"onmouseover=x/", "https://e.org/a b/", "https:evil/",
+                                "https://e.org/?q=/"})
+    EXPECT_THROW(check_docs_url(bad), fabscope::UsageError) << bad;
 }
