@@ -506,14 +506,16 @@ struct LinkKey {
   auto operator<=>(const LinkKey&) const = default;
 };
 
+// Each link once, by its ends' node GUIDs and ports, in the order the ports are met.
 std::vector<LinkKey> link_keys(const Subnet& s) {
   std::vector<LinkKey> keys;
+  std::set<LinkKey> seen;
   for (int n = 0; n < static_cast<int>(s.nodes.size()); ++n)
     for (const auto& p : s.nodes[n].ports) {
       if (p.remote_node < 0 || p.remote_node >= static_cast<int>(s.nodes.size())) continue;
       LinkKey k{s.nodes[n].guid, s.nodes[p.remote_node].guid, p.number, p.remote_port};
       if (std::pair(k.a, k.pa) > std::pair(k.b, k.pb)) std::swap(k.a, k.b), std::swap(k.pa, k.pb);
-      if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
+      if (seen.insert(k).second) keys.push_back(k);
     }
   return keys;
 }
