@@ -107,18 +107,20 @@ struct Out {
   }
 };
 
-// The subject of a port's counters: its link when it has one (the cable is what the counters
-// judge), else the port.
-std::string counter_subject(const Subnet& s, int node, int port) {
-  const Port* p = s.nodes[node].port(port);
-  if (p && p->remote_node >= 0 && p->remote_node < static_cast<int>(s.nodes.size()))
-    return port_name(s, node, port) + " <-> " + port_name(s, p->remote_node, p->remote_port);
-  return port_name(s, node, port);
+// A link's name with the end nearer the HCAs first (then the lower node index and port), the
+// same for a fact, a counter and a port state of that link.
+std::string link_name(const Subnet& s, const std::vector<int>& level, int n, int port) {
+  const Port* p = s.nodes[n].port(port);
+  if (!p || p->remote_node < 0 || p->remote_node >= static_cast<int>(s.nodes.size())) return port_name(s, n, port);
+  int x = n, xp = port, y = p->remote_node, yp = p->remote_port;
+  if (std::pair(y, yp) < std::pair(x, xp)) std::swap(x, y), std::swap(xp, yp);
+  if (level[y] >= 0 && (level[x] < 0 || level[y] < level[x])) std::swap(x, y), std::swap(xp, yp);
+  return port_name(s, x, xp) + " <-> " + port_name(s, y, yp);
 }
 
 // --- links -----------------------------------------------------------------------------------
 
-void judge_links(const Subnet& s, const std::vector<LinkFact>& facts, Out& out) {
+void judge_links(const std::vector<LinkFact>& facts, Out& out) {
   std::map<std::string, std::vector<const LinkFact*>> below_cap_by_tier;
   std::map<std::string, int> links_in_tier;
   for (const auto& f : facts) {
@@ -166,10 +168,9 @@ void judge_links(const Subnet& s, const std::vector<LinkFact>& facts, Out& out) 
             "nothing to do if the tier was built for this rate; else check the cables' rating and the ports' "
             "LinkWidthEnabled/LinkSpeedEnabled with 'ibportstate <lid> <port> query'");
   }
-  (void)s;
 }
 
-void judge_port_states(const Subnet& s, Out& out) {
+void judge_port_states(const Subnet& s, const std::vector<int>& level, Out& out) {
   for (const auto& l : s.links) {
     const PortInfo* a = info(s, l.a_node, l.a_port);
     const PortInfo* b = info(s, l.b_node, l.b_port);
@@ -178,8 +179,7 @@ void judge_port_states(const Subnet& s, Out& out) {
       if (i && (i->state == PortState::Init || i->state == PortState::Armed))
         ends += (ends.empty() ? "" : " ") + port_name(s, node, port) + "=" + to_string(i->state);
     if (ends.empty()) continue;
-    out.add("fabric.port_not_active", Severity::Warn,
-            port_name(s, l.a_node, l.a_port) + " <-> " + port_name(s, l.b_node, l.b_port),
+    out.add("fabric.port_not_active", Severity::Warn, link_name(s, level, l.a_node, l.a_port),
             "the link is physically up but not Active: the subnet manager has not configured it (Init) or not "
             "finished (Armed); no traffic crosses it",
             "state " + ends,
@@ -213,7 +213,7 @@ std::string counter_list(const std::vector<std::pair<std::string, std::string>>&
   return s;
 }
 
-void judge_totals(const Subnet& s, const Thresholds& t, Out& out) {
+void judge_totals(const Subnet& s, const std::vector<int>& level, const Thresholds& t, Out& out) {
   for (int n = 0; n < static_cast<int>(s.nodes.size()); ++n) {
     for (const auto& p : s.nodes[n].ports) {
       if (!p.counters) continue;
@@ -231,10 +231,9 @@ void judge_totals(const Subnet& s, const Thresholds& t, Out& out) {
         }
       }
       if (above.empty()) continue;
-      out.add("fabric.error_counters", Severity::Warn, counter_subject(s, n, p.number),
-              "error counters of " + port_name(s, n, p.number) +
-                  " are above their thresholds (totals since they were last cleared; --interval tells whether "
-                  "they still grow)",
+      out.add("fabric.error_counters", Severity::Warn, link_name(s, level, n, p.number),
+              "error counters are above their thresholds (totals since they were last cleared; --interval tells "
+              "whether they still grow)",
               "at " + port_name(s, n, p.number) + ": " + counter_list(above) +
                   (limits.empty() ? " (threshold 0)" : " thresholds: " + counter_list(limits)),
               "run again with --interval to see whether they grow; growing SymbolErrorCounter or "
@@ -244,7 +243,7 @@ void judge_totals(const Subnet& s, const Thresholds& t, Out& out) {
   }
 }
 
-void judge_saturated(const Subnet& s, Out& out) {
+void judge_saturated(const Subnet& s, const std::vector<int>& level, Out& out) {
   for (int n = 0; n < static_cast<int>(s.nodes.size()); ++n) {
     for (const auto& p : s.nodes[n].ports) {
       if (!p.counters) continue;
@@ -253,9 +252,9 @@ void judge_saturated(const Subnet& s, Out& out) {
         if (p.counters->saturated(static_cast<Counter>(k)))
           stuck.emplace_back(counter_name(static_cast<Counter>(k)), std::to_string(*p.counters->value[k]));
       if (stuck.empty()) continue;
-      out.add("fabric.counter_saturated", Severity::Warn, counter_subject(s, n, p.number),
-              "counters of " + port_name(s, n, p.number) +
-                  " are stuck at their maximum: how many events happened, and whether they still happen, is unknown",
+      out.add("fabric.counter_saturated", Severity::Warn, link_name(s, level, n, p.number),
+              "counters are stuck at their maximum: how many events happened, and whether they still happen, is "
+              "unknown",
               "at " + port_name(s, n, p.number) + ": " + counter_list(stuck) + " (maximum of the counter's width)",
               "clear the counters once ('perfquery -R <lid> <port>'; fabscope never resets them), then judge them "
               "again with --interval");
@@ -263,14 +262,15 @@ void judge_saturated(const Subnet& s, Out& out) {
   }
 }
 
-void judge_growth(const Subnet& now, const Subnet& before, double interval_s, const JudgeOptions& opt, Out& out) {
+void judge_growth(const Subnet& now, const std::vector<int>& level, const Subnet& before, double interval_s,
+                  const JudgeOptions& opt, Out& out) {
   for (int n = 0; n < static_cast<int>(now.nodes.size()); ++n) {
     const int bn = before.find_guid(now.nodes[n].guid);
     if (bn < 0) continue;
     for (const auto& p : now.nodes[n].ports) {
       const Port* bp = before.nodes[bn].port(p.number);
       if (!p.counters || !bp || !bp->counters) continue;
-      const std::string subject = counter_subject(now, n, p.number), where = port_name(now, n, p.number);
+      const std::string subject = link_name(now, level, n, p.number), where = port_name(now, n, p.number);
       std::vector<std::pair<std::string, std::string>> grew, reset;
       std::optional<std::uint64_t> discards, wait;
       for (int k = 0; k < kCounterCount; ++k) {
@@ -295,7 +295,7 @@ void judge_growth(const Subnet& now, const Subnet& before, double interval_s, co
       const std::string over = " over " + fixed(interval_s, 1) + " s";
       if (!grew.empty())
         out.add("fabric.errors_growing", Severity::Warn, subject,
-                "error counters of " + where + " grew" + over +
+                "error counters grew" + over +
                     ": the link is failing now (symbol errors and link recoveries: signal quality; link downed: "
                     "the link flaps; receive errors: corrupted packets)",
                 "at " + where + ": " + counter_list(grew),
@@ -304,7 +304,7 @@ void judge_growth(const Subnet& now, const Subnet& before, double interval_s, co
                 "to tell a bad port from a bad cable");
       if (discards)
         out.add("fabric.xmit_discards_growing", Severity::Warn, subject,
-                where + " discarded " + std::to_string(*discards) + " outbound packets" + over +
+                "the port discarded " + std::to_string(*discards) + " outbound packets" + over +
                     " (link down, or packets that waited too long for credits: congestion)",
                 "at " + where + ": PortXmitDiscards=+" + std::to_string(*discards) + " (" +
                     fixed(*discards / interval_s, 3) + "/s)",
@@ -326,7 +326,7 @@ void judge_growth(const Subnet& now, const Subnet& before, double interval_s, co
       }
       if (!reset.empty())
         out.add("fabric.counter_reset", Severity::Info, subject,
-                "counters of " + where + " went backwards" + over +
+                "counters went backwards" + over +
                     ": someone cleared them (perfquery -R, ibqueryerrors -k, the SM's perfmgr); not judged this time",
                 "at " + where + ": " + counter_list(reset),
                 "nothing to fix; judge again with --interval; tools that clear counters hide errors from other "
@@ -604,7 +604,7 @@ std::vector<LinkFact> link_facts(const Subnet& s) {
       const bool flip = level[r] >= 0 && (level[n] < 0 || level[r] < level[n]);
       f.node = flip ? r : n, f.port = flip ? p.remote_port : p.number;
       f.peer = flip ? n : r, f.peer_port = flip ? p.number : p.remote_port;
-      f.name = port_name(s, f.node, f.port) + " <-> " + port_name(s, f.peer, f.peer_port);
+      f.name = link_name(s, level, n, p.number);
       f.tier = level_name(level[f.node]) + "<->" + level_name(level[f.peer]);
       f.width = std::min(a->width_active, b->width_active);
       f.speed = std::min(a->speed_active, b->speed_active);
@@ -652,21 +652,39 @@ json to_json(const LinkFact& f) {
 std::vector<Finding> judge(const Subnet& now, const JudgeOptions& opt) {
   Out out;
   const auto facts = link_facts(now);
+  const auto level = levels(now);
   Subnet linked = now;  // links from the ports, whatever now.links says
   linked.rebuild_links();
   judge_sms(now, out);
   judge_duplicates(now, out);
   if (opt.expected) judge_topology(now, *opt.expected, out);
-  judge_links(now, facts, out);
-  judge_port_states(linked, out);
+  judge_links(facts, out);
+  judge_port_states(linked, level, out);
   judge_mtu(facts, out);
   if (opt.before && opt.interval_s > 0)
-    judge_growth(now, *opt.before, opt.interval_s, opt, out);
+    judge_growth(now, level, *opt.before, opt.interval_s, opt, out);
   else
-    judge_totals(now, opt.thresholds, out);
-  judge_saturated(now, out);
+    judge_totals(now, level, opt.thresholds, out);
+  judge_saturated(now, level, out);
   judge_firmware(now, out);
   judge_not_answered(now, out);
+  // Both ends of one cable: one finding for the link, the evidence of each end joined.
+  std::vector<Finding> merged;
+  std::map<std::pair<std::string, std::string>, std::size_t> at;  // (id, subject) -> index in merged
+  for (auto& f : out.findings) {
+    const bool per_link = f.id == "fabric.error_counters" || f.id == "fabric.errors_growing" ||
+                          f.id == "fabric.counter_saturated" || f.id == "fabric.counter_reset" ||
+                          f.id == "fabric.xmit_discards_growing";
+    if (per_link) {
+      auto [it, fresh] = at.emplace(std::pair(f.id, f.subject), merged.size());
+      if (!fresh) {
+        merged[it->second].evidence += "; " + f.evidence;
+        continue;
+      }
+    }
+    merged.push_back(std::move(f));
+  }
+  out.findings = std::move(merged);
   // Most severe first; within a severity, registry order, then the order met.
   const auto& reg = fabric_checks();
   auto rank = [&](const Finding& f) {

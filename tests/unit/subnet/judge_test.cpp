@@ -119,7 +119,7 @@ TEST(Judge, PortStuckInInitIsReportedOnItsLink) {
   port_of(s, kLeaf.leaf1, 2).info->state = PortState::Init;
   const auto fs = with_id(judged(s), "fabric.port_not_active");
   ASSERT_EQ(fs.size(), 1u);
-  EXPECT_EQ(fs[0].subject, "S-leaf1:2 <-> hca2 mlx5_0:1");
+  EXPECT_EQ(fs[0].subject, "hca2 mlx5_0:1 <-> S-leaf1:2");
   EXPECT_NE(fs[0].evidence.find("hca2 mlx5_0:1=Init"), std::string::npos) << fs[0].evidence;
 }
 
@@ -426,4 +426,16 @@ TEST(Judge, FindingsComeMostSevereFirst) {
   ASSERT_GE(fs.size(), 2u);
   EXPECT_EQ(fs.front().severity, Severity::Fail);
   for (std::size_t i = 1; i < fs.size(); ++i) EXPECT_LE(fs[i].severity, fs[i - 1].severity);
+}
+
+TEST(Judge, ErrorsAtBothEndsOfACableAreOneFindingForTheLink) {
+  Subnet s = healthy_fabric();
+  (*port_of(s, kLeaf.leaf1, 7).counters)[Counter::SymbolErrorCounter] = 4;
+  (*port_of(s, kLeaf.spine1, 1).counters)[Counter::PortRcvErrors] = 2;
+  const auto fs = with_id(judged(s), "fabric.error_counters");
+  ASSERT_EQ(fs.size(), 1u) << ids(fs);
+  EXPECT_EQ(fs[0].subject, "S-leaf1:7 <-> S-spine1:1");
+  // Each end's counters, in the order the sweep lists the nodes.
+  EXPECT_EQ(fs[0].evidence,
+            "at S-spine1:1: PortRcvErrors=2 (threshold 0); at S-leaf1:7: SymbolErrorCounter=4 (threshold 0)");
 }
