@@ -198,3 +198,9 @@ TEST(FabricCli, NoFabricAccessExitsThreeSayingWhatToDo) {
   EXPECT_EQ(r.exit_code, 3) << r.out;
   EXPECT_NE(r.out.find("fabscope fabric route: "), std::string::npos) << r.out;
 }
+
+TEST(FabricCli, FromStdinReadsTheSavedSweep) {
+  auto r = run_fabscope("fabric --json --from - < " + quote(sweep()), "", false);
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(json::parse(r.out)["nodes"].size(), 8u);
+}
