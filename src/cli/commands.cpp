@@ -15,6 +15,7 @@ const Command kCommands[] = {
     {"tune", "search NCCL's algorithm/protocol/channels per size; tuner table, env, report", cmd_tune},
     {"rdma", "RDMA bandwidth/latency between two hosts like perftest, choices and errors explained", cmd_rdma},
     {"cluster", "validate many nodes: consistency, pairwise bandwidth, slow node or link, drain", cmd_cluster},
+    {"fabric", "judge the InfiniBand fabric: links, cables, counters, subnet managers; routes", cmd_fabric},
     {"exporter", "serve RDMA counters and check verdicts to Prometheus (/metrics)", cmd_exporter},
     {"report", "one self-contained HTML report with plots: doctor, check, bench, tune, nccl-tests", cmd_report},
     {"version", "print fabscope's version", cmd_version},

@@ -153,5 +153,9 @@ struct Subnet {
 // indexes in bounds, ports numbered as said above) and throws fabscope::Error naming the place.
 json to_json(const Subnet& s);
 Subnet subnet_from_json(const json& j);
+constexpr int kFabricSchemaVersion = 1;
+// A saved sweep (`fabscope fabric --save`/`--json`; "-" is stdin), read whole and checked by
+// subnet_from_json; every error message starts with the path.
+Subnet load_subnet(const std::string& path);
 
 }  // namespace fabscope::subnet

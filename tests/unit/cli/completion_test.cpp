@@ -117,6 +117,8 @@ TEST(BashCompletion, DashCompletesEveryFlagOfEachCommandsHelp) {
 TEST(BashCompletion, SubcommandAfterItsCommand) {
   EXPECT_EQ(complete({"fabscope", "env", "l"}), (std::set<std::string>{"lint"}));
   EXPECT_EQ(complete({"fabscope", "env", "lint", "--env"}), (std::set<std::string>{"--env-file"}));
+  EXPECT_EQ(complete({"fabscope", "fabric", "ro"}), (std::set<std::string>{"route"}));
+  EXPECT_EQ(complete({"fabscope", "fabric", "route", "-"}), help_flags("fabric route"));
 }
 
 TEST(BashCompletion, OptionChoicesAsSeparateWordAndAfterEquals) {

@@ -44,6 +44,7 @@ TEST(HelpCli, TopLevelListsTheCommands) {
 TEST(HelpCli, EveryCommandHelp_HasAnExampleExitCodesAndFits100Columns) {
   auto cmds = subcommands();
   cmds.push_back("env lint");
+  cmds.push_back("fabric route");
   for (const auto& c : cmds) {
     auto r = run_fabscope(c + " --help", "", false);
     EXPECT_EQ(r.exit_code, 0) << c;

@@ -1,7 +1,7 @@
 // libFuzzer target for the parsers of the node-fabric collectors: DCB netlink replies, nft JSON,
 // /proc/net/bonding, CPU lists and /proc/interrupts. The first byte picks the parser, the rest
 // is the input. Build: cmake -DFABSCOPE_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++ ...; run:
-//   build/tests/fuzz/fabscope_fabric_fuzz tests/fuzz/corpus/fabric
+//   build/tests/fuzz/fabscope_node_fabric_fuzz tests/fuzz/corpus/node_fabric
 #include <cstddef>
 #include <cstdint>
 #include <span>

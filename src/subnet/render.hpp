@@ -1,0 +1,29 @@
+#pragma once
+// `fabscope fabric` as people and programs read it: the summary of the subnet, the problem
+// links, the findings (the same table as every judging command), a route hop by hop; and the
+// --json document (the "fabscope.fabric" schema with the judgement added, docs/formats.md).
+#include <string>
+#include <vector>
+
+#include "core/finding.hpp"
+#include "core/json.hpp"
+#include "subnet/judge.hpp"
+#include "subnet/model.hpp"
+#include "subnet/sweep.hpp"
+
+namespace fabscope::subnet {
+
+// Summary (nodes by type, links, subnet managers, sweep), the links some finding or fact
+// singles out, then the findings and a closing count line. Every line fits width (>= 60).
+std::string render_text(const Subnet& s, const std::vector<LinkFact>& facts, const std::vector<Finding>& findings,
+                        std::size_t width = 100);
+
+// to_json(s) plus "link_facts", "checks", "findings", "summary" and "exit_code".
+json fabric_json(const Subnet& s, const std::vector<LinkFact>& facts, const std::vector<Finding>& findings);
+
+// A route like ibtracert: one line per hop with the node, its LID, the ports in and out and the
+// link the packet leaves by.
+std::string render_route(const Subnet& s, const std::vector<Hop>& hops, std::size_t width = 100);
+json route_json(const Subnet& s, const std::vector<Hop>& hops);
+
+}  // namespace fabscope::subnet

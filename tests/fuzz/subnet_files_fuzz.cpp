@@ -1,0 +1,51 @@
+// libFuzzer target for the files `fabscope fabric` reads: a saved sweep (--from, --expect; the
+// fabscope.fabric schema) and ibqueryerrors' thresholds file (--thresholds). The first byte
+// picks the reader ('0' sweep, '1' thresholds), the rest is the file. A sweep that reads is
+// judged (alone, against itself as the expected topology and as the earlier sample) and must
+// write back the same document. Run:
+//   build-fuzz/tests/fuzz/fabscope_subnet_files_fuzz tests/fuzz/corpus/subnet_files
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+
+#include "core/error.hpp"
+#include "subnet/judge.hpp"
+#include "subnet/model.hpp"
+#include "subnet/render.hpp"
+#include "subnet/thresholds.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  using namespace fabscope;
+  using namespace fabscope::subnet;
+  if (size == 0) return 0;
+  const std::string text(reinterpret_cast<const char*>(data + 1), size - 1);
+  if (data[0] % 2 == 1) {
+    try {
+      (void)parse_thresholds(text, "fuzz");
+    } catch (const Error&) {
+    }
+    return 0;
+  }
+  const json j = json::parse(text, nullptr, false);
+  if (j.is_discarded()) return 0;
+  Subnet s;
+  try {
+    s = subnet_from_json(j);
+  } catch (const Error&) {
+    return 0;
+  }
+  // What was read writes back to a document that reads to the same thing.
+  const json again = to_json(s);
+  if (to_json(subnet_from_json(again)) != again) std::abort();
+  JudgeOptions o;
+  o.expected = s;
+  o.before = s;
+  o.interval_s = 1;
+  (void)judge(s, o);
+  const auto facts = link_facts(s);
+  const auto findings = judge(s, JudgeOptions{});
+  (void)render_text(s, facts, findings);
+  (void)dump_json(fabric_json(s, facts, findings));
+  return 0;
+}

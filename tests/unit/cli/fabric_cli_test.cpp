@@ -1,0 +1,206 @@
+// `fabscope fabric` as a user runs it, offline: a saved sweep (tests/fixtures/fabric-leaf-spine,
+// a test input in the schema) judged with --from, against --expect, with --thresholds; bad files
+// named; --save and --json read back; the route's name resolution. No fabric is touched.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "core/json.hpp"
+#include "support/cli_run.hpp"
+#include "support/fixtures.hpp"
+
+using fabscope::json;
+using fabscope::testing::fixture;
+using fabscope::testing::quote;
+using fabscope::testing::run_fabscope;
+using fabscope::testing::TempDir;
+using fabscope::testing::write_file;
+
+namespace {
+
+std::string sweep() { return (fixture("fabric-leaf-spine") / "fabric.json").string(); }
+
+json sweep_json() {
+  std::ifstream in(sweep());
+  return json::parse(in);
+}
+
+// Writes a variant of the saved sweep into dir and returns its path.
+std::string variant(const TempDir& dir, const std::string& name, const json& j) {
+  write_file(dir.path(), name, j.dump(1));
+  return (dir.path() / name).string();
+}
+
+json& port(json& j, int node, int index) { return j["nodes"][node]["ports"][index]; }
+
+void expect_fits_100_columns(const std::string& out) {
+  std::istringstream in(out);
+  std::string line;
+  while (std::getline(in, line)) EXPECT_LE(line.size(), 100u) << line;
+}
+
+}  // namespace
+
+TEST(FabricCli, HelpShowsExamplesExitCodesAndTheRoute) {
+  auto r = run_fabscope("fabric --help");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("fabscope fabric --expect fabric-ok.json"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Exit codes: 0 nothing above info"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--thresholds FILE"), std::string::npos);
+  expect_fits_100_columns(r.out);
+  r = run_fabscope("fabric route --help");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("Usage: fabscope fabric route"), std::string::npos) << r.out;
+  expect_fits_100_columns(r.out);
+}
+
+TEST(FabricCli, SavedHealthySweepExitsZeroWithOneInfoPerTier) {
+  auto r = run_fabscope("fabric --from " + quote(sweep()));
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("4 switches, 4 HCAs, 0 routers; 8 links (8 active)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("SM H-node1 mlx5_0 lid 1 MASTER priority 15"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("2 finding(s): 0 fail, 0 warn, 2 info"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("Problem links"), std::string::npos) << r.out;
+  expect_fits_100_columns(r.out);
+}
+
+TEST(FabricCli, DegradedLinkIsAProblemLinkAndExitsOne) {
+  TempDir dir;
+  json j = sweep_json();
+  // S-leaf1 (node 1) port 7 <-> S-spine1 (node 3) port 1, trained at 1X.
+  port(j, 1, 7)["info"]["width_active"] = 1;
+  port(j, 3, 1)["info"]["width_active"] = 1;
+  auto r = run_fabscope("fabric --from " + quote(variant(dir, "narrow.json", j)));
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("Problem links:"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("S-leaf1:7 <-> S-spine1:1"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("fabric.link_degraded"), std::string::npos) << r.out;
+  expect_fits_100_columns(r.out);
+}
+
+TEST(FabricCli, JsonHasTheSchemaLinkFactsAndFindingsAndReadsBack) {
+  TempDir dir;
+  auto r = run_fabscope("fabric --json --from " + quote(sweep()), "", false);
+  EXPECT_EQ(r.exit_code, 0);
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j["schema"], "fabscope.fabric");
+  EXPECT_EQ(j["schema_version"], 1);
+  EXPECT_EQ(j["link_facts"].size(), 8u);
+  for (const auto& f : j["link_facts"]) EXPECT_TRUE(f["below_capability"].get<bool>()) << f.dump();
+  EXPECT_EQ(j["findings"].size(), 2u);
+  EXPECT_EQ(j["exit_code"], 0);
+  // The --json document is itself a saved sweep.
+  const std::string again = variant(dir, "again.json", j);
+  EXPECT_EQ(run_fabscope("fabric --from " + quote(again)).exit_code, 0);
+}
+
+TEST(FabricCli, SaveWritesASweepThatReadsBackAsTheSameTopology) {
+  TempDir dir;
+  const auto saved = (dir.path() / "saved.json").string();
+  auto r = run_fabscope("fabric --from " + quote(sweep()) + " --save " + quote(saved));
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  r = run_fabscope("fabric --from " + quote(sweep()) + " --expect " + quote(saved) + " --json", "", false);
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  for (const auto& f : json::parse(r.out)["findings"])
+    EXPECT_EQ(f["id"].get<std::string>().find("fabric.link_"), std::string::npos) << f.dump();
+}
+
+TEST(FabricCli, ExpectNamesTheMissingCableByBothEnds) {
+  TempDir dir;
+  json j = sweep_json();
+  for (auto [n, i] : {std::pair{2, 8}, std::pair{4, 2}}) {  // S-leaf2:8 <-> S-spine2:2 unplugged
+    port(j, n, i)["remote_node"] = -1;
+    port(j, n, i)["remote_port"] = 0;
+    port(j, n, i)["info"]["state"] = "Down";
+  }
+  j["links"].erase(7);
+  auto r = run_fabscope("fabric --from " + quote(variant(dir, "now.json", j)) + " --expect " + quote(sweep()));
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("fabric.link_missing"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("S-leaf2:8 <-> S-spine2:2"), std::string::npos) << r.out;
+}
+
+TEST(FabricCli, ThresholdsFileRaisesTheBarForErrorCounters) {
+  TempDir dir;
+  json j = sweep_json();
+  port(j, 1, 7)["counters"]["SymbolErrorCounter"] = 5;
+  const auto now = variant(dir, "errors.json", j);
+  auto r = run_fabscope("fabric --from " + quote(now));
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("SymbolErrorCounter=5"), std::string::npos) << r.out;
+  write_file(dir.path(), "error_thresholds", "# operators' file\nSymbolErrorCounter=10\n");
+  r = run_fabscope("fabric --from " + quote(now) + " --thresholds " + quote((dir.path() / "error_thresholds").string()));
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+}
+
+TEST(FabricCli, BadThresholdsLineExitsThreeNamingFileAndLine) {
+  TempDir dir;
+  write_file(dir.path(), "t", "SymbolErrorCounter=10\nSymbolErrors=3\n");
+  const auto t = (dir.path() / "t").string();
+  auto r = run_fabscope("fabric --from " + quote(sweep()) + " --thresholds " + quote(t));
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.out.find(t + ":2: 'SymbolErrors' is not an error counter"), std::string::npos) << r.out;
+}
+
+TEST(FabricCli, MalformedSweepExitsThreeNamingFileAndField) {
+  TempDir dir;
+  json j = sweep_json();
+  port(j, 0, 0)["info"]["lid"] = 70000;
+  const auto bad = variant(dir, "bad.json", j);
+  auto r = run_fabscope("fabric --from " + quote(bad));
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.out.find(bad + ": field 'nodes[0].ports[0].info.lid' is 70000"), std::string::npos) << r.out;
+  write_file(dir.path(), "half.json", "{\"schema\": \"fabscope.fabric\", \"nodes\": [");
+  r = run_fabscope("fabric --expect " + quote((dir.path() / "half.json").string()) + " --from " + quote(sweep()));
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.out.find("half.json: not JSON"), std::string::npos) << r.out;
+  r = run_fabscope("fabric --from /nonexistent/fabric.json");
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.out.find("/nonexistent/fabric.json"), std::string::npos) << r.out;
+}
+
+TEST(FabricCli, FlagsThatCannotGoTogetherAreUsageErrors) {
+  auto r = run_fabscope("fabric --from " + quote(sweep()) + " --interval 5");
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.out.find("--interval"), std::string::npos) << r.out;
+  r = run_fabscope("fabric --from " + quote(sweep()) + " --ca mlx5_0");
+  EXPECT_EQ(r.exit_code, 3);
+  r = run_fabscope("fabric --from " + quote(sweep()) + " --max-smps 0");
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.out.find("max-smps"), std::string::npos) << r.out;
+}
+
+TEST(FabricCli, RouteNamesAnUnknownOrAmbiguousNode) {
+  TempDir dir;
+  auto r = run_fabscope("fabric route --from " + quote(sweep()) + " H-node1 nosuchhost");
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.out.find("DST 'nosuchhost' names no node of the sweep"), std::string::npos) << r.out;
+  json j = sweep_json();
+  j["nodes"][7]["description"] = "H-node3 mlx5_1";  // two nodes whose first word is H-node3
+  r = run_fabscope("fabric route --from " + quote(variant(dir, "twins.json", j)) + " H-node1 H-node3");
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.out.find("DST 'H-node3' is ambiguous: H-node3 mlx5_0 (0x0000000000120000), H-node3 mlx5_1"),
+            std::string::npos)
+      << r.out;
+  r = run_fabscope("fabric route --from " + quote(sweep()) + " 0x999 1");
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.out.find("SRC '0x999': no node or port has this GUID"), std::string::npos) << r.out;
+  r = run_fabscope("fabric route --from " + quote(sweep()) + " H-node1 60000");
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.out.find("not a unicast LID"), std::string::npos) << r.out;
+}
+
+TEST(FabricCli, NoFabricAccessExitsThreeSayingWhatToDo) {
+  // Names resolve in the saved sweep; the forwarding tables need the fabric, which this build or
+  // machine cannot reach: a clear message and exit 3, never a crash.
+  auto r = run_fabscope("fabric route --from " + quote(sweep()) + " H-node1 H-node4");
+  EXPECT_EQ(r.exit_code, 3) << r.out;
+  EXPECT_NE(r.out.find("fabscope fabric route: "), std::string::npos) << r.out;
+}
+
+TEST(FabricCli, FromStdinReadsTheSavedSweep) {
+  auto r = run_fabscope("fabric --json --from - < " + quote(sweep()), "", false);
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(json::parse(r.out)["nodes"].size(), 8u);
+}

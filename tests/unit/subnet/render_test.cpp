@@ -1,0 +1,80 @@
+// The text of `fabscope fabric` and of a route: what a person reads, within 100 columns.
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "fabric_builders.hpp"
+#include "subnet/render.hpp"
+
+using namespace fabscope;
+using namespace fabscope::testing;
+
+namespace {
+void expect_fits(const std::string& text, std::size_t width) {
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) EXPECT_LE(line.size(), width) << line;
+}
+}  // namespace
+
+TEST(FabricRender, SummaryCountsNodesLinksAndSms) {
+  const Subnet s = healthy_fabric();
+  const auto text = subnet::render_text(s, subnet::link_facts(s), {});
+  EXPECT_NE(text.find("Subnet seen from mlx5_0:1, swept 2026-01-01T00:00:00Z in 0.25 s"), std::string::npos) << text;
+  EXPECT_NE(text.find("4 switches, 4 HCAs, 0 routers; 8 links (8 active)"), std::string::npos) << text;
+  EXPECT_NE(text.find("SM hca1 mlx5_0 lid 10 MASTER priority 15"), std::string::npos) << text;
+  EXPECT_NE(text.find("no findings"), std::string::npos);
+  EXPECT_EQ(text.find("Problem links"), std::string::npos);
+}
+
+TEST(FabricRender, ProblemLinksTableNamesTheLinkAndFitsTheWidth) {
+  Subnet s = healthy_fabric();
+  s.nodes[kLeaf.leaf1].description = "MF0;very-long-switch-name-in-row-12-rack-7:MQM8790-HS2F/U1";
+  connect(s, kLeaf.leaf1, 7, kLeaf.spine1, 1, 1, Speed::HDR);
+  const auto facts = subnet::link_facts(s);
+  const auto findings = subnet::judge(s, {});
+  for (std::size_t width : {100u, 80u}) {
+    const auto text = subnet::render_text(s, facts, findings, width);
+    EXPECT_NE(text.find("Problem links:"), std::string::npos) << text;
+    EXPECT_NE(text.find("link_degraded"), std::string::npos) << text;
+    EXPECT_NE(text.find("1 finding(s): 0 fail, 1 warn, 0 info; exit code 1"), std::string::npos) << text;
+    expect_fits(text, width);
+  }
+}
+
+TEST(FabricRender, RouteIsOneLinePerHopWithPortsInAndOut) {
+  const Subnet s = healthy_fabric();
+  const std::vector<subnet::Hop> hops = {
+      {kLeaf.hca1, 0, 1}, {kLeaf.leaf1, 1, 7}, {kLeaf.spine1, 1, 2}, {kLeaf.leaf2, 7, 1}, {kLeaf.hca3, 1, 0}};
+  const auto text = subnet::render_route(s, hops);
+  EXPECT_NE(text.find("Route from hca1 mlx5_0 to hca3 mlx5_0: 5 hop(s)"), std::string::npos) << text;
+  std::istringstream in(text);
+  std::string line;
+  std::vector<std::string> lines;
+  while (std::getline(in, line)) lines.push_back(line);
+  ASSERT_EQ(lines.size(), 7u) << text;  // title, header, 5 hops
+  EXPECT_NE(lines[3].find("S-leaf1"), std::string::npos) << lines[3];
+  EXPECT_NE(lines[3].find("4X HDR Active"), std::string::npos) << lines[3];
+  EXPECT_NE(lines[6].find("hca3 mlx5_0"), std::string::npos) << lines[6];
+  expect_fits(text, 100);
+  const json j = subnet::route_json(s, hops);
+  EXPECT_EQ(j["schema"], "fabscope.fabric.route");
+  ASSERT_EQ(j["hops"].size(), 5u);
+  EXPECT_EQ(j["hops"][1]["name"], "S-leaf1");
+  EXPECT_EQ(j["hops"][1]["lid"], 3);
+  EXPECT_EQ(j["hops"][1]["out_port"], 7);
+}
+
+TEST(FabricRender, JsonAddsLinkFactsChecksFindingsAndExitCode) {
+  Subnet s = healthy_fabric();
+  s.sms.pop_back();
+  const auto findings = subnet::judge(s, {});
+  const json j = subnet::fabric_json(s, subnet::link_facts(s), findings);
+  EXPECT_EQ(j["link_facts"].size(), 8u);
+  EXPECT_EQ(j["checks"].size(), subnet::fabric_checks().size());
+  EXPECT_EQ(j["findings"][0]["id"], "fabric.sm_no_standby");
+  EXPECT_EQ(j["summary"]["worst"], "warn");
+  EXPECT_EQ(j["exit_code"], 1);
+  // Still a saved sweep.
+  EXPECT_EQ(subnet_from_json(j).nodes.size(), 8u);
+}
