@@ -165,7 +165,8 @@ subnet::PortInfo decode_port_info(std::span<const std::uint8_t> d, std::optional
   p.capability_mask = static_cast<std::uint32_t>(be(d, 20, 4));
   p.width_enabled = width_mask(d[29]);
   p.width_supported = width_mask(d[30]);
-  p.width_active = widest(width_mask(d[31]));  // one bit when the link is up
+  unsigned wa = d[31];  // one bit when the link is up; anything else is unknown
+  p.width_active = (wa & (wa - 1)) == 0 ? widest(width_mask(wa)) : 0;
   p.speed_supported = speed_mask(d[32] >> 4);
   unsigned state = d[32] & 0xf;
   p.state = state >= 1 && state <= 4 ? static_cast<PortState>(state) : PortState::Unknown;
@@ -183,10 +184,11 @@ subnet::PortInfo decode_port_info(std::span<const std::uint8_t> d, std::optional
   else if (active == 4) base = Speed::QDR;
   p.speed_active = base;
   if ((cap_mask ? *cap_mask : p.capability_mask) & kCapExtendedSpeeds) {
-    unsigned ext_active = d[60] >> 4;
-    p.speed_supported |= ext_speed_mask(d[60] & 0xf);
-    p.speed_enabled |= ext_speed_mask(d[61] & 0x1f);
-    Speed ext = fastest(ext_speed_mask(ext_active));
+    unsigned ext_active = d[62] >> 4;
+    p.speed_supported |= ext_speed_mask(d[62] & 0xf);
+    p.speed_enabled |= ext_speed_mask(d[63] & 0x1f);
+    Speed ext = ext_active == 1 ? Speed::FDR : ext_active == 2 ? Speed::EDR : ext_active == 4 ? Speed::HDR
+              : ext_active == 8 ? Speed::NDR : Speed::Unknown;
     if (ext != Speed::Unknown) p.speed_active = ext;
   }
   return p;

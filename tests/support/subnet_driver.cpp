@@ -9,9 +9,12 @@
 //                                              for a line on stdin, then reads the counters
 // options: --ca NAME --port N --max-smps N --max-inflight N --timeout-ms N --retries N
 //          --no-counters --quiet (only the summary line)
-// Lines: node GUID TYPE LID "DESC" | port GUID N STATE PHYS WIDTHx SPEED ENABLED SUPPORTED MTU |
+// Lines: node GUID TYPE LID "DESC" |
+//        port GUID N PORTGUID STATE PHYS WIDTHx SPEED WIDTHS_ENABLED WIDTHS_SUPPORTED SPEEDS_ENABLED
+//             SPEEDS_SUPPORTED MTU |
 //        link GUID PORT GUID PORT | counter GUID PORT NAME VALUE | sm GUID LID PRIORITY STATE |
-//        hop GUID IN OUT | note TEXT | summary nodes N links N ports N sms N mads ... seconds S
+//        hop GUID IN OUT "DESC" | note TEXT | portnote GUID N TEXT |
+//        summary nodes N links N ports N sms N seconds S
 // Exit: 0 done, 1 fabscope::Error, 2 AccessError (its kind is printed), 3 usage.
 #include <cstdio>
 #include <cstdlib>
@@ -74,7 +77,8 @@ void print(const Subnet& s, bool quiet) {
       for (const auto& p : n.ports) {
         if (!p.info) continue;
         const auto& i = *p.info;
-        std::printf("port %s %d %s %s %dx %s %s %s %s %s %d\n", hex(n.guid).c_str(), p.number, to_string(i.state),
+        std::printf("port %s %d %s %s %s %dx %s %s %s %s %s %d\n", hex(n.guid).c_str(), p.number,
+                    hex(p.guid).c_str(), to_string(i.state),
                     to_string(i.phys_state), i.width_active, to_string(i.speed_active), widths(i.width_enabled).c_str(),
                     widths(i.width_supported).c_str(), speeds(i.speed_enabled).c_str(),
                     speeds(i.speed_supported).c_str(), i.mtu_active);
@@ -148,7 +152,8 @@ int main(int argc, char** argv) {
       for (std::size_t k = 1; k < lids.size(); ++k) {
         std::printf("route %d %d\n", lids[0], lids[k]);
         for (const auto& h : trace_route(s, src, static_cast<std::uint16_t>(lids[k]), opt))
-          std::printf("hop %s %d %d\n", hex(s.nodes[h.node].guid).c_str(), h.in_port, h.out_port);
+          std::printf("hop %s %d %d \"%s\"\n", hex(s.nodes[h.node].guid).c_str(), h.in_port, h.out_port,
+                      s.nodes[h.node].description.c_str());
       }
     } else {
       return usage();

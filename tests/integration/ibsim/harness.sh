@@ -10,9 +10,10 @@
 #   sim_cmd 'TEXT'                       send one console command to ibsim ("PerformanceSet ...",
 #                                         "Unlink ...", "ReLink ..."); waits until ibsim has read it
 #   sm_start HOST [OPENSM_ARGS...]       start OpenSM attached at node HOST's port (SIM_HOST) and
-#                                         wait for "SUBNET UP" in its log (60 s at most); its log
-#                                         is $SIM_DIR/sm-HOST/opensm.log. Call twice (the second
-#                                         with -p PRIORITY) for a master and a standby.
+#                                         wait for "SUBNET UP" (a master) or "Entering STANDBY
+#                                         state" in its log (60 s at most); its log is
+#                                         $SIM_DIR/sm-HOST/opensm.log. Call twice (the second with
+#                                         -p PRIORITY) for a master and a standby.
 #   sm_wait_log HOST PATTERN [SECONDS]   wait for a line matching PATTERN in HOST's OpenSM log
 #   sim_run HOST CMD [ARGS...]           run CMD attached at HOST's port (LD_PRELOAD of umad2sim,
 #                                         SIM_HOST=HOST), bounded by $SIM_RUN_TIMEOUT (60 s)
@@ -79,7 +80,7 @@ sm_start() {
   LD_PRELOAD=$UMAD2SIM SIM_HOST=$host OSM_CACHE_DIR=$dir OSM_TMP_DIR=$dir \
     opensm -d2 -f "$dir/opensm.log" -F /dev/null "$@" >"$dir/stdout" 2>&1 &
   SIM_SM_PIDS+=($!)
-  sm_wait_log "$host" "SUBNET UP" 60
+  sm_wait_log "$host" "SUBNET UP\|Entering STANDBY state" 60
 }
 
 sm_wait_log() {
