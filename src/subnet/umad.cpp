@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 #include <poll.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -87,14 +88,15 @@ LocalPort choose_port(const UmadLib& l, const std::string& want_ca, int want_por
   if (n <= 0)
     throw AccessError(AccessError::Kind::NoDevice,
                       "no InfiniBand device on this node (no RDMA device under /sys/class/infiniband)");
-  bool found_ca = false, any_ib = false;
+  bool found_ca = false, any_ca = false, any_ib = false;
   std::string seen;
   for (int i = 0; i < n; ++i) {
     std::string ca = names[i];
     if (!want_ca.empty() && ca != want_ca) continue;
     found_ca = true;
     umad_ca_t c{};
-    if (l.get_ca(ca.c_str(), &c) < 0) continue;
+    if (l.get_ca(ca.c_str(), &c) < 0) continue;  // libibumad names a default device when there is none
+    any_ca = true;
     LocalPort pick;
     for (int p = 0; p <= c.numports && p < UMAD_CA_MAX_PORTS; ++p) {
       umad_port_t* up = c.ports[p];
@@ -130,6 +132,10 @@ LocalPort choose_port(const UmadLib& l, const std::string& want_ca, int want_por
       return pick;
     }
   }
+  if (!any_ca && (want_ca.empty() || !found_ca))
+    throw AccessError(AccessError::Kind::NoDevice,
+                      want_ca.empty() ? "no InfiniBand device on this node (no RDMA device under /sys/class/infiniband)"
+                                      : "no RDMA device named " + want_ca);
   if (!want_ca.empty() && !found_ca)
     throw AccessError(AccessError::Kind::NoDevice, "no RDMA device named " + want_ca);
   if (!any_ib)
@@ -259,9 +265,17 @@ void MadEngine::receive() {
 }
 
 void MadEngine::run(int max_inflight) {
-  if (max_inflight < 1) max_inflight = 1;
+  max_inflight = std::clamp(max_inflight, 1, kMaxInflight);
   while (!queue_.empty() || !inflight_.empty()) {
+    int burst = 0;
     while (!queue_.empty() && static_cast<int>(inflight_.size()) < max_inflight) {
+      // Take in what has arrived every few sends: the answers must never pile up behind a burst
+      // of requests (a simulator's socket that fills up both ways would block both sides).
+      if (++burst % 16 == 0) {
+        pollfd p{fd_, POLLIN, 0};
+        if (::poll(&p, 1, 0) > 0 && (p.revents & POLLIN)) receive();
+        if (queue_.empty()) break;
+      }
       Slot s;
       s.req = std::move(queue_.front());
       queue_.pop_front();

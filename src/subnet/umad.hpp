@@ -66,6 +66,9 @@ struct MadRequest {
 
 class MadEngine {
  public:
+  // The most MADs in flight, whatever is asked: far more than a fabric's management agents answer
+  // at once, and few enough that their answers fit the receive queue.
+  static constexpr int kMaxInflight = 256;
   // Opens ca:port and registers SMP (directed route) and PerfMgt agents.
   MadEngine(const UmadLib& l, const LocalPort& p, int timeout_ms, int retries);
   ~MadEngine();

@@ -11,7 +11,7 @@
 #   killed       the simulator killed mid-sweep: a clear error, within the time limit
 # Usage: subnet_ibsim_test.sh SCENARIO DRIVER
 set -euo pipefail
-scenario=$1 driver=$2
+scenario=$1 driver=$(realpath "$2")
 here=$(cd "$(dirname "$0")" && pwd)
 topo=$here/../fixtures/ibsim/leafspine.net
 . "$here/ibsim/harness.sh"

@@ -6,7 +6,10 @@
 #   . tests/integration/ibsim/harness.sh
 #   sim_start TOPOLOGY [IBSIM_ARGS...]   start ibsim on an ibnetdiscover-format topology in a fresh
 #                                         directory ($SIM_DIR) with its own socket name
-#                                         ($IBSIM_SOCKNAME), wait until it is ready (30 s at most)
+#                                         ($IBSIM_SOCKNAME), wait until it is ready (30 s at most),
+#                                         and change into $SIM_DIR: umad2sim leaves its stand-in
+#                                         sysfs (sys-PID) in the working directory. Give it and
+#                                         the other functions absolute paths.
 #   sim_cmd 'TEXT'                       send one console command to ibsim ("PerformanceSet ...",
 #                                         "Unlink ...", "ReLink ..."); waits until ibsim has read it
 #   sm_start HOST [OPENSM_ARGS...]       start OpenSM attached at node HOST's port (SIM_HOST) and
@@ -52,7 +55,9 @@ _sim_wait() {  # _sim_wait SECONDS DESCRIPTION COMMAND...: poll COMMAND until it
 
 sim_start() {
   local topo=$1; shift
+  topo=$(realpath "$topo")
   SIM_DIR=$(mktemp -d "${TMPDIR:-/tmp}/ibsim.XXXXXX")
+  cd "$SIM_DIR"
   export IBSIM_SOCKNAME="fabscope-$$-${SIM_DIR##*.}"
   mkfifo "$SIM_DIR/console"
   # ibsim reads its console from stdin: a fifo kept open by a writer of our own.
@@ -114,6 +119,6 @@ sim_stop() {
   SIM_PID=
   [ -n "${SIM_CONSOLE_FD:-}" ] && exec {SIM_CONSOLE_FD}>&- 2>/dev/null
   SIM_CONSOLE_FD=
-  if [ -n "$SIM_DIR" ] && [ -z "${SIM_KEEP:-}" ]; then rm -rf "$SIM_DIR"; fi
+  if [ -n "$SIM_DIR" ] && [ -z "${SIM_KEEP:-}" ]; then cd / && rm -rf "$SIM_DIR"; fi
   SIM_DIR=
 }
