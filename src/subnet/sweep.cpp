@@ -99,9 +99,8 @@ Subnet from_fabric(ibnd_fabric_t* f) {
       Port p;
       p.number = pn;
       ibnd_port_t* rp = rn->ports ? rn->ports[pn] : nullptr;
-      if (!rp) {
-        if (!sw) continue;  // an HCA port discovery did not reach: not part of this subnet's view
-        p.note = "PortInfo not read by discovery";
+      if (!rp) {  // e.g. an HCA's second port, cabled elsewhere or down: discovery never came by it
+        p.note = "PortInfo not read: discovery did not reach this port";
         n.ports.push_back(std::move(p));
         continue;
       }

@@ -59,6 +59,12 @@ routes)
     sim_run H-node1 ibtracert "$1" "$2" >"$out/ibtracert-$1-$2"
     compare route "$out/driver-$1-$2" "$out/ibtracert-$1-$2"
   done
+  # A LID no port has: the route breaks at the first switch, which is named.
+  rc=0
+  sim_run H-node1 "$driver" route 1 99 >"$out/driver-1-99" || rc=$?
+  cat "$out/driver-1-99"
+  [ "$rc" -eq 1 ] && grep -q '^error route to LID 99 breaks at switch S-leaf1 (0x0000000000200000): no forwarding entry' \
+    "$out/driver-1-99" || { echo "FAIL: no error naming the switch for LID 99"; exit 1; }
   ;;
 sms)
   sim_run H-node1 "$driver" sweep --no-counters >"$out/driver-1"
