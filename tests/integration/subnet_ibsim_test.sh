@@ -85,7 +85,12 @@ sms)
   end=$((SECONDS + 60))
   until sim_run H-node1 "$driver" sweep --no-counters >"$out/driver-2" &&
         [ "$(awk '$1 == "sm" { print $5 }' "$out/driver-2" | sort | tr '\n' ' ')" = "MASTER STANDBY " ]; do
-    [ $SECONDS -lt $end ] || { echo "FAIL: no master and standby within 60 s"; cat "$out/driver-2"; exit 1; }
+    if [ $SECONDS -ge $end ]; then
+      echo "FAIL: no master and standby within 60 s"
+      grep -E '^(sm|error|access-error|note)' "$out/driver-2" || true
+      grep -H 'Entering\|SUBNET UP' "$SIM_DIR"/sm-*/opensm.log || true
+      exit 1
+    fi
   done
   args=()
   for lid in $(awk '$1 == "sm" { print $3 }' "$out/driver-2"); do
