@@ -176,35 +176,37 @@ void collect_counters(Subnet& s, MadEngine& e, int max_inflight) {
       std::string text = "counters not read: no PerfMgt answer from LID " + std::to_string(t.lid) + " (" + why + ")";
       for (int pn : t.ports)
         if (auto* p = port_of(t.node, pn)) set_note(p->note, text);
-      if (s.nodes[t.node].type == NodeType::Switch || t.ports.size() > 0) set_note(s.nodes[t.node].note, text);
+      set_note(s.nodes[t.node].note, text);
     };
-    r.on_reply = [&s, &e, &pend, t, port_of](std::span<const std::uint8_t> m) {
+    r.on_reply = [&e, &pend, t, port_of](std::span<const std::uint8_t> m) {
       std::uint16_t cap = mad::decode_pma_capability(mad::pma_data(m));
       bool xmit_wait = cap & mad::kPmaXmitWait;
       bool ext = cap & (mad::kPmaExtWidth | mad::kPmaExtWidthNoIetf);
       for (int pn : t.ports) {
         int node = t.node;
         pend[{node, pn}].ext_wanted = ext;
-        auto fail = [&s, &pend, node, pn, port_of, lid = t.lid](const char* what) {
-          return [&s, &pend, node, pn, port_of, lid, what](const std::string& why) {
+        auto fail = [&pend, node, pn, port_of, lid = t.lid](const char* what) {
+          return [&pend, node, pn, port_of, lid, what](const std::string& why) {
             pend[{node, pn}].failed = true;
             if (auto* p = port_of(node, pn)) {
               p->counters.reset();
               set_note(p->note, std::string("counters not read: no ") + what + " answer from LID " +
                                     std::to_string(lid) + " (" + why + ")");
             }
-            (void)s;
           };
         };
         MadRequest pc;
         pc.mad = mad::pma_get(mad::PortCounters, pn, 0);
         pc.dlid = t.lid;
         pc.on_fail = fail("PortCounters");
-        pc.on_reply = [&pend, node, pn, port_of, xmit_wait](std::span<const std::uint8_t> m) {
+        auto on_base_fail = pc.on_fail;
+        pc.on_reply = [&pend, node, pn, port_of, xmit_wait, on_base_fail](std::span<const std::uint8_t> m) {
           auto& st = pend[{node, pn}];
           if (st.failed) return;
           auto* p = port_of(node, pn);
           if (!p) return;
+          int sel = mad::decode_port_select(mad::pma_data(m));
+          if (sel != pn) return on_base_fail("the answer is for port " + std::to_string(sel));
           if (!p->counters) p->counters.emplace();
           bool had_ext = p->counters->extended;
           Counters ext_values = *p->counters;
@@ -222,11 +224,14 @@ void collect_counters(Subnet& s, MadEngine& e, int max_inflight) {
           px.mad = mad::pma_get(mad::PortCountersExtended, pn, 0);
           px.dlid = t.lid;
           px.on_fail = fail("PortCountersExtended");
-          px.on_reply = [&pend, node, pn, port_of](std::span<const std::uint8_t> m) {
+          auto on_ext_fail = px.on_fail;
+          px.on_reply = [&pend, node, pn, port_of, on_ext_fail](std::span<const std::uint8_t> m) {
             auto& st = pend[{node, pn}];
             if (st.failed) return;
             auto* p = port_of(node, pn);
             if (!p) return;
+            int sel = mad::decode_port_select(mad::pma_data(m));
+            if (sel != pn) return on_ext_fail("the answer is for port " + std::to_string(sel));
             if (!p->counters) p->counters.emplace();
             mad::decode_port_counters_ext(mad::pma_data(m), *p->counters);
             st.ext_ok = true;

@@ -78,10 +78,10 @@ sms)
   sim_run H-node1 "$driver" sweep --no-counters >"$out/driver-1"
   sim_run H-node1 sminfo >"$out/sminfo-1"
   compare sms "$out/driver-1" "$out/sminfo-1"
-  # A second OpenSM with a higher priority: it takes MASTER, the first goes STANDBY.
+  # A second OpenSM with a higher priority: usually it takes MASTER and the first goes STANDBY;
+  # when it finds the master first it may stay STANDBY itself. Either way the fabric ends with
+  # one master and one standby: sweep until it shows that (60 s at most).
   sm_start H-node4 -p 10
-  sm_wait_log H-node1 "Entering STANDBY state" 60
-  # The handover settles through SMInfo: sweep until the fabric shows it (60 s at most).
   end=$((SECONDS + 60))
   until sim_run H-node1 "$driver" sweep --no-counters >"$out/driver-2" &&
         [ "$(awk '$1 == "sm" { print $5 }' "$out/driver-2" | sort | tr '\n' ' ')" = "MASTER STANDBY " ]; do
