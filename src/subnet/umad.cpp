@@ -3,6 +3,7 @@
 #ifdef FABSCOPE_UMAD_HEADERS
 #include <dlfcn.h>
 #include <poll.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -115,16 +116,22 @@ LocalPort choose_port(const UmadLib& l, const std::string& want_ca, int want_por
     }
     l.release_ca(&c);
     if (pick.port) {
-      // Can this user open the management device?
+      // Can this user open the management device? libibumad reports a failed open as EIO, so
+      // the device file is asked first.
+      std::string dev = umad_device(pick.ca, pick.port);
+      auto denied = [&] {
+        return AccessError(AccessError::Kind::NoPermission,
+                           "cannot open " + dev + " for " + pick.ca + ":" + std::to_string(pick.port) +
+                               ": MAD access needs read/write on the umad device (root, or a udev rule "
+                               "granting it to a group this user is in)");
+      };
+      if (dev.back() != '*' && ::access(dev.c_str(), R_OK | W_OK) != 0 && (errno == EACCES || errno == EPERM))
+        throw denied();
+      errno = 0;
       int id = l.open_port(pick.ca.c_str(), pick.port);
       if (id < 0) {
         int e = -id;
-        if (e == EACCES || e == EPERM || errno == EACCES || errno == EPERM)
-          throw AccessError(AccessError::Kind::NoPermission,
-                            "cannot open " + umad_device(pick.ca, pick.port) + " for " + pick.ca + ":" +
-                                std::to_string(pick.port) +
-                                ": MAD access needs read/write on the umad device (root, or a udev rule "
-                                "granting it to a group this user is in)");
+        if (e == EACCES || e == EPERM || errno == EACCES || errno == EPERM) throw denied();
         throw AccessError(AccessError::Kind::Failed, "cannot open the management port of " + pick.ca + ":" +
                                                          std::to_string(pick.port) + ": " + std::strerror(e));
       }
