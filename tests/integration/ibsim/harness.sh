@@ -65,6 +65,8 @@ sim_start() {
   ibsim -s "$@" "$topo" <"$SIM_DIR/console" >"$SIM_DIR/ibsim.log" 2>&1 &
   SIM_PID=$!
   trap sim_stop EXIT
+  trap 'exit 143' TERM  # a test killed by its time limit still stops OpenSM and ibsim
+  trap 'exit 130' INT
   _sim_wait 30 "ibsim to start (log: $SIM_DIR/ibsim.log)" grep -q "Network simulator ready" "$SIM_DIR/ibsim.log" || {
     cat "$SIM_DIR/ibsim.log" >&2; return 1; }
 }
