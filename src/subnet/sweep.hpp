@@ -16,7 +16,7 @@ struct SweepOptions {
   std::string ca;           // "mlx5_0"; "" = the first InfiniBand device with an active port
   int port = 0;             // 0 = the first active port of that device
   int max_smps = 16;        // SMPs in flight during discovery
-  int max_inflight = 64;    // PMA (counter) MADs in flight
+  int max_inflight = 64;    // PMA (counter) MADs in flight (at most 256)
   int timeout_ms = 100;     // per MAD
   int retries = 3;          // per MAD
   bool counters = true;     // read PortCounters (+ Extended where supported) of every port

@@ -1,5 +1,6 @@
-// What the fabscope binary needs at start: the C++ runtime only. NCCL, CUDA, NVML, libibverbs and
-// librdmacm are opened at run time when present, MPI through the fabscope-mpi.so plugin, so
+// What the fabscope binary needs at start: the C++ runtime only. NCCL, CUDA, NVML, libibverbs,
+// librdmacm and the InfiniBand management libraries (libibumad, libibmad, libibnetdisc) are
+// opened at run time when present, MPI through the fabscope-mpi.so plugin, so
 // doctor, probe and the exporter start on any node and load nothing they do not use.
 #include <gtest/gtest.h>
 
@@ -22,7 +23,8 @@ std::string needed_libraries() {
 TEST(Binary, NeedsNoGpuMpiOrVerbsLibraryAtStart) {
   auto needed = needed_libraries();
   ASSERT_NE(needed.find("libc.so"), std::string::npos) << "readelf -d gave no NEEDED list:\n" << needed;
-  for (const char* lib : {"libmpi", "libnccl", "libcudart", "libcuda.", "libnvidia-ml", "libibverbs", "librdmacm"})
+  for (const char* lib : {"libmpi", "libnccl", "libcudart", "libcuda.", "libnvidia-ml", "libibverbs", "librdmacm",
+                          "libibumad", "libibmad", "libibnetdisc"})
     EXPECT_EQ(needed.find(lib), std::string::npos) << lib << " is a NEEDED entry:\n" << needed;
 }
 
