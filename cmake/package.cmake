@@ -31,11 +31,12 @@ set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 # computed by dpkg-shlibdeps. The fabscope binary has no NEEDED entry for MPI, NCCL, CUDA, NVML,
 # libibverbs or librdmacm (tests/unit/cli/binary_test.cpp): it opens them with dlopen, so they
 # are Recommends (the RDMA stack: most nodes it runs on have one) or Suggests (the GPU stack
-# comes from NVIDIA's repositories or the node image; MPI only for multi-node bench).
+# comes from NVIDIA's repositories or the node image; MPI only for multi-node bench; the
+# InfiniBand management libraries only where `fabscope fabric` sweeps a subnet).
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "libibverbs1, ibverbs-providers, librdmacm1")
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS
-    "libnccl2, libnvidia-ml1, libcuda1, openmpi-bin, python3, prometheus, prometheus-node-exporter")
+    "libnccl2, libnvidia-ml1, libcuda1, openmpi-bin, python3, prometheus, prometheus-node-exporter, libibumad3, libibmad5, libibnetdisc5")
 set(FABSCOPE_DEB_OPTIONAL_STACK_FILES "fabscope-mpi.so")
 
 # One package for GPU and CPU-only nodes (docs/packaging.md): where CUDA and NCCL were found at

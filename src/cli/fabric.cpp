@@ -9,6 +9,7 @@
 #include "core/error.hpp"
 #include "core/files.hpp"
 #include "core/json.hpp"
+#include "core/strings.hpp"
 #include "subnet/judge.hpp"
 #include "subnet/render.hpp"
 #include "subnet/sweep.hpp"
@@ -47,7 +48,7 @@ const char* const kAccessHelp =
 
 // What to do when the fabric cannot be reached at all.
 int access_failed(const std::string& cmd, const AccessError& e) {
-  std::cerr << "fabscope " << cmd << ": " << e.what() << "\n";
+  std::cerr << "fabscope " << cmd << ": " << core::printable_lines(e.what()) << "\n";
   switch (e.kind) {
     case AccessError::Kind::NoLibrary:
       std::cerr << "  install rdma-core's management libraries (Debian/Ubuntu: libibumad3 libibmad5 "
@@ -149,7 +150,7 @@ int cmd_fabric_route(int argc, char** argv) {
     if (lid == 0) throw UsageError("fabric route: DST " + s.name(dst) + " has no LID in the sweep");
     const auto hops = trace_route(s, src, lid, o);
     if (args.has("json")) std::cout << dump_json(route_json(s, hops)) << "\n";
-    else std::cout << render_route(s, hops);
+    else std::cout << core::printable_lines(render_route(s, hops));  // names come from the fabric
     return 0;
   } catch (const AccessError& e) {
     return access_failed("fabric route", e);
@@ -215,7 +216,7 @@ int cmd_fabric(int argc, char** argv) {
   const auto findings = judge(now, jo);
   const auto facts = link_facts(now);
   if (args.has("json")) std::cout << dump_json(fabric_json(now, facts, findings)) << "\n";
-  else std::cout << render_text(now, facts, findings);
+  else std::cout << core::printable_lines(render_text(now, facts, findings));  // names come from the fabric
   return exit_code_for(findings);
 }
 
