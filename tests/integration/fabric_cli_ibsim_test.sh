@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# `fabscope fabric` itself (the real binary, its judgements and exit codes) on a simulated fabric
+# (ibsim + OpenSM, tests/integration/ibsim/harness.sh; tests/fixtures/ibsim/leafspine.net has a
+# 1X link to H-node3 and an EDR link to H-node5 among 4X HDR links). Each fault must produce its
+# finding, on the link it belongs to, and the finding must clear when the fault is removed.
+#   links    the 1X and the EDR link are degraded (warn, exit 1); one SM: no standby
+#   errors   PerformanceSet symbol errors on a spine port: fabric.error_counters on that cable;
+#            set back to 0: gone
+#   expect   --save, then Unlink a spine cable: --expect names the missing link (fail, exit 2);
+#            ReLink: the link is back and the finding clears
+#   sms      a second OpenSM as standby clears fabric.sm_no_standby
+#   route    `fabric route` hop by hop equals ibtracert's nodes and ports
+# Usage: fabric_cli_ibsim_test.sh SCENARIO FABSCOPE
+set -euo pipefail
+scenario=$1 fabscope=$(realpath "$2")
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/ibsim/harness.sh"
+sim_skip_unless_available
+sim_start "$here/../fixtures/ibsim/leafspine.net"
+sm_start H-node1
+out=$SIM_DIR/out
+mkdir -p "$out"
+
+fail() { echo "FAIL: $*"; exit 1; }
+# fabric NAME ARGS...: `fabscope fabric --json ARGS` attached at H-node1 into $out/NAME.json;
+# prints its exit code (0-2 are verdicts; 3 or a signal fails the test).
+fabric() {
+  local name=$1 rc=0; shift
+  sim_run H-node1 "$fabscope" fabric --json "$@" >"$out/$name.json" 2>"$out/$name.err" || rc=$?
+  if [ $rc -ge 3 ]; then
+    echo "fabscope fabric $* exited $rc:" >&2; cat "$out/$name.err" >&2; fail "fabric $name"
+  fi
+  echo $rc
+}
+# findings NAME: one line per finding of $out/NAME.json, "id severity subject"
+findings() {
+  python3 - "$out/$1.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["schema"] == "fabscope.fabric", d["schema"]
+for f in d["findings"]:
+    print(f["id"], f["severity"], f["subject"])
+PY
+}
+has() {  # has NAME ID SUBJECT-REGEX
+  findings "$1" | grep -Eq "^$2 [a-z]+ $3\$"
+}
+
+case $scenario in
+links)
+  rc=$(fabric links)
+  findings links | sed 's/^/  /'
+  [ "$rc" = 1 ] || fail "exit $rc, expected 1 (warnings)"
+  has links fabric.link_degraded '.*H-node3.*' || fail "the 1X link to H-node3 is not degraded"
+  has links fabric.link_degraded '.*H-node5.*' || fail "the EDR link to H-node5 is not degraded"
+  n=$(findings links | grep -c '^fabric.link_degraded ' || true)
+  [ "$n" = 2 ] || fail "$n degraded links, expected 2"
+  has links fabric.sm_no_standby '.*' || fail "one SM and no fabric.sm_no_standby"
+  # The human output fits 100 columns and names the degraded cable.
+  sim_run H-node1 "$fabscope" fabric >"$out/links.txt" || true
+  grep -q 'H-node3' "$out/links.txt" || fail "text output does not name H-node3"
+  awk 'length > 100 { print "line " NR " is " length " columns: " $0; bad = 1 } END { exit bad }' "$out/links.txt" ||
+    fail "text output wider than 100 columns"
+  ;;
+errors)
+  rc=$(fabric before)
+  has before fabric.error_counters '.*' && fail "error counters before any fault"
+  sim_cmd 'PerformanceSet "S-spine2"[2] PortCounters.SymbolErrorCounter=1234'
+  rc=$(fabric fault)
+  findings fault | sed 's/^/  /'
+  has fault fabric.error_counters '.*S-spine2:2.*' || fail "no fabric.error_counters on the S-spine2:2 cable"
+  grep -q 'SymbolErrorCounter' "$out/fault.json" || fail "the evidence does not name SymbolErrorCounter"
+  sim_cmd 'PerformanceSet "S-spine2"[2] PortCounters.SymbolErrorCounter=0'
+  rc=$(fabric cleared)
+  has cleared fabric.error_counters '.*' && fail "fabric.error_counters still there after the counter went back to 0"
+  ;;
+expect)
+  sim_run H-node1 "$fabscope" fabric --save "$out/base.json" >/dev/null || true
+  [ -s "$out/base.json" ] || fail "--save wrote nothing"
+  rc=$(fabric same --expect "$out/base.json")
+  has same 'fabric.link_missing' '.*' && fail "a link missing against the fabric's own saved sweep"
+  sim_cmd 'Unlink "S-spine2"[2]'
+  rc=$(fabric cut --expect "$out/base.json")
+  findings cut | sed 's/^/  /'
+  [ "$rc" = 2 ] || fail "exit $rc with a missing cable, expected 2"
+  has cut fabric.link_missing '.*S-spine2:2.*' || fail "the unlinked S-spine2:2 cable is not missing"
+  sim_cmd 'ReLink "S-spine2"[2]'
+  # The link is back when its ports train again; OpenSM brings them to Active on its next sweep.
+  # Poll under a deadline, never a fixed sleep.
+  end=$((SECONDS + 90))
+  while :; do
+    rc=$(fabric back --expect "$out/base.json")
+    has back fabric.link_missing '.*' || break
+    [ $SECONDS -lt $end ] || { findings back; fail "link still missing 90 s after ReLink"; }
+    sleep 1
+  done
+  ;;
+sms)
+  rc=$(fabric one)
+  has one fabric.sm_no_standby '.*' || fail "one SM and no fabric.sm_no_standby"
+  sm_start H-node4 -p 1
+  end=$((SECONDS + 60))
+  while :; do
+    rc=$(fabric two)
+    has two fabric.sm_no_standby '.*' || break
+    [ $SECONDS -lt $end ] || { findings two; fail "fabric.sm_no_standby still there with a standby SM"; }
+    sleep 1
+  done
+  has two fabric.sm_multiple_masters '.*' && fail "two masters reported"
+  python3 - "$out/two.json" <<'PY'
+import json, sys
+sms = json.load(open(sys.argv[1]))["sms"]
+states = sorted(s["state"] for s in sms)
+assert states == ["MASTER", "STANDBY"], states
+PY
+  ;;
+route)
+  for pair in "H-node1 H-node6" "H-node3 H-node5" "H-node2 S-spine1"; do
+    set -- $pair
+    sim_run H-node1 "$fabscope" fabric route --json "$1" "$2" >"$out/route.json"
+    sim_run H-node1 "$fabscope" fabric route "$1" "$2" >"$out/route.txt"
+    read -r slid dlid < <(python3 -c 'import json,sys; h=json.load(open(sys.argv[1]))["hops"]; print(h[0]["lid"], h[-1]["lid"])' "$out/route.json")
+    sim_run H-node1 ibtracert "$slid" "$dlid" >"$out/ibtracert" 2>&1 || fail "ibtracert $slid $dlid: $(cat "$out/ibtracert")"
+    # ibtracert: 'From ca {0x...} portnum 1 lid 5-5 "H-node1"', '[1] -> switch port {0x...}[3] lid 1-1 "S-leaf1"', ...
+    python3 - "$out/route.json" "$out/ibtracert" <<'PY'
+import json, re, sys
+hops = json.load(open(sys.argv[1]))["hops"]
+ours = [(h["name"], h["out_port"]) for h in hops]
+lines = open(sys.argv[2]).read().splitlines()
+names = [re.search(r'"([^"]*)"', l).group(1) for l in lines if re.search(r'"([^"]*)"', l)]
+outs = [int(m.group(1)) for l in lines for m in [re.match(r'\[(\d+)\] ->', l.strip())] if m]
+ours_names = [n for n, _ in ours]
+assert ours_names == names, ("nodes", ours_names, names)
+assert [o for _, o in ours[:-1]] == outs, ("out ports", ours, outs)
+print("route:", " -> ".join(f"{n}[{o}]" for n, o in ours))
+PY
+    grep -q "$2" "$out/route.txt" || fail "the text route does not name $2"
+  done
+  ;;
+*) echo "unknown scenario '$scenario'" >&2; exit 3 ;;
+esac
+echo "ok: fabric $scenario"
