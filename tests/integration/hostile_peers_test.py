@@ -73,13 +73,15 @@ def cluster(rank, world, port, token="secret", timeout=30, nofile=None, **env):
 
 
 def finish(p, bound=BOUND):
+    rc = None
     try:
         out, err = p.communicate(timeout=bound)
+        rc = p.returncode
     except subprocess.TimeoutExpired:
         p.kill()
         out, err = p.communicate()
-        return None, out, err
-    return p.returncode, out, err
+    text = lambda b: b.decode(errors="replace") if isinstance(b, bytes) else b
+    return rc, text(out), text(err)
 
 
 def wait_port(port, proc):
@@ -92,6 +94,21 @@ def wait_port(port, proc):
         except OSError:
             time.sleep(0.05)
     return False
+
+
+def wait_rdma_listening(proc):
+    """Until the rdma server says it listens (a probing connect would be a client to it)."""
+    import select
+    end = time.monotonic() + BOUND
+    seen = b""
+    fd = proc.stderr.fileno()
+    while time.monotonic() < end and b"server listening" not in seen:
+        if select.select([fd], [], [], 0.5)[0]:
+            chunk = os.read(fd, 4096)
+            if not chunk:
+                break
+            seen += chunk
+    return b"server listening" in seen
 
 
 def header(kind, rank, length):
@@ -188,7 +205,7 @@ def test_emfile():
     used = cpu_seconds(p0.pid) - c0
     window = time.monotonic() - t0
     print(f"emfile: rank 0 used {used:.2f} s of CPU in {window:.2f} s at EMFILE", flush=True)
-    check(used < 0.5 * window, f"emfile: rank 0 spins at EMFILE ({used:.2f} s CPU in {window:.2f} s)")
+    check(used < 0.25 * window, f"emfile: rank 0 spins at EMFILE ({used:.2f} s CPU in {window:.2f} s)")
     for s in idle:
         s.close()
     p1 = cluster(1, 2, port)
@@ -252,7 +269,7 @@ def rdma_server(port, timeout, token=None):
     if token:
         env["FABSCOPE_RDMA_TOKEN"] = token
     p = subprocess.Popen([FAB, "rdma", "--server", "--port", str(port), "--json", "--timeout", str(timeout)],
-                         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     procs.append(p)
     return p
 
@@ -264,7 +281,7 @@ PLANTED = (json.dumps({"error": {"id": "rdma.x", "severity": "fail", "subject": 
 def test_rdma_planted():
     port = free_port()
     srv = rdma_server(port, 3)
-    if not wait_port(port, srv):
+    if not wait_rdma_listening(srv):
         return check(False, "planted: the server never listened")
     s = socket.create_connection(("127.0.0.1", port), timeout=5)
     s.sendall(PLANTED)
@@ -277,7 +294,7 @@ def test_rdma_planted():
     # With a token the stranger's error and hello are dropped; the server keeps waiting.
     port = free_port()
     srv = rdma_server(port, 3, token="s3cret")
-    if not wait_port(port, srv):
+    if not wait_rdma_listening(srv):
         return check(False, "planted: the token server never listened")
     s = socket.create_connection(("127.0.0.1", port), timeout=5)
     s.sendall(PLANTED)
@@ -295,7 +312,7 @@ def test_rdma_planted():
 def test_rdma_slowloris():
     port = free_port()
     srv = rdma_server(port, 2)
-    if not wait_port(port, srv):
+    if not wait_rdma_listening(srv):
         return check(False, "slowloris: the server never listened")
     stop = threading.Event()
     cut = threading.Event()
@@ -339,6 +356,8 @@ for test in (test_flood, test_emfile, test_blackhole, test_overwrite, test_slurm
     t0 = time.monotonic()
     try:
         test()
+    except Exception as e:  # a peer that behaved unexpectedly: a failure of this scenario, go on
+        check(False, f"{test.__name__}: {type(e).__name__}: {e}")
     finally:
         for p in procs:
             if p.poll() is None:
