@@ -114,6 +114,10 @@ int cmd_cluster(int argc, char** argv) {
     mine.error = e.what();
   }
 
+  if (launch.kind == "env" && launch.token_source == "SLURM_JOB_ID")
+    std::cerr << "fabscope cluster: warning: the only shared secret is SLURM_JOB_ID, which every user of the "
+                 "cluster can read (squeue): anyone could join this run or take a pair's place. Set "
+                 "FABSCOPE_CLUSTER_TOKEN to a secret value on every node (docs/cluster.md)\n";
   std::unique_ptr<cluster::Exchange> ex;
   if (launch.kind == "mpi") {
     ex = cluster::make_mpi_exchange();

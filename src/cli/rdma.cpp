@@ -1,3 +1,4 @@
+#include <cstdlib>
 #include <iostream>
 
 #include "cli/commands.hpp"
@@ -49,7 +50,8 @@ core::ArgParser make_parser() {
       .example("fabscope rdma 10.0.0.1 -d mlx5_1:1 -x 3 --oob tcp", "fixed device and GID, no RDMA CM")
       .footer(std::string(core::kExitCodesHelp) +
               "\nA failed test (completion error, RDMA CM error, port down, memlock, watchdog) exits 2\n"
-              "with findings; bad flags and an unreachable or refusing server exit 3 naming the value.");
+              "with findings; bad flags and an unreachable or refusing server exit 3 naming the value.\n"
+              "FABSCOPE_RDMA_TOKEN (same value on both sides): the server serves only clients that send it.");
   return args;
 }
 
@@ -72,6 +74,7 @@ rdma::Options options_from(const core::ArgParser& a) {
   o.oob = rdma::oob_from_string(a.get("oob"));
   o.timeout_s = a.get_double("timeout", 0.1, 3600);
   o.bind_address = a.get("bind");
+  if (const char* t = std::getenv("FABSCOPE_RDMA_TOKEN")) o.token = t;
   return rdma::normalized(o);
 }
 
@@ -95,6 +98,10 @@ int cmd_rdma(int argc, char** argv) {
     int sessions = static_cast<int>(args.get_int("sessions", 0, 1'000'000));
     rdma::Server server(o);
     std::cerr << rdma::listening_line(o.bind_address, server.tcp_port()) << std::endl;
+    if (o.token.empty())
+      std::cerr << "fabscope rdma: no FABSCOPE_RDMA_TOKEN: any client that reaches this port can run a test "
+                   "(what it reports is quoted as the client's, docs/rdma.md)"
+                << std::endl;
     int worst = 0;
     server.serve(sessions, [&](const rdma::Result& r) {
       // Several sessions with --json: one document per line (JSON Lines).

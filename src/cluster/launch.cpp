@@ -74,7 +74,8 @@ Launch detect_launch(const std::string& requested, const EnvFn& env) {
       throw UsageError("cluster: " + port_var + "=" + std::to_string(*port) + " is not a TCP port");
     l.port = static_cast<int>(*port);
     const char* tok = env("FABSCOPE_CLUSTER_TOKEN");
-    if (!tok || !*tok) tok = env("SLURM_JOB_ID");
+    l.token_source = "FABSCOPE_CLUSTER_TOKEN";
+    if (!tok || !*tok) tok = env("SLURM_JOB_ID"), l.token_source = "SLURM_JOB_ID";
     if (!tok || !*tok)
       throw UsageError("cluster: no shared token: set FABSCOPE_CLUSTER_TOKEN to one value on every node "
                        "(under Slurm, SLURM_JOB_ID serves)");

@@ -18,6 +18,9 @@ struct Launch {
   std::string master_addr;
   int port = 0;       // the exchange's port: FABSCOPE_CLUSTER_PORT, else MASTER_PORT (+2 under torchrun)
   std::string token;  // FABSCOPE_CLUSTER_TOKEN, else SLURM_JOB_ID
+  // Where the token came from. SLURM_JOB_ID is no secret (every user of the cluster reads it
+  // with squeue): the command warns when it is the only one.
+  std::string token_source;
   std::string evidence;
 };
 

@@ -42,6 +42,21 @@ Header parse_header(const unsigned char* bytes, std::size_t size, const std::str
   return h;
 }
 
+std::size_t hello_frame_size(std::string_view b) {
+  if (b.size() < kHeaderBytes) return 0;
+  Header h;
+  try {
+    h = parse_header(reinterpret_cast<const unsigned char*>(b.data()), kHeaderBytes, "");
+  } catch (const Error& e) {
+    throw Error(std::string(e.what()).substr(2));  // without the empty peer name
+  }
+  if (h.type != MessageType::Hello) throw Error("first message is not a hello (not a fabscope cluster rank?)");
+  if (h.payload_bytes > kMaxHelloBytes)
+    throw Error("a hello of " + std::to_string(h.payload_bytes) + " bytes, more than the " +
+                std::to_string(kMaxHelloBytes) + " allowed");
+  return kHeaderBytes + h.payload_bytes;
+}
+
 std::string encode_hello(const Hello& h) {
   return json{{"token", h.token}, {"fabscope_version", h.fabscope_version}, {"rank", h.rank},
               {"world", h.world}, {"name", h.name}}
@@ -124,6 +139,11 @@ PairPlan parse_plan(const json& plan) {
   if (!seed.is_number_unsigned() && !(seed.is_number_integer() && seed.get<long long>() >= 0))
     throw Error("the plan's 'seed' is " + seed.dump() + ", not an unsigned integer");
   p.seed = seed.get<std::uint64_t>();
+  const json& secret = field("pair_secret");
+  if (!secret.is_string() || secret.get<std::string>().size() < 16 || secret.get<std::string>().size() > 128 ||
+      secret.get<std::string>().find_first_not_of("0123456789abcdef") != std::string::npos)
+    throw Error("the plan's 'pair_secret' is not 16 to 128 hex digits");
+  p.pair_secret = secret.get<std::string>();
   return p;
 }
 

@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/json.hpp"
@@ -25,6 +26,9 @@ constexpr std::size_t kHeaderBytes = 16;
 // A node summary is a few KiB; a schedule for 10,000 nodes' rounds is sent round by round. 4 MiB
 // bounds what one peer can make rank 0 allocate.
 constexpr std::uint32_t kMaxPayloadBytes = 4u << 20;
+// Before its token is checked a peer gets no more than one header and a hello: five fields of
+// at most 256 bytes each fit in 2 KiB.
+constexpr std::uint32_t kMaxHelloBytes = 2048;
 
 enum class MessageType : std::uint8_t { Hello = 1, Welcome = 2, Reject = 3, Data = 4 };
 
@@ -38,6 +42,11 @@ std::array<unsigned char, kHeaderBytes> encode_header(const Header& h);
 // Throws fabscope::Error saying what is wrong (bad magic, other protocol version, unknown type,
 // payload over the bound); `from` names the peer in the message.
 Header parse_header(const unsigned char* bytes, std::size_t size, const std::string& from);
+
+// Rank 0's first look at a new connection, before its token is checked (net::Gate's framer):
+// 0 while fewer than kHeaderBytes arrived, else the size of the hello frame. Throws Error (the
+// text without a peer name) when the header is malformed, not a hello or over kMaxHelloBytes.
+std::size_t hello_frame_size(std::string_view bytes);
 
 struct Hello {
   std::string token;              // the job's shared token
@@ -57,7 +66,8 @@ bool token_equal(const std::string& a, const std::string& b);
 json parse_payload(const std::string& payload, const std::string& from);
 
 // The pair plan rank 0 broadcasts (cluster/run.cpp): the ranks that joined, what each offers
-// (name, TCP pair address, RDMA address, RDMA note), the pairs mode and the schedule's seed.
+// (name, TCP pair address, RDMA address, RDMA note), the pairs mode, the schedule's seed and
+// the job's pair secret.
 // Every field is type- and range-checked (a float where an integer belongs would be undefined
 // behaviour in a plain conversion); throws Error naming the field.
 struct PairPlan {
@@ -65,6 +75,7 @@ struct PairPlan {
   std::vector<std::array<std::string, 4>> offers;
   std::string mode;
   std::uint64_t seed = 0;
+  std::string pair_secret;  // 16 to 128 hex digits: every pair connection carries it
 };
 PairPlan parse_plan(const json& plan);
 

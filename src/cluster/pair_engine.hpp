@@ -28,13 +28,23 @@ class PairEngine {
   // initiator: the lower rank of the pair (connects, sends first). Bounded by duration plus a
   // fixed connect/accept allowance; never throws, errors come back in PairSide.
   virtual PairSide run(const std::string& peer_address, bool initiator, std::chrono::milliseconds duration) = 0;
+  // The job's pair secret (rank 0 draws it and sends it in the plan): a pair connection that
+  // does not carry it is refused, so no stranger can take a pair's place. Set before run().
+  virtual void set_secret(const std::string& secret) { secret_ = secret; }
+  const std::string& secret() const { return secret_; }
+
+ private:
+  std::string secret_;
 };
 
 // The first non-loopback IPv4 address: the pair address when the launcher gives none (MPI).
 std::string default_pair_host();
 
-// host: the address peers use to reach this node ("" = default_pair_host()).
-std::unique_ptr<PairEngine> make_tcp_engine(const std::string& host);
+// host: the address peers use to reach this node ("" = default_pair_host()). setup: how long
+// a pair waits for the connection and its hello, and how long each stream may overrun the
+// duration before the pair is cut off.
+std::unique_ptr<PairEngine> make_tcp_engine(const std::string& host,
+                                            std::chrono::milliseconds setup = std::chrono::seconds(15));
 
 // The rdma engine on this node, or why there is none: no RDMA device or ACTIVE port (chosen as
 // `fabscope rdma` chooses it, for the address host, from the live node), the libraries cannot

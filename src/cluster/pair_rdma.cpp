@@ -45,6 +45,10 @@ class RdmaEngine : public PairEngine {
         address_(host + ":" + std::to_string(server_->tcp_port())) {}
   std::string name() const override { return "rdma"; }
   std::string address() const override { return address_; }
+  void set_secret(const std::string& secret) override {
+    PairEngine::set_secret(secret);
+    server_->set_token(secret);
+  }
 
   PairSide run(const std::string& peer, bool initiator, std::chrono::milliseconds duration) override {
     PairSide out;
@@ -63,6 +67,7 @@ class RdmaEngine : public PairEngine {
       o.duration_s = std::chrono::duration<double>(duration).count();
       o.tcp_port = port;
       o.timeout_s = kWatchdogS;
+      o.token = secret();
       try {
         rdma::Result r = rdma::run(host, o, *node_);
         if (r.completed && !r.sizes.empty() && r.sizes.front().seconds > 0) out.tx_gbps = r.sizes.front().gbps;

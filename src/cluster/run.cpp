@@ -4,6 +4,7 @@
 
 #include "cluster/message.hpp"
 #include "core/error.hpp"
+#include "core/socket.hpp"
 
 namespace fabscope::cluster {
 
@@ -77,7 +78,9 @@ std::optional<ClusterInput> run_cluster(Exchange& ex, NodeSummary mine, const Pa
     // More random rounds than the tournament has: every round.
     if (spec.mode == PairsMode::Random && spec.rounds > tournament_rounds(static_cast<int>(joined.size())))
       spec = {PairsMode::All, 0};
-    plan = {{"joined", joined}, {"offers", offered}, {"mode", pairs_name(spec)}, {"seed", opts.seed}};
+    // The pair secret: a stranger on the network cannot take a pair's place (pair_engine.hpp).
+    plan = {{"joined", joined}, {"offers", offered}, {"mode", pairs_name(spec)}, {"seed", opts.seed},
+            {"pair_secret", net::random_secret()}};
   }
   plan = json::parse(ex.broadcast(plan.dump()), nullptr, false);
   std::vector<int> joined;
@@ -90,6 +93,8 @@ std::optional<ClusterInput> run_cluster(Exchange& ex, NodeSummary mine, const Pa
     for (auto& v : p.offers) offer.push_back({v[0], v[1], v[2], v[3]});
     spec = parse_pairs(p.mode);
     seed = p.seed;
+    if (engines.tcp) engines.tcp->set_secret(p.pair_secret);
+    if (engines.rdma) engines.rdma->set_secret(p.pair_secret);
   } catch (const std::exception& e) {
     throw Error(std::string("cluster: rank 0 sent a malformed pair plan: ") + e.what());
   }

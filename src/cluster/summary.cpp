@@ -121,15 +121,23 @@ NodeSummary summary_from_json(const json& j) {
       throw Error(std::string("node summary: field '") + name + "' has the wrong type (" + it->type_name() + ")");
     return *it;
   };
+  // A plain get<int>() would truncate: a rank of 2^32 + 1 read as 1 took rank 1's place.
+  auto small_int = [&](const char* name, long long lo, long long hi) {
+    const json& v = field(name, json::value_t::number_integer);
+    if (v.is_number_unsigned() ? v.get<unsigned long long>() > static_cast<unsigned long long>(hi)
+                               : v.get<long long>() < lo || v.get<long long>() > hi)
+      throw Error(std::string("node summary: field '") + name + "' out of range: " + v.dump());
+    return static_cast<int>(v.get<long long>());
+  };
   if (!j.is_object()) throw Error("node summary: not a JSON object");
   if (field("schema", json::value_t::string).get<std::string>() != "fabscope.cluster.node")
     throw Error("node summary: schema is not fabscope.cluster.node");
-  const int version = field("schema_version", json::value_t::number_integer).get<int>();
+  const int version = small_int("schema_version", 0, 1'000'000);
   if (version != NodeSummary::kSchemaVersion)
     throw Error("node summary: schema_version " + std::to_string(version) + ", this fabscope reads " +
                 std::to_string(NodeSummary::kSchemaVersion));
   NodeSummary s;
-  s.rank = field("rank", json::value_t::number_integer).get<int>();
+  s.rank = small_int("rank", 0, 1'000'000);
   s.name = field("name", json::value_t::string).get<std::string>();
   s.fabscope_version = field("fabscope_version", json::value_t::string).get<std::string>();
   s.pair_address = field("pair_address", json::value_t::string).get<std::string>();

@@ -18,73 +18,20 @@
 #include "cluster/exchange.hpp"
 #include "cluster/message.hpp"
 #include "core/error.hpp"
+#include "core/socket.hpp"
 
 namespace fabscope::cluster {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using Clock = net::Clock;
+using net::ms_left;
 
-struct Fd {
-  int fd = -1;
-  Fd() = default;
-  explicit Fd(int f) : fd(f) {}
-  Fd(Fd&& o) noexcept : fd(o.fd) { o.fd = -1; }
-  Fd& operator=(Fd&& o) noexcept {
-    if (this != &o) {
-      reset();
-      fd = o.fd;
-      o.fd = -1;
-    }
-    return *this;
-  }
-  ~Fd() { reset(); }
-  void reset() {
-    if (fd >= 0) ::close(fd);
-    fd = -1;
-  }
-};
+// Pre-authentication bounds of rank 0: a hello is one small frame, sent with the connect.
+constexpr net::GateLimits kHelloLimits{64, kHeaderBytes + kMaxHelloBytes, std::chrono::milliseconds(5000)};
 
-int ms_left(Clock::time_point deadline) {
-  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-  return left < 0 ? 0 : static_cast<int>(std::min<long long>(left, 1 << 30));
-}
-
-std::string peer_of(int fd) {
-  sockaddr_storage ss{};
-  socklen_t len = sizeof ss;
-  if (getpeername(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return "peer";
-  char host[NI_MAXHOST] = "?", port[NI_MAXSERV] = "?";
-  getnameinfo(reinterpret_cast<sockaddr*>(&ss), len, host, sizeof host, port, sizeof port,
-              NI_NUMERICHOST | NI_NUMERICSERV);
-  std::string h = host;
-  if (h.rfind("::ffff:", 0) == 0) h.erase(0, 7);  // an IPv4 peer on the dual-stack listener
-  return h + ":" + port;
-}
-
-std::string local_of(int fd) {
-  sockaddr_storage ss{};
-  socklen_t len = sizeof ss;
-  if (getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return "";
-  char host[NI_MAXHOST] = "";
-  getnameinfo(reinterpret_cast<sockaddr*>(&ss), len, host, sizeof host, nullptr, 0, NI_NUMERICHOST);
-  return host;
-}
-
-// Blocking write of everything before the deadline (the socket is non-blocking; poll between).
 void send_all(int fd, const std::string& bytes, Clock::time_point deadline, const std::string& to) {
-  std::size_t off = 0;
-  while (off < bytes.size()) {
-    ssize_t n = ::send(fd, bytes.data() + off, bytes.size() - off, MSG_NOSIGNAL);
-    if (n > 0) {
-      off += static_cast<std::size_t>(n);
-      continue;
-    }
-    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
-      throw Error(to + ": send failed: " + std::strerror(errno));
-    pollfd p{fd, POLLOUT, 0};
-    if (::poll(&p, 1, ms_left(deadline)) <= 0 && Clock::now() >= deadline) throw Error(to + ": send timed out");
-  }
+  if (std::string e = net::send_all(fd, bytes, deadline); !e.empty()) throw Error(to + ": send " + e);
 }
 
 std::string frame(MessageType type, int rank, const std::string& payload) {
@@ -95,25 +42,25 @@ std::string frame(MessageType type, int rank, const std::string& payload) {
   return std::string(reinterpret_cast<const char*>(h.data()), h.size()) + payload;
 }
 
-// A connection with a receive buffer: frames are cut out as their bytes arrive.
+// A connection with a receive buffer: frames are cut out as their bytes arrive. It never reads
+// past the frame it is assembling, so the buffer is bounded by one frame.
 struct Conn {
-  Fd fd;
+  net::Fd fd;
   std::string who;   // "10.0.0.5:41234" then "rank 3 (node-c)"
   std::string in;
   bool closed = false;
-  Clock::time_point deadline{};  // for the hello
   // Reads what is there; returns a complete frame when one is buffered. Throws Error on a
   // malformed header (naming the peer).
   std::optional<std::pair<Header, std::string>> poll_frame() {
     char buf[65536];
     while (!closed) {
-      ssize_t n = ::recv(fd.fd, buf, sizeof buf, 0);
+      std::size_t need = kHeaderBytes;
+      if (in.size() >= kHeaderBytes)
+        need += parse_header(reinterpret_cast<const unsigned char*>(in.data()), kHeaderBytes, who).payload_bytes;
+      if (in.size() >= need) break;
+      ssize_t n = ::recv(fd.get(), buf, std::min(sizeof buf, need - in.size()), MSG_DONTWAIT);
       if (n > 0) {
         in.append(buf, static_cast<std::size_t>(n));
-        if (in.size() >= kHeaderBytes) {
-          Header h = parse_header(reinterpret_cast<const unsigned char*>(in.data()), kHeaderBytes, who);
-          if (in.size() >= kHeaderBytes + h.payload_bytes) break;
-        }
         continue;
       }
       if (n == 0) closed = true;
@@ -134,14 +81,12 @@ std::optional<std::pair<Header, std::string>> wait_frame(Conn& c, Clock::time_po
   while (true) {
     if (auto f = c.poll_frame()) return f;
     if (c.closed) return std::nullopt;
-    pollfd p{c.fd.fd, POLLIN, 0};
+    pollfd p{c.fd.get(), POLLIN, 0};
     const int left = ms_left(deadline);
     if (left == 0) return std::nullopt;
     ::poll(&p, 1, left);
   }
 }
-
-void set_nonblocking(int fd) { ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK); }
 
 class TcpExchange : public Exchange {
  public:
@@ -169,7 +114,7 @@ class TcpExchange : public Exchange {
   std::vector<std::optional<std::string>> gather(const std::string& mine) override {
     const auto deadline = Clock::now() + o_.step_timeout;
     if (o_.rank != 0) {
-      send_all(master_.fd.fd, frame(MessageType::Data, o_.rank, mine), deadline, "rank 0");
+      send_all(master_.fd.get(), frame(MessageType::Data, o_.rank, mine), deadline, "rank 0");
       return {};
     }
     std::vector<std::optional<std::string>> out(static_cast<std::size_t>(o_.world));
@@ -180,7 +125,7 @@ class TcpExchange : public Exchange {
       if (peers_[static_cast<std::size_t>(r)]) waiting.push_back(r);
     while (!waiting.empty()) {
       std::vector<pollfd> pfds;
-      for (int r : waiting) pfds.push_back({peers_[static_cast<std::size_t>(r)]->fd.fd, POLLIN, 0});
+      for (int r : waiting) pfds.push_back({peers_[static_cast<std::size_t>(r)]->fd.get(), POLLIN, 0});
       const int left = ms_left(deadline);
       if (left == 0) break;
       ::poll(pfds.data(), pfds.size(), left);
@@ -219,7 +164,7 @@ class TcpExchange : public Exchange {
         auto& p = peers_[static_cast<std::size_t>(r)];
         if (!p) continue;
         try {
-          send_all(p->fd.fd, f, deadline, p->who);
+          send_all(p->fd.get(), f, deadline, p->who);
         } catch (const Error& e) {
           lose(r, e.what());
         }
@@ -246,135 +191,89 @@ class TcpExchange : public Exchange {
     names_.assign(static_cast<std::size_t>(o_.world), "");
     names_[0] = o_.name;
     why_[0] = "";
-    Fd listener(::socket(AF_INET6, SOCK_STREAM, 0));
-    bool v6 = listener.fd >= 0;
-    if (!v6) listener = Fd(::socket(AF_INET, SOCK_STREAM, 0));
-    if (listener.fd < 0) throw Error(std::string("cluster: socket: ") + std::strerror(errno));
-    int one = 1, zero = 0;
-    ::setsockopt(listener.fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    int rc;
-    if (v6) {
-      ::setsockopt(listener.fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero);
-      sockaddr_in6 a{};
-      a.sin6_family = AF_INET6;
-      a.sin6_addr = in6addr_any;
-      a.sin6_port = htons(static_cast<std::uint16_t>(o_.master_port));
-      rc = ::bind(listener.fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-    } else {
-      sockaddr_in a{};
-      a.sin_family = AF_INET;
-      a.sin_addr.s_addr = htonl(INADDR_ANY);
-      a.sin_port = htons(static_cast<std::uint16_t>(o_.master_port));
-      rc = ::bind(listener.fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    net::Fd listener;
+    try {
+      listener = net::listen_tcp("", o_.master_port, 1024, false);
+    } catch (const Error& e) {
+      throw Error(std::string("cluster: rank 0 ") + e.what() + " (MASTER_PORT; another job, or torchrun's own store, "
+                  "on that port? set FABSCOPE_CLUSTER_PORT)");
     }
-    if (rc != 0 || ::listen(listener.fd, 1024) != 0)
-      throw Error("cluster: rank 0 cannot listen on MASTER_PORT " + std::to_string(o_.master_port) + ": " +
-                  std::strerror(errno) + " (another job, or torchrun's own store, on that port? set "
-                  "FABSCOPE_CLUSTER_PORT)");
-    set_nonblocking(listener.fd);
     local_addr_ = o_.master_addr;
-
+    // Every connection says hello first: only a header and a small hello are read from it before
+    // its token is checked, for at most kHelloLimits' time, at most 64 at once (oldest dropped).
+    net::Gate gate(listener.get(), kHelloLimits, hello_frame_size);
+    auto log = [](const std::string& who, const std::string& why) {
+      // A stray or broken peer is logged and dropped; it never stops the others.
+      std::cerr << "fabscope cluster: " << who << ": " << why << "\n";
+    };
     const auto deadline = Clock::now() + o_.join_timeout;
-    std::vector<std::unique_ptr<Conn>> pending;
     int joined = 1;
     while (joined < o_.world) {
-      const int left = ms_left(deadline);
-      if (left == 0) break;
-      std::vector<pollfd> pfds{{listener.fd, POLLIN, 0}};
-      for (auto& c : pending) pfds.push_back({c->fd.fd, POLLIN, 0});
-      ::poll(pfds.data(), pfds.size(), std::min(left, 1000));
-      while (true) {
-        int fd = ::accept(listener.fd, nullptr, nullptr);
-        if (fd < 0) break;
-        set_nonblocking(fd);
-        ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-        auto c = std::make_unique<Conn>();
-        c->fd = Fd(fd);
-        c->who = peer_of(fd);
-        c->deadline = Clock::now() + std::chrono::seconds(10);
-        pending.push_back(std::move(c));
-      }
-      std::vector<std::unique_ptr<Conn>> keep;
-      for (auto& c : pending) {
-        try {
-          auto f = c->poll_frame();
-          if (!f) {
-            if (c->closed) throw Error(c->who + ": closed the connection before saying hello");
-            if (Clock::now() > c->deadline) throw Error(c->who + ": said no hello within 10 s");
-            keep.push_back(std::move(c));
-            continue;
-          }
-          if (f->first.type != MessageType::Hello) throw Error(c->who + ": first message is not a hello");
-          Hello h = parse_hello(f->second, c->who);
-          std::string refuse;
-          if (!token_equal(h.token, o_.token)) refuse = "wrong token (not this job's FABSCOPE_CLUSTER_TOKEN)";
-          else if (h.world != o_.world)
-            refuse = "WORLD_SIZE " + std::to_string(h.world) + ", rank 0 has " + std::to_string(o_.world);
-          else if (h.rank <= 0 || h.rank >= o_.world) refuse = "RANK " + std::to_string(h.rank) + " out of range";
-          else if (peers_[static_cast<std::size_t>(h.rank)])
-            refuse = "RANK " + std::to_string(h.rank) + " already joined from " +
-                     peers_[static_cast<std::size_t>(h.rank)]->who;
-          if (!refuse.empty()) {
-            if (h.rank > 0 && h.rank < o_.world && !peers_[static_cast<std::size_t>(h.rank)])
-              why_[static_cast<std::size_t>(h.rank)] = c->who + " refused: " + refuse;
-            try {
-              send_all(c->fd.fd, frame(MessageType::Reject, 0, json{{"reason", refuse}}.dump()),
-                       Clock::now() + std::chrono::seconds(2), c->who);
-            } catch (const Error&) {
-            }
-            throw Error(c->who + " (" + (h.name.empty() ? "?" : h.name) + "): refused: " + refuse);
-          }
-          send_all(c->fd.fd, frame(MessageType::Welcome, 0, "{}"), Clock::now() + std::chrono::seconds(5), c->who);
-          c->who = "rank " + std::to_string(h.rank) + " (" + h.name + ")";
-          names_[static_cast<std::size_t>(h.rank)] = h.name;
-          why_[static_cast<std::size_t>(h.rank)] = "";
-          peers_[static_cast<std::size_t>(h.rank)] = std::move(c);
-          ++joined;
-        } catch (const Error& e) {
-          // A stray or broken peer is logged and dropped; it never stops the others.
-          std::cerr << "fabscope cluster: " << e.what() << "\n";
+      auto a = gate.next(deadline, log);
+      if (!a) break;
+      auto c = std::make_unique<Conn>();
+      c->fd = std::move(a->fd);
+      c->who = a->peer;
+      c->in = std::move(a->rest);
+      try {
+        Hello h = parse_hello(a->message.substr(kHeaderBytes), c->who);
+        if (!token_equal(h.token, o_.token)) {
+          // A peer without the token never replaces the reason a rank is missing (a stranger
+          // could hide why a real rank failed); it only adds a note to one never heard of.
+          if (h.rank > 0 && h.rank < o_.world && why_[static_cast<std::size_t>(h.rank)] == "never joined")
+            why_[static_cast<std::size_t>(h.rank)] =
+                "never joined (" + c->who + " claimed this rank but was refused: wrong token)";
+          refuse(*c, "wrong token (not this job's FABSCOPE_CLUSTER_TOKEN)");
+          throw Error(c->who + ": refused: wrong token");
         }
+        std::string why;
+        if (h.world != o_.world)
+          why = "WORLD_SIZE " + std::to_string(h.world) + ", rank 0 has " + std::to_string(o_.world);
+        else if (h.rank <= 0 || h.rank >= o_.world) why = "RANK " + std::to_string(h.rank) + " out of range";
+        else if (peers_[static_cast<std::size_t>(h.rank)])
+          why = "RANK " + std::to_string(h.rank) + " already joined from " + peers_[static_cast<std::size_t>(h.rank)]->who;
+        if (!why.empty()) {
+          if (h.rank > 0 && h.rank < o_.world && !peers_[static_cast<std::size_t>(h.rank)])
+            why_[static_cast<std::size_t>(h.rank)] = c->who + " refused: " + why;
+          refuse(*c, why);
+          throw Error(c->who + " (" + (h.name.empty() ? "?" : h.name) + "): refused: " + why);
+        }
+        send_all(c->fd.get(), frame(MessageType::Welcome, 0, "{}"), Clock::now() + std::chrono::seconds(5), c->who);
+        c->who = "rank " + std::to_string(h.rank) + " (" + h.name + ")";
+        names_[static_cast<std::size_t>(h.rank)] = h.name;
+        why_[static_cast<std::size_t>(h.rank)] = "";
+        peers_[static_cast<std::size_t>(h.rank)] = std::move(c);
+        ++joined;
+      } catch (const Error& e) {
+        std::cerr << "fabscope cluster: " << e.what() << "\n";
       }
-      pending = std::move(keep);
     }
+  }
+
+  // Tells a refused peer why (best effort, briefly).
+  static void refuse(Conn& c, const std::string& why) {
+    (void)net::send_all(c.fd.get(), frame(MessageType::Reject, 0, json{{"reason", why}}.dump()),
+                        Clock::now() + std::chrono::seconds(2));
   }
 
   void join() {
     const auto deadline = Clock::now() + o_.join_timeout;
     const std::string where = o_.master_addr + ":" + std::to_string(o_.master_port);
     std::string last = "no attempt";
+    // Rank 0 may start later: retry until the join deadline; each connect ends by it too (an
+    // address that drops SYNs would hold a blocking connect for minutes).
     while (true) {
-      addrinfo hints{};
-      hints.ai_socktype = SOCK_STREAM;
-      addrinfo* res = nullptr;
-      int g = ::getaddrinfo(o_.master_addr.c_str(), std::to_string(o_.master_port).c_str(), &hints, &res);
-      if (g != 0) {
-        last = std::string("cannot resolve MASTER_ADDR: ") + gai_strerror(g);
-      } else {
-        for (addrinfo* ai = res; ai; ai = ai->ai_next) {
-          Fd fd(::socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol));
-          if (fd.fd < 0) continue;
-          if (::connect(fd.fd, ai->ai_addr, ai->ai_addrlen) == 0) {
-            master_.fd = std::move(fd);
-            break;
-          }
-          last = std::strerror(errno);
-        }
-        ::freeaddrinfo(res);
-      }
-      if (master_.fd.fd >= 0) break;
+      master_.fd = net::connect_tcp(o_.master_addr, o_.master_port, deadline, last);
+      if (master_.fd) break;
       if (Clock::now() >= deadline)
         throw Error("cluster: rank " + std::to_string(o_.rank) + " could not reach rank 0 at " + where + " within " +
                     std::to_string(o_.join_timeout.count() / 1000) + " s: " + last);
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      std::this_thread::sleep_for(std::min<Clock::duration>(std::chrono::milliseconds(200), deadline - Clock::now()));
     }
-    int one = 1;
-    ::setsockopt(master_.fd.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    set_nonblocking(master_.fd.fd);
     master_.who = "rank 0 (" + where + ")";
-    local_addr_ = local_of(master_.fd.fd);
+    local_addr_ = net::local_ip(master_.fd.get());
     Hello h{o_.token, FABSCOPE_VERSION, o_.rank, o_.world, o_.name};
-    send_all(master_.fd.fd, frame(MessageType::Hello, o_.rank, encode_hello(h)), deadline, master_.who);
+    send_all(master_.fd.get(), frame(MessageType::Hello, o_.rank, encode_hello(h)), deadline, master_.who);
     auto f = wait_frame(master_, Clock::now() + o_.join_timeout);
     if (!f) throw Error("cluster: rank 0 at " + where + " did not answer the hello");
     if (f->first.type == MessageType::Reject) {

@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <iostream>
 
 #include "rdma/findings.hpp"
 
@@ -21,10 +22,7 @@ namespace {
 
 constexpr std::size_t kMaxLine = 1 << 20;
 
-void set_nodelay(int fd) {
-  int one = 1;
-  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-}
+using net::set_nodelay;
 
 }  // namespace
 
@@ -120,7 +118,7 @@ void Control::send(const json& msg, const Watchdog& wd) {
   }
 }
 
-std::optional<json> Control::take_line(const Watchdog& wd) {
+std::optional<json> Control::take_line(const Watchdog& wd, bool peer_errors) {
   auto nl = buf_.find('\n');
   if (nl == std::string::npos) {
     if (buf_.size() > kMaxLine)
@@ -133,7 +131,7 @@ std::optional<json> Control::take_line(const Watchdog& wd) {
   if (j.is_discarded() || !j.is_object())
     throw Failure(control_lost(wd.where(), "unreadable control message (not a fabscope rdma peer?): '" +
                                                line.substr(0, 80) + "'"));
-  if (j.contains("error")) {
+  if (peer_errors && j.contains("error")) {
     Finding f;
     try {
       f = j.at("error").get<Finding>();
@@ -159,9 +157,17 @@ std::optional<json> Control::poll() {
   return take_line(none);
 }
 
+json Control::first_message(const Watchdog& wd) {
+  if (auto j = take_line(wd, false)) return *j;
+  throw Failure(control_lost(wd.where(), "no complete first message"));
+}
+
 json Control::recv(Watchdog& wd) {
   for (;;) {
-    if (auto j = take_line(wd)) return *j;
+    if (auto j = take_line(wd)) {
+      wd.tick();  // a whole message is progress; a byte is not
+      return *j;
+    }
     pollfd p{fd_, POLLIN, 0};
     int ms = static_cast<int>(std::min(wd.remaining_s(), 0.2) * 1000) + 1;
     int rc = ::poll(&p, 1, ms);
@@ -179,7 +185,6 @@ json Control::recv(Watchdog& wd) {
       throw Failure(control_lost(wd.where(), std::string("recv: ") + std::strerror(errno)));
     }
     buf_.append(tmp, static_cast<std::size_t>(n));
-    wd.tick();
   }
 }
 
@@ -197,7 +202,7 @@ std::string Control::peer_address() const {
   return ipv4_text(&a);
 }
 
-Listener::Listener(const std::string& address, int port) {
+Listener::Listener(const std::string& address, int port, double first_message_s) {
   sockaddr_in sin{};
   sin.sin_family = AF_INET;
   sin.sin_port = htons(static_cast<uint16_t>(port));
@@ -219,6 +224,17 @@ Listener::Listener(const std::string& address, int port) {
   getsockname(fd_, reinterpret_cast<sockaddr*>(&sin), &len);
   port_ = ntohs(sin.sin_port);
   if (pipe2(wake_, O_CLOEXEC | O_NONBLOCK) != 0) wake_[0] = wake_[1] = -1;
+  net::set_nonblocking(fd_);
+  const auto first_ms = std::chrono::milliseconds(static_cast<long long>(first_message_s * 1000));
+  gate_ = std::make_unique<net::Gate>(fd_, net::GateLimits{16, kMaxHelloBytes, first_ms}, first_line_size);
+}
+
+std::size_t first_line_size(std::string_view b) {
+  const auto start = b.find_first_not_of(" \t\r\n");
+  if (start != std::string_view::npos && b[start] != '{')
+    throw Error("not a fabscope rdma client (its first bytes are not a JSON object)");
+  const auto nl = b.find('\n');
+  return nl == std::string_view::npos ? 0 : nl + 1;
 }
 
 Listener::~Listener() {
@@ -235,25 +251,14 @@ void Listener::stop() {
 }
 
 std::optional<Control> Listener::accept(double wait_s) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(wait_s);
-  for (;;) {
-    pollfd p[2] = {{fd_, POLLIN, 0}, {wake_[0], POLLIN, 0}};
-    int ms = 500;
-    if (wait_s > 0) {
-      double left = std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count();
-      if (left <= 0) return std::nullopt;
-      ms = static_cast<int>(std::min(left, 0.5) * 1000) + 1;
-    }
-    int rc = ::poll(p, wake_[0] >= 0 ? 2 : 1, ms);
-    if (rc < 0 && errno != EINTR) throw Error(std::string("rdma: poll on the listener: ") + std::strerror(errno));
-    if (rc > 0 && (p[1].revents & POLLIN)) return std::nullopt;
-    if (rc > 0 && (p[0].revents & POLLIN)) {
-      int fd = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
-      if (fd < 0) continue;
-      set_nodelay(fd);
-      return Control(fd);
-    }
-  }
+  const auto deadline = wait_s > 0 ? net::Clock::now() + std::chrono::duration_cast<net::Clock::duration>(
+                                                              std::chrono::duration<double>(wait_s))
+                                   : net::Clock::time_point::max();
+  auto a = gate_->next(deadline, [](const std::string& peer, const std::string& why) {
+    std::cerr << "fabscope rdma: dropped a connection from " << peer << ": " << why << "\n";
+  }, wake_[0]);
+  if (!a) return std::nullopt;
+  return Control(a->fd.release(), a->message + a->rest);
 }
 
 }  // namespace fabscope::rdma

@@ -240,9 +240,38 @@ Finding low_bandwidth(const Result& r, double best) {
                       kDocs);
 }
 
-Finding from_peer(Finding f, const std::string& peer_side) {
-  if (f.message.find(peer_side) == std::string::npos) f.message = peer_side + ": " + f.message;
-  return f;
+namespace {
+
+// The peer's words, bounded: its id and message, at most 300 bytes.
+std::string peer_said(const Finding& f, const std::string& side) {
+  std::string said = (f.id.empty() ? "" : f.id + ": ") + f.message;
+  if (said.size() > 300) said = said.substr(0, 300) + "...";
+  return "the " + side + " said: " + said;
+}
+
+}  // namespace
+
+Finding from_peer(const Finding& f, const std::string& peer_side) {
+  return make_finding("rdma.peer_failed", Severity::Fail, peer_side, "the " + peer_side + " ended the session; " +
+                          peer_said(f, peer_side),
+                      f.evidence.substr(0, 300),
+                      "Read the " + peer_side + "'s own output: it explains its failure there. The text above is "
+                      "what the " + peer_side + " sent, not checked here.",
+                      kDocs);
+}
+
+Finding peer_note(const Finding& f, const std::string& peer_side) {
+  return make_finding("rdma.peer_note", f.severity <= Severity::Info ? Severity::Info : Severity::Warn, peer_side,
+                      peer_said(f, peer_side), f.evidence.substr(0, 300),
+                      "Read the " + peer_side + "'s own output for its remedy (the text above is what it sent).",
+                      kDocs);
+}
+
+Finding auth_refused(const Where& w) {
+  return make_finding("rdma.auth_refused", Severity::Fail, w.side,
+                      "the server refused this client on the " + at(w) + ": its token differs or is missing", "",
+                      "Set FABSCOPE_RDMA_TOKEN to the same secret on both sides (docs/rdma.md, Authentication).",
+                      kDocs);
 }
 
 }  // namespace fabscope::rdma

@@ -45,8 +45,14 @@ Finding no_device(const std::string& why, const std::string& remedy);
 Finding mtu_mismatch(const Endpoint& local, const Endpoint& remote);
 // Bandwidth below 80% of the port's rate.
 Finding low_bandwidth(const Result& r, double best_gbps);
-// A finding the peer sent, re-labelled with the peer's side.
-Finding from_peer(Finding f, const std::string& peer_side);
+// What the peer reported, as our finding about it: rdma.peer_failed (the peer ended the
+// session: fail) or rdma.peer_note (a warning it sent in its welcome: at most warn). The peer's
+// text is quoted as "the server said: ..." (bounded), never taken as a finding of ours: its id,
+// docs link and remedy are not used.
+Finding from_peer(const Finding& f, const std::string& peer_side);
+Finding peer_note(const Finding& f, const std::string& peer_side);
+// The server refused this client's hello (its token differs or is missing).
+Finding auth_refused(const Where& w);
 
 }  // namespace fabscope::rdma
 

@@ -55,6 +55,8 @@ class Server {
   std::optional<Result> serve_one_from(const std::string& peer_ipv4, double wait_s);
   // serve_one() `sessions` times (0 = until stop()), calling on_result after each.
   void serve(int sessions, const std::function<void(const Result&)>& on_result);
+  // Serve only clients whose hello carries this token (before serving; "" = any client).
+  void set_token(const std::string& token);
   void stop();  // from another thread: serve()/serve_one() return after the current session
 
  private:

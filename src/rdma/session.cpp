@@ -8,8 +8,10 @@
 //   bye                          <->    bye
 // Any failure sends {"error": finding} to the peer (best effort), so both sides explain it.
 #include <atomic>
+#include <iostream>
 
 #include "core/root.hpp"
+#include "core/socket.hpp"
 #include "probe/probe.hpp"
 #include "rdma/choose.hpp"
 #include "rdma/control.hpp"
@@ -25,11 +27,14 @@ namespace {
 constexpr const char* kMagic = "fabscope.rdma";
 constexpr int kProtocol = 1;
 
-void send_error(Control& ctl, const Finding& f) {
+// token: the client's, so that a server with a token takes an error sent before the hello.
+void send_error(Control& ctl, const Finding& f, const std::string& token = "") {
   try {
     Watchdog quick("error", 1.0);
     quick.begin("sending the error to the peer");
-    ctl.send(json{{"error", f}}, quick);
+    json m{{"error", f}};
+    if (!token.empty()) m["token"] = token;
+    ctl.send(m, quick);
   } catch (const std::exception&) {
     // the peer is gone; its own watchdog explains it there
   }
@@ -39,6 +44,7 @@ json expect(Control& ctl, Watchdog& wd, const char* key) {
   for (;;) {
     json m = ctl.recv(wd);
     if (m.contains(key)) return m[key];
+    if (m.contains("refused")) throw Failure(auth_refused(wd.where()));
     if (m.contains("progress")) continue;
     throw Failure(control_lost(wd.where(), std::string("expected '") + key + "', got " + m.dump().substr(0, 80)));
   }
@@ -114,11 +120,12 @@ Result run_session(const std::string& host, const Options& opts, const NodeInfo*
     wd.begin("choosing the local port");
     apply(res, choose_here(o, source_address_for(peer), host == peer ? host : host + " (" + peer + ")", false, node));
     wd.begin("hello");
-    ctl->send(json{{"hello", {{"magic", kMagic}, {"version", kProtocol}, {"options", o}, {"endpoint", res.local}}}},
-              wd);
+    json hello = {{"magic", kMagic}, {"version", kProtocol}, {"options", o}, {"endpoint", res.local}};
+    if (!o.token.empty()) hello["token"] = o.token;
+    ctl->send(json{{"hello", hello}}, wd);
     json w = expect(*ctl, wd, "welcome");
     res.remote = w.at("endpoint").get<Endpoint>();
-    for (auto f : w.value("findings", std::vector<Finding>{})) res.findings.push_back(from_peer(f, "server"));
+    for (auto f : w.value("findings", std::vector<Finding>{})) res.findings.push_back(peer_note(f, "server"));
     res.path_mtu = min_mtu(res.local, res.remote);
     Engine eng(o, res.local, wd, true);
     eng.set_control(&*ctl);
@@ -140,13 +147,17 @@ Result run_session(const std::string& host, const Options& opts, const NodeInfo*
     res.findings.push_back(from_peer(f.finding, "server"));
   } catch (const Failure& f) {
     res.findings.push_back(f.finding);
-    send_error(*ctl, f.finding);
+    if (f.finding.id == "rdma.auth_refused") {
+      judge(res);
+      throw Unreachable(f.finding.message, res);
+    }
+    send_error(*ctl, f.finding, o.token);
   } catch (const UsageError&) {
     throw;
   } catch (const std::exception& e) {
     Finding f = control_lost(wd.where(), e.what());
     res.findings.push_back(f);
-    send_error(*ctl, f);
+    send_error(*ctl, f, o.token);
   }
   judge(res);
   return res;
@@ -161,19 +172,64 @@ struct Server::Impl {
   std::shared_ptr<const NodeInfo> node;  // null: probe the live node in every session
   // Port 0 takes the kernel's choice; RDMA CM then listens on the number the kernel gave.
   Impl(const Options& o, std::shared_ptr<const NodeInfo> n)
-      : opts(o), listener(o.bind_address, o.tcp_port), node(std::move(n)) {
+      : opts(o), listener(o.bind_address, o.tcp_port, o.timeout_s), node(std::move(n)) {
     opts.tcp_port = listener.port();
   }
 
-  Result session(Control& ctl) {
+  // The first message decides whether this is a session at all: a connection that does not
+  // start with a fabscope hello (or a client's error, when its own setup failed before the
+  // hello), or with a token configured does not carry the token, is dropped with a line on
+  // stderr and no result. nullopt then, else the first message.
+  std::optional<json> admit(Control& ctl) {
+    Watchdog wd("server", opts.timeout_s);
+    wd.begin("hello");
+    const std::string peer = ctl.peer_address();
+    auto drop = [&](const std::string& why) {
+      std::cerr << "fabscope rdma: dropped a connection from " << (peer.empty() ? "?" : peer) << ": " << why << "\n";
+      return std::nullopt;
+    };
+    json m;
+    try {
+      m = ctl.first_message(wd);
+    } catch (const Failure& f) {
+      return drop(f.finding.evidence.substr(0, 120));
+    }
+    const bool hello = m.contains("hello") && m["hello"].is_object() && m["hello"].value("magic", "") == kMagic;
+    if (!hello && !m.contains("error")) return drop("its first message is not a fabscope rdma hello");
+    if (!opts.token.empty()) {
+      const json& carrier = hello ? m["hello"] : m;
+      const auto it = carrier.find("token");
+      if (it == carrier.end() || !it->is_string() || !net::secret_equal(it->get<std::string>(), opts.token)) {
+        Watchdog quick("server", 1.0);
+        try {
+          ctl.send(json{{"refused", "wrong or missing token"}}, quick);
+        } catch (const std::exception&) {
+        }
+        return drop("refused: wrong or missing FABSCOPE_RDMA_TOKEN");
+      }
+    }
+    return m;
+  }
+
+  Result session(Control& ctl, const json& first) {
     Result res;
     res.role = "server";
     res.options = opts;
     Watchdog wd("server", opts.timeout_s);
     try {
       wd.begin("hello");
-      json h = expect(ctl, wd, "hello");
-      if (h.value("magic", "") != kMagic || int_or<int>(h, "version", 0) != kProtocol)
+      if (!first.contains("hello")) {
+        // The client failed before its hello: quoted as what the client said.
+        Finding said;
+        try {
+          said = first.at("error").get<Finding>();
+        } catch (const std::exception& e) {
+          throw Failure(control_lost(wd.where(), std::string("unreadable error from the client: ") + e.what()));
+        }
+        throw PeerFailure(said);
+      }
+      const json& h = first["hello"];
+      if (int_or<int>(h, "version", 0) != kProtocol)
         throw Failure(control_lost(wd.where(), "the client speaks " + h.value("magic", std::string("?")) +
                                                    " protocol " + std::to_string(int_or<int>(h, "version", 0)) +
                                                    ", this server " + kMagic + " " + std::to_string(kProtocol) +
@@ -259,10 +315,18 @@ Server::~Server() = default;
 int Server::tcp_port() const { return impl_->listener.port(); }
 
 std::optional<Result> Server::serve_one(double wait_s) {
-  if (impl_->stopped) return std::nullopt;
-  auto ctl = impl_->listener.accept(wait_s);
-  if (!ctl) return std::nullopt;
-  return impl_->session(*ctl);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(wait_s);
+  for (;;) {
+    if (impl_->stopped) return std::nullopt;
+    double left = 0;
+    if (wait_s > 0) {
+      left = std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count();
+      if (left <= 0) return std::nullopt;
+    }
+    auto ctl = impl_->listener.accept(left);
+    if (!ctl) return std::nullopt;
+    if (auto h = impl_->admit(*ctl)) return impl_->session(*ctl, *h);
+  }
 }
 
 std::optional<Result> Server::serve_one_from(const std::string& peer_ipv4, double wait_s) {
@@ -273,8 +337,8 @@ std::optional<Result> Server::serve_one_from(const std::string& peer_ipv4, doubl
     if (left <= 0) return std::nullopt;
     auto ctl = impl_->listener.accept(left);
     if (!ctl) return std::nullopt;
-    if (ctl->peer_address() == peer_ipv4) return impl_->session(*ctl);
-    // another host's connection: closed as ctl goes out of scope; its client reports the loss
+    if (ctl->peer_address() != peer_ipv4) continue;
+    if (auto h = impl_->admit(*ctl)) return impl_->session(*ctl, *h);
   }
 }
 
@@ -285,6 +349,8 @@ void Server::serve(int sessions, const std::function<void(const Result&)>& on_re
     if (on_result) on_result(*r);
   }
 }
+
+void Server::set_token(const std::string& token) { impl_->opts.token = token; }
 
 void Server::stop() {
   impl_->stopped = true;

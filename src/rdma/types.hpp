@@ -48,6 +48,9 @@ struct Options {
   std::optional<int> ib_port;
   std::optional<int> gid_index;            // -x
   std::string bind_address;                // server: listen address ("" = every address)
+  // The shared secret (FABSCOPE_RDMA_TOKEN): the client sends it in its hello, a server with one
+  // serves only clients that send the same. Never written to a result.
+  std::string token;
 };
 
 // Defaults filled in and every value range-checked; throws UsageError naming the flag/value.

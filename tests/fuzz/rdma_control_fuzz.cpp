@@ -1,6 +1,7 @@
 // libFuzzer target for what a `fabscope rdma` peer sends over the TCP control connection: the
 // input is the byte stream, delivered through a real socket pair to Control::recv (line framing,
-// the 1 MiB bound, JSON parsing, the peer's {"error"} finding), and every message is read the way
+// the 1 MiB bound, JSON parsing, the peer's {"error"} finding, quoted as rdma.peer_failed), the
+// server listener's framing of the first line (before authentication), and every message is read the way
 // the client, the server and the engine read it (hello options and endpoint, welcome, QP numbers,
 // buffer keys, run/ready/sent/done). A message holding a saved result ("schema": "fabscope.rdma")
 // goes through the Result reader and must round-trip.
@@ -14,6 +15,7 @@
 #include <cstdlib>
 #include <exception>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "rdma/control.hpp"
@@ -53,7 +55,8 @@ void read_message(const json& m) {
       const json& w = m.at("welcome");
       (void)w.at("endpoint").get<Endpoint>();
       (void)w.value("cm_address", std::string());
-      for (auto f : w.value("findings", std::vector<Finding>{})) (void)from_peer(f, "server");
+      for (auto f : w.value("findings", std::vector<Finding>{}))
+        if (peer_note(f, "server").severity > Severity::Warn) std::abort();  // a peer never fails us
       (void)w.value("choices", std::vector<Choice>{});
     }
     if (m.contains("qps")) (void)m.at("qps").get<std::vector<QpAddr>>();
@@ -79,6 +82,13 @@ void read_message(const json& m) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  // The server's listener frames the first line before anything is authenticated.
+  try {
+    const std::string_view bytes(reinterpret_cast<const char*>(data), size);
+    const std::size_t n = first_line_size(bytes);
+    if (n > size || (n && bytes[n - 1] != '\n')) std::abort();
+  } catch (const Error&) {
+  }
   int sv[2];
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) std::abort();
   // The whole input waits in the socket, then the writer closes: recv() ends with "closed".
@@ -100,7 +110,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     try {
       read_message(ctl.recv(wd));
     } catch (const PeerFailure& f) {
-      (void)from_peer(f.finding, "server");
+      // The peer's words are quoted in a finding of ours, bounded; never its id or docs.
+      const Finding ours = from_peer(f.finding, "server");
+      if (ours.id != "rdma.peer_failed" || ours.message.size() > 400) std::abort();
       break;
     } catch (const Failure& f) {
       if (f.finding.id != "rdma.control_lost") std::abort();  // closed, garbage or too long

@@ -164,6 +164,23 @@ TEST(Summary, RoundTripsThroughJson) {
   EXPECT_EQ(back.pair_address, s.pair_address);
 }
 
+TEST(Summary, ARankBeyondAnIntIsRefusedNotTruncated) {
+  // 2^32 + 1 truncated to 32 bits is rank 1: a peer could have taken rank 1's place.
+  for (json rank : {json(4294967297ull), json(-1), json(1'000'001)}) {
+    json j = four_ib_nodes()[0];
+    j["rank"] = rank;
+    try {
+      summary_from_json(j);
+      ADD_FAILURE() << "accepted rank " << rank.dump();
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("'rank' out of range: " + rank.dump()), std::string::npos) << e.what();
+    }
+  }
+  json j = four_ib_nodes()[0];
+  j["schema_version"] = 4294967297ull;
+  EXPECT_THROW(summary_from_json(j), Error);
+}
+
 TEST(Summary, MalformedFieldsAreNamed) {
   json j = four_ib_nodes()[0];
   j["attributes"]["rdma.rate"] = 5;

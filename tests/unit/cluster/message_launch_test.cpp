@@ -72,8 +72,9 @@ TEST(Message, HelloFieldsAreTypeCheckedAndBounded) {
 TEST(Message, PairPlanFieldsAreTypeCheckedNamingTheField) {
   const json good = json::parse(
       R"({"joined":[0,2],"offers":[["a","10.0.0.1","",""],["b","10.0.0.2","10.0.0.2","rdma ok"]],)"
-      R"("mode":"random:3","seed":7})");
+      R"("mode":"random:3","seed":7,"pair_secret":"00112233445566778899aabbccddeeff"})");
   const PairPlan p = parse_plan(good);
+  EXPECT_EQ(p.pair_secret, "00112233445566778899aabbccddeeff");
   EXPECT_EQ(p.joined, (std::vector<int>{0, 2}));
   ASSERT_EQ(p.offers.size(), 2u);
   EXPECT_EQ(p.offers[1][3], "rdma ok");
@@ -98,6 +99,9 @@ TEST(Message, PairPlanFieldsAreTypeCheckedNamingTheField) {
   refused("offers", json::array({json::array({"a", 1, "c", "d"}), json::array({"a", "b", "c", "d"})}), "not a string");
   refused("offers", json::array({json::array({"a", "b", "c", "d"})}), "differ in number");
   refused("mode", 3, "'mode' is not a string");
+  refused("pair_secret", "short", "'pair_secret' is not 16 to 128 hex digits");
+  refused("pair_secret", std::string(129, 'a'), "'pair_secret' is not 16 to 128 hex digits");
+  refused("pair_secret", "00112233445566778899aabbccddeeXX", "'pair_secret' is not 16 to 128 hex digits");
   json missing = good;
   missing.erase("seed");
   EXPECT_THROW(parse_plan(missing), Error);
@@ -118,6 +122,11 @@ TEST(Launch, EnvContractWithTokenFromSlurm) {
   EXPECT_EQ(l.world, 4);
   EXPECT_EQ(l.port, 29400);
   EXPECT_EQ(l.token, "777");
+  EXPECT_EQ(l.token_source, "SLURM_JOB_ID");  // no secret: the command warns
+  l = detect_launch("auto", env_of({{"RANK", "2"}, {"WORLD_SIZE", "4"}, {"MASTER_ADDR", "n0"}, {"MASTER_PORT", "29400"},
+                                    {"SLURM_JOB_ID", "777"}, {"FABSCOPE_CLUSTER_TOKEN", "s3cret"}}));
+  EXPECT_EQ(l.token, "s3cret");
+  EXPECT_EQ(l.token_source, "FABSCOPE_CLUSTER_TOKEN");
 }
 
 TEST(Launch, TorchrunMovesOffItsStorePortAndIndexedJobsUseTheCompletionIndex) {

@@ -5,10 +5,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
 #include <thread>
 
+#include "core/socket.hpp"
 #include "rdma/control.hpp"
+#include "rdma/findings.hpp"
 #include "rdma/rdma.hpp"
 
 using namespace fabscope;
@@ -161,6 +164,130 @@ TEST(RdmaSession, NoRdmaDevice_BothSidesExplainIt) {
   ASSERT_TRUE(served);
   EXPECT_FALSE(served->completed);
   ASSERT_FALSE(served->findings.empty());
-  EXPECT_EQ(served->findings[0].id, "rdma.no_device");  // the client's, forwarded
-  EXPECT_NE(served->findings[0].message.find("client"), std::string::npos) << served->findings[0].message;
+  // The client's failure, quoted as what the client said: never taken as the server's own.
+  EXPECT_EQ(served->findings[0].id, "rdma.peer_failed");
+  EXPECT_NE(served->findings[0].message.find("the client said: rdma.no_device"), std::string::npos)
+      << served->findings[0].message;
+}
+
+namespace {
+
+bool no_rdma_device() {
+  std::error_code ec;
+  return !std::filesystem::exists("/sys/class/infiniband", ec) || std::filesystem::is_empty("/sys/class/infiniband", ec);
+}
+
+// A raw TCP client of the server's control port.
+net::Fd raw_client(int port) {
+  std::string why;
+  net::Fd fd = net::connect_tcp("127.0.0.1", port, net::after(std::chrono::seconds(5)), why);
+  EXPECT_TRUE(fd) << why;
+  return fd;
+}
+
+}  // namespace
+
+TEST(RdmaControl, TricklingBytes_DoNotKeepTheWatchdogAlive) {
+  auto [a, b] = pair_of();
+  std::atomic<bool> done{false}, stop{false};
+  std::thread t([&, fd = a.fd()] {
+    // 100 bytes, one every 20 ms, never a newline: each comes well within the 0.3 s timeout.
+    for (int i = 0; i < 100 && !stop; ++i) {
+      (void)write(fd, "x", 1);
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    done = true;
+  });
+  Watchdog wd("server", 0.3);
+  wd.begin("hello");
+  std::string id;
+  try {
+    b.recv(wd);
+  } catch (const Failure& f) {
+    id = f.finding.id;
+  }
+  const bool cut_while_trickling = !done;
+  stop = true;
+  t.join();
+  EXPECT_EQ(id, "rdma.timeout");
+  EXPECT_TRUE(cut_while_trickling) << "the watchdog fired only after the bytes stopped";
+}
+
+TEST(RdmaControl, PeerError_IsQuotedNotTaken) {
+  Finding f;
+  f.id = "rdma.memlock";
+  f.severity = Severity::Fail;
+  f.message = std::string(1000, 'm');
+  f.docs = "javascript:alert(1)";
+  f.remedy = "run this";
+  const Finding ours = from_peer(f, "client");
+  EXPECT_EQ(ours.id, "rdma.peer_failed");
+  EXPECT_EQ(ours.docs.find("javascript"), std::string::npos);
+  EXPECT_EQ(ours.remedy.find("run this"), std::string::npos);
+  EXPECT_NE(ours.message.find("the client said: rdma.memlock: mmm"), std::string::npos);
+  EXPECT_LT(ours.message.size(), 400u);
+  f.severity = Severity::Fail;
+  EXPECT_EQ(peer_note(f, "server").severity, Severity::Warn);  // a peer's note never fails us
+  EXPECT_EQ(peer_note(f, "server").id, "rdma.peer_note");
+}
+
+TEST(RdmaSession, AStrangersError_IsQuotedWithoutATokenAndDroppedWithOne) {
+  const std::string planted =
+      R"j({"error":{"id":"rdma.x","severity":"fail","subject":"s","message":"planted","evidence":"",)j"
+      R"j("remedy":"","docs":"javascript:alert(1)"}})j"
+      "\n";
+  for (const std::string token : {"", "s3cret"}) {
+    Options o;
+    o.tcp_port = 0;
+    o.timeout_s = 2;
+    o.token = token;
+    Server s(o);
+    std::optional<Result> served;
+    std::thread t([&] { served = s.serve_one(1.5); });
+    net::Fd c = raw_client(s.tcp_port());
+    ASSERT_EQ(net::send_all(c.get(), planted, net::after(std::chrono::seconds(2))), "");
+    t.join();
+    if (token.empty()) {
+      // No token: anyone may start a session; what it says is quoted, never our own finding.
+      ASSERT_TRUE(served);
+      ASSERT_EQ(served->findings.size(), 1u);
+      EXPECT_EQ(served->findings[0].id, "rdma.peer_failed");
+      EXPECT_NE(served->findings[0].message.find("the client said: rdma.x: planted"), std::string::npos);
+      EXPECT_EQ(json(*served).dump().find("javascript"), std::string::npos);
+    } else {
+      EXPECT_FALSE(served) << "an unauthenticated error became a session result";
+    }
+  }
+}
+
+TEST(RdmaSession, WithAToken_AStrangerIsRefusedAndTheRealClientServed) {
+  if (!no_rdma_device()) GTEST_SKIP() << "this machine has RDMA devices; the VM test covers real sessions";
+  Options o;
+  o.tcp_port = 0;
+  o.timeout_s = 5;
+  o.token = "s3cret";
+  Server s(o);
+  std::optional<Result> served;
+  std::thread t([&] { served = s.serve_one(20); });
+  o.tcp_port = s.tcp_port();
+  {
+    // A hello without the token: refused, told so, and not served.
+    net::Fd c = raw_client(o.tcp_port);
+    ASSERT_EQ(net::send_all(c.get(), R"({"hello":{"magic":"fabscope.rdma","version":1}})" "\n",
+                            net::after(std::chrono::seconds(2))),
+              "");
+    std::string got;
+    (void)net::recv_exact(c.get(), 10, got, net::after(std::chrono::seconds(5)));
+    EXPECT_EQ(got.substr(0, 10), R"({"refused")");
+  }
+  // Without a device the client fails before its hello and sends its error: with the wrong
+  // token that is dropped, with the right one it is the session's (quoted) result.
+  Options wrong = o;
+  wrong.token = "guess";
+  EXPECT_EQ(run("127.0.0.1", wrong).findings.at(0).id, "rdma.no_device");
+  Result r = run("127.0.0.1", o);
+  t.join();
+  EXPECT_EQ(r.findings.at(0).id, "rdma.no_device");
+  ASSERT_TRUE(served);
+  EXPECT_EQ(served->findings.at(0).id, "rdma.peer_failed");
 }
