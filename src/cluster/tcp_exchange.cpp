@@ -17,6 +17,7 @@
 
 #include "cluster/exchange.hpp"
 #include "cluster/message.hpp"
+#include "core/strings.hpp"
 #include "core/error.hpp"
 #include "core/socket.hpp"
 
@@ -204,7 +205,7 @@ class TcpExchange : public Exchange {
     net::Gate gate(listener.get(), kHelloLimits, hello_frame_size);
     auto log = [](const std::string& who, const std::string& why) {
       // A stray or broken peer is logged and dropped; it never stops the others.
-      std::cerr << "fabscope cluster: " << who << ": " << why << "\n";
+      std::cerr << "fabscope cluster: " << core::printable(who) << ": " << core::printable(why) << "\n";
     };
     const auto deadline = Clock::now() + o_.join_timeout;
     int joined = 1;
@@ -245,7 +246,7 @@ class TcpExchange : public Exchange {
         peers_[static_cast<std::size_t>(h.rank)] = std::move(c);
         ++joined;
       } catch (const Error& e) {
-        std::cerr << "fabscope cluster: " << e.what() << "\n";
+        std::cerr << "fabscope cluster: " << core::printable(e.what()) << "\n";
       }
     }
   }

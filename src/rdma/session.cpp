@@ -10,6 +10,7 @@
 #include <atomic>
 #include <iostream>
 
+#include "core/strings.hpp"
 #include "core/root.hpp"
 #include "core/socket.hpp"
 #include "probe/probe.hpp"
@@ -185,7 +186,8 @@ struct Server::Impl {
     wd.begin("hello");
     const std::string peer = ctl.peer_address();
     auto drop = [&](const std::string& why) {
-      std::cerr << "fabscope rdma: dropped a connection from " << (peer.empty() ? "?" : peer) << ": " << why << "\n";
+      std::cerr << "fabscope rdma: dropped a connection from " << (peer.empty() ? "?" : peer) << ": "
+                << core::printable(why) << "\n";  // why may quote the stranger's bytes
       return std::nullopt;
     };
     json m;
