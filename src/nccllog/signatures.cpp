@@ -80,6 +80,13 @@ const Signature kSignatures[] = {
      "The GID entry NCCL selected is empty (no IP configured on the RoCE netdev, or the address was "
      "removed).",
      "Configure an IP on the RoCE interface or point NCCL_IB_GID_INDEX at a populated entry."},
+    {"ib_modify_qp_no_device", S::Fail, M::Warn, "", "ibv_modify_qp", "No such device", -1,
+     "ibv_modify_qp failed: No such device",
+     "RoCE: the GID entry NCCL selected has no network device behind it in this namespace, typically "
+     "inside a container that sees the HCA but not its netdev (or a GID index that exists only on the "
+     "host), or a host/container driver mismatch.",
+     "Set NCCL_IB_GID_INDEX to an entry listed inside the container (show_gids), give the container "
+     "the RoCE netdev (host network or SR-IOV VF), or leave that HCA out with NCCL_IB_HCA=^<hca>."},
     {"ib_modify_qp_failed", S::Fail, M::Warn, "", "ibv_modify_qp", "", -1,
      "ibv_modify_qp failed",
      "Moving the QP to INIT/RTR/RTS failed; the error text names the reason (device gone, GID, "
@@ -170,6 +177,19 @@ const Signature kSignatures[] = {
      "The peer was not listening yet or the connection was refused/timed out; NCCL retries a few "
      "times before giving up.",
      "Nothing if the job went on; otherwise see the refused/timed-out finding."},
+    {"proxy_op_failed", S::Fail, M::Warn, "", "Failed to execute operation", "", -1,
+     "A proxy thread could not serve a peer's request",
+     "The proxy of this rank failed an operation (Connect, Setup) for a peer, usually because the "
+     "peer or the connection failed first.",
+     "Read the first error of the rank named after 'from rank'; this line is usually a consequence."},
+    {"proxy_progress_error", S::Fail, M::Warn, "", "Error encountered progressing operation", "", -1,
+     "A proxy thread failed while progressing an operation and closed the connection",
+     "A socket or network error on the proxy connection, most often because the peer exited.",
+     "Read the peer's log for the first error."},
+    {"socket_recv_failed", S::Fail, M::Warn, "", "Socket recv failed", "", -1,
+     "Receiving on an NCCL socket failed",
+     "The peer closed the connection or the network dropped it while a rank waited for data.",
+     "Read the peer's log for the first error; check the interface NCCL's sockets use."},
     // --- Memory
     {"cuda_oom", S::Fail, M::Warn, "", "out of memory", "", -1,
      "CUDA out of memory inside NCCL",
@@ -189,6 +209,15 @@ const Signature kSignatures[] = {
      "allocate its buffers.",
      "Run the container with --ipc=host or --shm-size=1g (Kubernetes: an emptyDir medium Memory at "
      "/dev/shm)."},
+    {"shm_fallocate_failed", S::Fail, M::Warn, "", "posix_fallocate", "", -1,
+     "Could not allocate a /dev/shm segment (posix_fallocate failed)",
+     "/dev/shm has no room for the SHM transport's buffers, typically a container's 64 MB default.",
+     "Run the container with --ipc=host or a larger --shm-size (Kubernetes: an emptyDir medium "
+     "Memory at /dev/shm); NCCL_SHM_DISABLE=1 avoids SHM at some cost."},
+    {"proxy_call_failed", S::Fail, M::Warn, "", "Proxy Call to rank", "", -1,
+     "A call to a peer's proxy failed",
+     "The proxy of the peer rank failed or closed its connection first.",
+     "Read the log of the rank named in the line for its first error."},
     {"shm_extend_failed", S::Fail, M::Warn, "", "failed to extend /dev/shm", "", -1,
      "Could not grow a /dev/shm segment",
      "/dev/shm is full or too small (container default 64 MB).",
@@ -224,6 +253,13 @@ const Signature kSignatures[] = {
      "Several ranks use the same GPU",
      "The launcher did not set one device per rank (LOCAL_RANK not used, CUDA_VISIBLE_DEVICES wrong).",
      "Call cuda.set_device(LOCAL_RANK) (or equivalent) before creating the communicator."},
+    {"gpu_duplicate", S::Fail, M::Warn, "", "Duplicate GPU detected", "", -1,
+     "Two ranks use the same GPU (Duplicate GPU detected)",
+     "Several processes of one communicator selected the same CUDA device: the launcher did not "
+     "give each rank its own GPU (LOCAL_RANK not used, CUDA_VISIBLE_DEVICES identical, a default "
+     "device hard-coded), so NCCL refuses the communicator (ncclInvalidUsage).",
+     "Give each local rank its own device (cuda.set_device(LOCAL_RANK), or one GPU per process in "
+     "CUDA_VISIBLE_DEVICES) before creating the communicator."},
     {"message_truncated", S::Fail, M::Warn, "", "Message truncated", "", -1,
      "A rank received a different amount of data than it expected",
      "Ranks called collectives in a different order or with different sizes/dtypes (an application "
@@ -252,6 +288,11 @@ const Signature kSignatures[] = {
      "NCCL returned ncclUnhandledCudaError",
      "A CUDA call failed inside NCCL (out of memory, illegal address, driver problem).",
      "Read the 'Cuda failure' WARN before it; check dmesg for Xid errors."},
+    {"comm_aborted", S::Fail, M::Framework, "", "communicator was aborted", "", -1,
+     "The framework aborted the NCCL communicator",
+     "A rank's error or timeout made the framework abort its communicators; the other ranks then fail "
+     "with remote or socket errors.",
+     "Find the first error before the abort (this report names it as the first cause)."},
     {"collective_timeout", S::Fail, M::Framework, "", "Watchdog caught collective operation timeout", "", -1,
      "A collective did not finish before the framework's timeout",
      "A rank hung or lagged (stuck data loader, a crashed peer, a network stall), so the others "
