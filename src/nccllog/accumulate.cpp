@@ -23,7 +23,7 @@ struct RankState {
   std::string comm_id;
   bool nvls = false;
   Phase phase = Phase::Bootstrap;
-  std::vector<std::pair<std::string, long>> transports;  // few per rank: linear search
+  std::vector<std::pair<int, long>> transports;  // (transport id, connections); few: linear search
   std::map<std::tuple<int, int, int>, long> pairs;       // (from, to, transport index)
   long pairs_dropped = 0;
 };
@@ -147,7 +147,23 @@ struct Accumulator::State {
     return ranks.size() - 1;
   }
 
+  // The last (process, device) -> rank of a Channel line: channel lines come in runs from one
+  // thread, so the map lookup is skipped for most of them. Reset whenever current_rank changes.
+  std::size_t chan_proc = SIZE_MAX, chan_rank = SIZE_MAX;
+  int chan_dev = -2;
+
   std::size_t rank_for_channel(std::size_t proc, int dev) {
+    if (proc == chan_proc && dev == chan_dev) return chan_rank;
+    std::size_t r = rank_for_channel_slow(proc, dev);
+    if (r != SIZE_MAX) {
+      chan_proc = proc;
+      chan_dev = dev;
+      chan_rank = r;
+    }
+    return r;
+  }
+
+  std::size_t rank_for_channel_slow(std::size_t proc, int dev) {
     auto it = current_rank.find({proc, dev});
     if (it != current_rank.end()) return it->second;
     auto u = unattributed.find(proc);
@@ -383,10 +399,12 @@ struct Accumulator::State {
           // Channel lines that follow carry no comm pointer: NCCL prints them from the thread
           // that set this comm up, so they belong to the last comm of this (process, device).
           current_rank[{proc, l.cuda_dev}] = r;
+          chan_proc = SIZE_MAX;
           set_phase(p, &rs, Phase::Topology);
         } else if (e.kind == EventKind::InitStart) {
           rs.info.init_started = true;
           current_rank[{proc, l.cuda_dev}] = r;
+          chan_proc = SIZE_MAX;
           p.phase = rs.phase;  // a new communicator starts its own bootstrap
         } else {
           rs.info.init_complete = true;
@@ -413,11 +431,10 @@ struct Accumulator::State {
         RankState& rs = ranks[r];
         count_net_device(p);
         if (rs.phase < Phase::Connect) set_phase(p, &rs, Phase::Connect);
-        const std::string& name = transport_names[static_cast<std::size_t>(t)];
         auto tc = std::find_if(rs.transports.begin(), rs.transports.end(),
-                               [&](const auto& x) { return x.first == name; });
+                               [&](const auto& x) { return x.first == t; });
         if (tc == rs.transports.end()) {
-          rs.transports.emplace_back(name, 1);
+          rs.transports.emplace_back(t, 1);
         } else {
           ++tc->second;
         }
@@ -494,7 +511,8 @@ LogSummary Accumulator::finish() {
     c.nvls = c.nvls || r.nvls;
     if (r.ptr != 0) c.ranks.push_back(r.info);
     for (const auto& tr : r.transports) {
-      const std::string& name = tr.first;  // no structured binding: clang 14 cannot capture one
+      // no structured binding: clang 14 cannot capture one
+      const std::string& name = s_->transport_names[static_cast<std::size_t>(tr.first)];
       const long count = tr.second;
       auto tc = std::find_if(c.transports.begin(), c.transports.end(),
                              [&](const TransportCount& t) { return t.transport == name; });

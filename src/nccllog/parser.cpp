@@ -96,9 +96,12 @@ bool split_host_token(sv tok, Line& out) {
   i = c2 + 1;
   if (!read_uint(tok, i, tid) || i != tok.size()) return false;
   out.host = tok.substr(0, c1);
-  // "[1,0]<stdout>:host" or "2023[1,0]<stdout>:host" (mpirun --tag-output glued to the host)
-  std::size_t tag = out.host.find_last_of(">]");
-  if (tag != sv::npos && tag + 1 < out.host.size() && out.host[tag + 1] == ':') out.host.remove_prefix(tag + 2);
+  // "[1,0]<stdout>:host" or "2023[1,0]<stdout>:host" (mpirun --tag-output glued to the host).
+  // Looked for only when the token starts like such a tag, so the common path stays one branch.
+  if (out.host[0] == '[' || is_digit(out.host[0])) {
+    std::size_t tag = out.host.find_last_of(">]");
+    if (tag != sv::npos && tag + 1 < out.host.size() && out.host[tag + 1] == ':') out.host.remove_prefix(tag + 2);
+  }
   out.pid = pid;
   out.tid = tid;
   return true;

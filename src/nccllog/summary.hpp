@@ -134,7 +134,7 @@ struct LogSummary {
   long failures_dropped = 0;
 };
 
-constexpr std::size_t kMaxFailures = 4096;
+constexpr std::size_t kMaxFailures = 1024;
 
 void to_json(json& j, const Nic& v);
 void to_json(json& j, const ProcessInfo& v);
