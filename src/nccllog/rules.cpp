@@ -145,11 +145,37 @@ std::string oom_remedy(const CauseContext&) {
   return "The rank ran out of GPU memory while connecting its peers; its peers' socket errors follow from it.";
 }
 
+// --- the QP state transition a modify_qp failure names (NCCL 2.2x: "curr state INIT, next state RTR")
+std::string qp_state(const std::string& line, const char* key) {
+  std::size_t p = line.find(key);
+  if (p == std::string::npos) return "";
+  std::size_t b = p + std::strlen(key), e = b;
+  while (e < line.size() && line[e] >= 'A' && line[e] <= 'Z') ++e;
+  return line.substr(b, e - b);
+}
+bool qp_applies(const CauseContext& c) {
+  return prefix(c.failure.id, "ib_modify_qp") && !qp_state(c.failure.line, "next state ").empty();
+}
+std::string qp_note(const CauseContext& c) {
+  std::string from = qp_state(c.failure.line, "curr state ");
+  return "QP " + (from.empty() ? std::string("?") : from) + " -> " + qp_state(c.failure.line, "next state ");
+}
+std::string qp_remedy(const CauseContext& c) {
+  std::string to = qp_state(c.failure.line, "next state ");
+  if (to == "RTR" && c.failure.id == "ib_modify_qp_invalid")
+    return "INIT -> RTR rejected the path attributes: an MTU above the port's active MTU, or a GID of the "
+           "wrong type (RoCE v1 vs v2); check NCCL_IB_GID_INDEX / NCCL_IB_ROCE_VERSION_NUM and the MTU.";
+  if (to == "RTR") return "RTR needs the peer's address: the two NICs must reach each other (route, VLAN, GID).";
+  if (to == "RTS") return "RTR -> RTS sets timeouts and retries: check NCCL_IB_TIMEOUT / NCCL_IB_RETRY_CNT values.";
+  return "The QP failed on its way to " + to + ".";
+}
+
 const CauseRule kCauseRules[] = {
     {"bootstrap_ipoib", ipoib_applies, ipoib_note, ipoib_remedy},
     {"bootstrap_interface", boot_applies, boot_note, boot_remedy},
     {"socket_interface", sockif_applies, sockif_note, sockif_remedy},
     {"rail_cross_nic", rail_applies, rail_note, rail_remedy},
+    {"qp_transition", qp_applies, qp_note, qp_remedy},
     {"oom_transport_buffers", oom_applies, oom_note, oom_remedy},
 };
 

@@ -92,6 +92,18 @@ const Signature kSignatures[] = {
      "Moving the QP to INIT/RTR/RTS failed; the error text names the reason (device gone, GID, "
      "route, MTU).",
      "Check the port state and GID table; see the error text in the evidence."},
+    {"ib_reg_mr_memlock", S::Fail, M::Warn, "", "ibv_reg_mr", "Cannot allocate memory", -1,
+     "ibv_reg_mr failed: Cannot allocate memory (locked-memory limit)",
+     "ENOMEM from memory registration is almost always the locked-memory limit (ulimit -l) of the "
+     "process: a container or a batch system that does not pass an unlimited memlock.",
+     "Set memlock to unlimited for the job (limits.conf, docker --ulimit memlock=-1, Slurm "
+     "PropagateResourceLimits, Kubernetes: the container runtime's default ulimits)."},
+    {"ib_reg_mr_bad_address", S::Fail, M::Warn, "", "ibv_reg_mr", "Bad address", -1,
+     "ibv_reg_mr failed: Bad address (GPU memory not registrable)",
+     "EFAULT: the HCA driver could not pin the buffer, typically GPU memory without GPUDirect "
+     "support (nvidia-peermem not loaded and no dma-buf).",
+     "Load nvidia_peermem or use a driver and kernel with dma-buf; NCCL_NET_GDR_LEVEL=LOC avoids "
+     "GPUDirect RDMA meanwhile."},
     {"ib_reg_mr_failed", S::Fail, M::Warn, "", "ibv_reg_mr", "", -1,
      "ibv_reg_mr failed: memory registration refused",
      "Locked-memory limit too low (ulimit -l, container memlock), or GPU memory registration not "

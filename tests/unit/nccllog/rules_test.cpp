@@ -183,6 +183,23 @@ TEST(CauseRules, RailHintOnlyForAnRtrTimeout) {
                        "rail_cross_nic"));
 }
 
+TEST(CauseRules, QpTransitionIsNamedAndPicksTheRemedy) {
+  // nccl#2013's line (ETIMEDOUT, INIT -> RTR), and the same format with EINVAL.
+  const std::string rtr =
+      "[2026-03-13 22:26:02] host-01.example.com:XXXXXX [5] ibvwrap.c:262 NCCL WARN Call to ibv_modify_qp failed with "
+      "110 Connection timed out, on dev mlx_x:1, curr state INIT, next state RTR, local GID index 3\n";
+  EXPECT_TRUE(applied(rtr, "qp_transition"));
+  EXPECT_NE(diagnose(summarize_text(rtr)).verdict.find("QP INIT -> RTR"), std::string::npos);
+  std::string inval = rtr;
+  inval.replace(inval.find("110 Connection timed out"), 24, "22 Invalid argument");
+  Diagnosis d = diagnose(summarize_text(inval));
+  EXPECT_NE(d.findings[0].remedy.find("MTU"), std::string::npos) << d.findings[0].remedy;
+  EXPECT_NE(d.findings[0].remedy.find("NCCL_IB_ROCE_VERSION_NUM"), std::string::npos);
+  // Older lines name no state.
+  EXPECT_FALSE(applied("h:1:1 [0] ibvwrap.cc:1 NCCL WARN Call to ibv_modify_qp failed with error Invalid argument\n",
+                       "qp_transition"));
+}
+
 TEST(CauseRules, OomDuringConnectIsTheTransportBuffers) {
   std::string text =
       "ng30903:3063028:3066152 [3] include/alloc.h:178 NCCL WARN Cuda failure 'out of memory'\n"
@@ -197,7 +214,7 @@ TEST(CauseRules, EveryRuleHasATestAndIsDocumented) {
   for (const auto& r : cause_rules()) {
     EXPECT_NE(d.find("`" + std::string(r.id) + "`"), std::string::npos) << r.id;
   }
-  EXPECT_EQ(cause_rules().size(), 5u) << "a new cause rule needs its own test above";
+  EXPECT_EQ(cause_rules().size(), 6u) << "a new cause rule needs its own test above";
 }
 
 TEST(Phases, EachPhaseHasANameAndARemedy) {
