@@ -200,8 +200,11 @@ struct PhaseHint {
 };
 const PhaseHint kPhaseHints[] = {
     {"ib_modify_qp", "", Phase::Connect},  {"ib_reg_mr", "", Phase::Connect},
-    {"ib_create_qp", "", Phase::Connect},  {"ib_wc_", "", Phase::Connect},
-    {"ib_completion", "", Phase::Connect}, {"shm_", "", Phase::Connect},
+    {"ib_create_qp", "", Phase::Connect},  {"shm_", "", Phase::Connect},
+    // Work requests complete, and sizes are compared, only once data moves: collectives.
+    {"ib_wc_", "", Phase::Running},        {"ib_completion", "", Phase::Running},
+    {"ib_collective_mismatch", "", Phase::Running}, {"collective_mismatch", "", Phase::Running},
+    {"message_truncated", "", Phase::Running},
     {"proxy_", "", Phase::Connect},        {"socket_recv_failed", "", Phase::Connect},
     {"gpu_duplicate", "", Phase::Topology}, {"gpu_shared_by_ranks", "", Phase::Topology},
     {"", "enqueue.cc", Phase::Running},    {"", "transport", Phase::Connect},

@@ -48,8 +48,9 @@ struct PhaseInfo {
 const PhaseInfo& phase_info(Phase p);
 
 // The phase a failure line proves by itself (logs quoted without their INFO lines): a QP, a
-// memory registration, a completion, an SHM segment or a proxy operation is a connection, a
-// duplicate GPU is found in topology, enqueue.cc launches a collective, transport* code connects.
+// memory registration, an SHM segment or a proxy operation is a connection; a completion error or
+// a size mismatch needs data moving, so a collective; a duplicate GPU is found in topology;
+// enqueue.cc launches a collective; transport* code connects.
 // nullopt when the line says nothing about its phase.
 std::optional<Phase> phase_hint(std::string_view id, std::string_view source);
 

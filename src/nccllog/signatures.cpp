@@ -272,6 +272,19 @@ const Signature kSignatures[] = {
      "device hard-coded), so NCCL refuses the communicator (ncclInvalidUsage).",
      "Give each local rank its own device (cuda.set_device(LOCAL_RANK), or one GPU per process in "
      "CUDA_VISIBLE_DEVICES) before creating the communicator."},
+    {"ib_collective_mismatch", S::Fail, M::Warn, "", "collective mismatch error", "", -1,
+     "Two ranks disagree on a message size (NET/IB collective mismatch)",
+     "The receiver posted a buffer of another size than the sender sent: ranks run different "
+     "collectives or sizes, or are configured differently (NCCL versions, NCCL_PROTO/NCCL_ALGO or "
+     "buffer-size variables set on some ranks only).",
+     "Compare the environment and NCCL version of both ranks (fabscope log --hosts), then check that "
+     "every rank issues the same collectives with the same counts."},
+    {"collective_mismatch", S::Fail, M::Warn, "", "Mismatched collective detected", "", -1,
+     "Ranks called different collectives (Mismatched collective detected)",
+     "Some ranks enqueued collectives in another order or with other sizes than their peers (an "
+     "application bug), as NCCL's check around the named rank found.",
+     "Log the collectives (NCCL_DEBUG_SUBSYS=COLL) on every rank and compare around the rank named; "
+     "make every rank issue the same collectives in the same order with the same counts."},
     {"message_truncated", S::Fail, M::Warn, "", "Message truncated", "", -1,
      "A rank received a different amount of data than it expected",
      "Ranks called collectives in a different order or with different sizes/dtypes (an application "

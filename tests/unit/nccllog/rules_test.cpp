@@ -225,6 +225,19 @@ TEST(Phases, EachPhaseHasANameAndARemedy) {
   EXPECT_NE(std::string(phase_info(Phase::Bootstrap).remedy).find("RDMA is not used"), std::string::npos);
 }
 
+TEST(Phases, HintsFromTheLineItself) {
+  EXPECT_EQ(phase_hint("ib_modify_qp_no_device", "misc/ibvwrap.cc:284"), Phase::Connect);
+  EXPECT_EQ(phase_hint("shm_exhausted", "misc/shmutils.cc:112"), Phase::Connect);
+  EXPECT_EQ(phase_hint("proxy_op_failed", "proxy.cc:1519"), Phase::Connect);
+  EXPECT_EQ(phase_hint("unknown_warning", "transport/net_socket.cc:375"), Phase::Connect);
+  EXPECT_EQ(phase_hint("ib_wc_local_protection", "transport/net_ib.cc:1"), Phase::Running);
+  EXPECT_EQ(phase_hint("ib_collective_mismatch", "transport/net_ib.cc:1038"), Phase::Running);
+  EXPECT_EQ(phase_hint("cuda_oom", "enqueue.cc:43"), Phase::Running);
+  EXPECT_EQ(phase_hint("gpu_duplicate", "init.cc:497"), Phase::Topology);
+  EXPECT_FALSE(phase_hint("socket_connection_refused", "include/socket.h:390").has_value());
+  EXPECT_FALSE(phase_hint("cuda_oom", "include/alloc.h:178").has_value());
+}
+
 TEST(Phases, ProcessPhaseFollowsItsLines) {
   // From h200x2/socket-p2p-shm-disabled.log, rank 0's lines, cut after each phase's first line.
   const std::string start = "vm:767:767 [0] NCCL INFO Bootstrap : Using eth0:192.0.2.2<0>\n";

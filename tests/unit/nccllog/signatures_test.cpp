@@ -104,3 +104,13 @@ TEST(MatchSignature, ErrnoOfModifyQpAndRegMrPicksTheEntry) {
   EXPECT_EQ(id_of(MatchOn::Warn, "Duplicate GPU detected : rank 2 and rank 0 both on CUDA device 1000"), "gpu_duplicate");
   EXPECT_EQ(id_of(MatchOn::Warn, "Call to posix_fallocate failed : No space left on device"), "shm_fallocate_failed");
 }
+
+TEST(MatchSignature, CollectiveMismatchesAreCataloged) {
+  // nccl#969 and nccl#296 (tests/fixtures/nccl-logs/issues).
+  EXPECT_EQ(id_of(MatchOn::Warn, "NET/IB : req 0/1 tag 0 peer 10.10.23.6<58683> collective mismatch error, local size "
+                                 "496640 remote size 65536"),
+            "ib_collective_mismatch");
+  EXPECT_EQ(id_of(MatchOn::Warn, "Mismatched collective detected, please check your collective calls at and around "
+                                 "rank 39."),
+            "collective_mismatch");
+}
