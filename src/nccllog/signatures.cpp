@@ -1,6 +1,7 @@
 #include "nccllog/signatures.hpp"
 
 #include <cstring>
+#include <vector>
 
 namespace fabscope::nccllog {
 
@@ -369,11 +370,21 @@ std::optional<int> completion_status(std::string_view m) {
   return v;
 }
 
+// The entries of each MatchOn, in catalog order: INFO lines that no cheap rule classified reach
+// match_signature, so they must not walk the WARN entries.
+struct ByLevel {
+  std::vector<const Signature*> of[3];
+  ByLevel() {
+    for (const Signature& s : kSignatures) of[static_cast<int>(s.on)].push_back(&s);
+  }
+};
+
 const Signature* match_signature(MatchOn on, std::string_view message) {
+  static const ByLevel by_level;
   std::optional<int> status;
   bool status_read = false;
-  for (const Signature& s : kSignatures) {
-    if (s.on != on) continue;
+  for (const Signature* sp : by_level.of[static_cast<int>(on)]) {
+    const Signature& s = *sp;
     if (s.prefix[0] != '\0' && !starts(message, s.prefix)) continue;
     if (!has(message, s.contains) || !has(message, s.contains2)) continue;
     if (s.wc_status >= 0) {
