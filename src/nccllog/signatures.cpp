@@ -247,6 +247,14 @@ const Signature kSignatures[] = {
      "or interface.",
      "Check NCCL_NET / NCCL_NET_PLUGIN, NCCL_SOCKET_IFNAME and the NICs visible in this "
      "environment."},
+    {"p2p_not_enabled", S::Info, M::Info, "Could not enable P2P", "", "", -1,
+     "GPU peer-to-peer could not be enabled between local GPUs: they fall back to SHM",
+     "The platform refuses P2P between these two GPUs: PCIe ACS redirecting peer traffic, an IOMMU or a "
+     "virtual machine without P2P, GPUs on different CPU sockets, or consumer GPUs whose driver "
+     "disables P2P. The ranks still run, over SHM (a copy through host memory: a fraction of NVLink "
+     "or PCIe P2P bandwidth).",
+     "If the GPUs should talk directly: disable ACS on the PCIe switches (fabscope check), set the "
+     "IOMMU to passthrough (iommu=pt), pass P2P through in the VM; otherwise this is expected."},
     {"net_plugin_load_failed", S::Warn, M::Info, "NET/Plugin", "undefined symbol", "", -1,
      "An external network plugin failed to load (undefined symbol)",
      "The libnccl-net plugin was built against other libraries than those present (a HPC-X, AWS OFI "

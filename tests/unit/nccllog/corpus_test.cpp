@@ -2,6 +2,8 @@
 // the thread's resolution (or the log itself) establishes, and nothing it rules out.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -95,4 +97,15 @@ TEST(Corpus, TimestampsOrderTheFailures) {
   ASSERT_TRUE(s.failures[0].time.has_value());
   // 2026-04-22 21:34:20 UTC in seconds since 1970
   EXPECT_DOUBLE_EQ(*s.failures[0].time, 1776893660.0);
+}
+
+TEST(Corpus, P2pThatCannotBeEnabledIsANoteAboutShm) {
+  LogSummary s = summarize_files({fabscope::testing::fixture("nccl-logs/issues/nccl-1516-p2p-not-enabled.log").string()});
+  Diagnosis d = diagnose(s);
+  auto f = std::find_if(d.findings.begin(), d.findings.end(),
+                        [](const fabscope::Finding& x) { return x.id == "nccllog.p2p_not_enabled"; });
+  ASSERT_NE(f, d.findings.end());
+  EXPECT_EQ(f->severity, fabscope::Severity::Info);
+  EXPECT_NE(f->evidence.find("4x"), std::string::npos) << f->evidence;
+  EXPECT_TRUE(s.failures.empty());
 }
