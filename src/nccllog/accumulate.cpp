@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <unordered_map>
 
@@ -211,9 +212,9 @@ struct Accumulator::State {
   std::size_t rank_of_line(std::size_t proc, int dev) const {
     auto it = current_rank.find({proc, dev});
     if (it != current_rank.end()) return it->second;
-    for (const auto& [key, r] : current_rank)
-      if (key.first == proc) return r;
-    return SIZE_MAX;
+    // Any device of the process: the first key (proc, *) in the map's order.
+    auto any = current_rank.lower_bound({proc, std::numeric_limits<int>::min()});
+    return any != current_rank.end() && any->first.first == proc ? any->second : SIZE_MAX;
   }
 
   void record_failure(const Line& l, const Event& e) {

@@ -70,6 +70,17 @@ std::vector<std::string> used_devices(const LogSummary& s, bool socket) {
   return out;
 }
 
+// "veth1: container/VM virtual interface veth*" for the first NET/Socket interface that carried
+// channels and is a suspicious choice; nullopt when none is.
+std::optional<std::string> first_suspicious_socket_if(const LogSummary& s) {
+  for (const auto& p : s.processes)
+    for (std::size_t i = 0; i < p.socket_dev_channels.size() && i < p.socket_ifs.size(); ++i)
+      if (p.socket_dev_channels[i] > 0)
+        if (auto why = suspicious_interface(p.socket_ifs[i].name))
+          return interface_name(p.socket_ifs[i].name) + ": " + *why;
+  return std::nullopt;
+}
+
 const ProcessInfo* process_of(const LogSummary& s, const std::string& host, long pid) {
   if (host.empty()) return nullptr;
   for (const auto& p : s.processes)
@@ -362,14 +373,7 @@ std::string transport_verdict(const LogSummary& s, const Totals& t) {
     auto socks = used_devices(s, true);
     if (t.socket > 0 && !socks.empty()) {
       v += " over " + core::join(socks, ",", 4);
-      for (const auto& p : s.processes)
-        for (std::size_t i = 0; i < p.socket_dev_channels.size() && i < p.socket_ifs.size(); ++i)
-          if (p.socket_dev_channels[i] > 0)
-            if (auto why = suspicious_interface(p.socket_ifs[i].name)) {
-              v += " (" + interface_name(p.socket_ifs[i].name) + ": " + *why + ")";
-              goto done;
-            }
-    done:;
+      if (auto odd = first_suspicious_socket_if(s)) v += " (" + *odd + ")";
     }
     if (t.local > 0) v += "; intra-node: " + transport_mix(s, false);
   } else if (t.local > 0) {
