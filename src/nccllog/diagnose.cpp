@@ -62,8 +62,9 @@ std::vector<std::string> used_devices(const LogSummary& s, bool socket) {
     const auto& list = socket ? p.socket_ifs : p.ib_nics;
     for (std::size_t i = 0; i < counts.size(); ++i) {
       if (counts[i] == 0) continue;
+      // An index the process's "Using" list does not cover (an excerpt) stays as NCCL printed it.
       std::string n = i < list.size() ? (socket ? interface_name(list[i].name) : list[i].name)
-                                       : "device " + std::to_string(i) + " (no \"Using\" line)";
+                                       : std::string(socket ? "NET/Socket/" : "NET/IB/") + std::to_string(i);
       if (std::find(out.begin(), out.end(), n) == out.end()) out.push_back(n);
     }
   }
@@ -370,6 +371,8 @@ std::string transport_verdict(const LogSummary& s, const Totals& t) {
       v = "RDMA in use on all " + std::to_string(t.net) + " network connections, GPUDirect RDMA on " +
           std::to_string(t.gdr) + "/" + std::to_string(t.rdma);
     }
+    auto hcas = used_devices(s, false);
+    if (t.rdma > 0 && !hcas.empty()) v += " over " + core::join(hcas, ",", 8);
     auto socks = used_devices(s, true);
     if (t.socket > 0 && !socks.empty()) {
       v += " over " + core::join(socks, ",", 4);

@@ -292,6 +292,21 @@ TEST(Interfaces, ChannelsMapToTheIndexOfTheUsingList) {
   EXPECT_NE(f->remedy.find("NCCL_SOCKET_IFNAME=eno1"), std::string::npos);
 }
 
+TEST(Interfaces, RdmaChannelsNameTheirHca) {
+  // The NIC list of public/nccl-tests-227-irdma-plugin-timeout.log with two channel lines added
+  // in the form of public/nccl-1412-ib-no-gdrdma.log; an index beyond the list stays as printed.
+  std::string text =
+      "ai-worker01:5771:5783 [0] NCCL INFO NET/IB : Using [0]irdma0:1/RoCE [1]irdma3:1/RoCE [RO]; OOB "
+      "eth0:172.16.121.86<0>\n"
+      "ai-worker01:5771:5783 [0] NCCL INFO Channel 03/0 : 5[5] -> 12[4] [send] via NET/IBext_v8/1\n"
+      "ai-worker01:5771:5783 [0] NCCL INFO Channel 07/0 : 5[5] -> 12[4] [send] via NET/IBext_v8/3\n";
+  LogSummary s = summarize_text(text);
+  ASSERT_EQ(s.processes.size(), 1u);
+  EXPECT_EQ(s.processes[0].ib_dev_channels, (std::vector<long>{0, 1, 0, 1}));
+  Diagnosis d = diagnose(s);
+  EXPECT_NE(d.verdict.find("GPUDirect RDMA on 0/2 over irdma3:1,NET/IB/3"), std::string::npos) << d.verdict;
+}
+
 TEST(SummaryRules, EveryIdIsDocumented) {
   const std::string d = docs();
   for (const auto& r : summary_rules())
