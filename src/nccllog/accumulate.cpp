@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <unordered_map>
 
 #include "core/error.hpp"
+#include "nccllog/rules.hpp"
 #include "nccllog/signatures.hpp"
 
 namespace fabscope::nccllog {
@@ -21,7 +23,8 @@ struct RankState {
   std::uint64_t ptr = 0;
   std::string comm_id;
   bool nvls = false;
-  std::vector<std::pair<std::string, long>> transports;  // few per rank: linear search
+  Phase phase = Phase::Bootstrap;
+  std::vector<std::pair<int, long>> transports;  // (transport id, connections); few: linear search
   std::map<std::tuple<int, int, int>, long> pairs;       // (from, to, transport index)
   long pairs_dropped = 0;
 };
@@ -49,6 +52,19 @@ std::vector<Nic> parse_nics(sv list, bool with_link_layer) {
 }
 
 }  // namespace
+
+int net_device_index(std::string_view via, bool& socket) {
+  socket = false;
+  if (via.substr(0, 4) != "NET/") return -1;
+  sv rest = via.substr(4);
+  socket = rest.substr(0, 6) == "Socket";
+  std::size_t slash = rest.find('/');
+  if (slash == sv::npos) return -1;
+  int v = 0, digits = 0;
+  for (std::size_t i = slash + 1; i < rest.size() && rest[i] >= '0' && rest[i] <= '9' && digits < 4; ++i, ++digits)
+    v = v * 10 + (rest[i] - '0');
+  return digits ? v : -1;
+}
 
 std::string normalize_transport(std::string_view via) {
   via = via.substr(0, 128);
@@ -132,7 +148,23 @@ struct Accumulator::State {
     return ranks.size() - 1;
   }
 
+  // The last (process, device) -> rank of a Channel line: channel lines come in runs from one
+  // thread, so the map lookup is skipped for most of them. Reset whenever current_rank changes.
+  std::size_t chan_proc = SIZE_MAX, chan_rank = SIZE_MAX;
+  int chan_dev = -2;
+
   std::size_t rank_for_channel(std::size_t proc, int dev) {
+    if (proc == chan_proc && dev == chan_dev) return chan_rank;
+    std::size_t r = rank_for_channel_slow(proc, dev);
+    if (r != SIZE_MAX) {
+      chan_proc = proc;
+      chan_dev = dev;
+      chan_rank = r;
+    }
+    return r;
+  }
+
+  std::size_t rank_for_channel_slow(std::size_t proc, int dev) {
     auto it = current_rank.find({proc, dev});
     if (it != current_rank.end()) return it->second;
     auto u = unattributed.find(proc);
@@ -153,6 +185,8 @@ struct Accumulator::State {
 
   std::string last_via;
   int last_via_id = -1;
+  int last_via_dev = -1;
+  bool last_via_socket = false;
 
   int transport_id(sv via) {
     // Consecutive Channel lines almost always name the same transport: skip normalising.
@@ -160,7 +194,91 @@ struct Accumulator::State {
     int id = transport_id_slow(via);
     last_via.assign(via.substr(0, 128));
     last_via_id = via.size() <= 128 ? id : -1;
+    last_via_dev = net_device_index(via, last_via_socket);
     return id;
+  }
+
+  void count_net_device(ProcessInfo& p) {
+    if (last_via_dev < 0 || last_via_dev >= 64) return;
+    auto& v = last_via_socket ? p.socket_dev_channels : p.ib_dev_channels;
+    const auto i = static_cast<std::size_t>(last_via_dev);
+    if (v.size() <= i) v.resize(i + 1, 0);
+    ++v[i];
+  }
+
+  std::uint64_t seq = 0;
+
+  // The rank (and its phase) a line of this process/device belongs to, or SIZE_MAX.
+  std::size_t rank_of_line(std::size_t proc, int dev) const {
+    auto it = current_rank.find({proc, dev});
+    if (it != current_rank.end()) return it->second;
+    // Any device of the process: the first key (proc, *) in the map's order.
+    auto any = current_rank.lower_bound({proc, std::numeric_limits<int>::min()});
+    return any != current_rank.end() && any->first.first == proc ? any->second : SIZE_MAX;
+  }
+
+  void record_failure(const Line& l, const Event& e) {
+    if (l.level == Level::Info) return;  // notes and fallbacks, not failures
+    Severity sev = e.signature ? e.signature->severity : Severity::Warn;
+    if (sev < Severity::Warn) return;
+    if (sum.failures.size() >= kMaxFailures) {
+      ++sum.failures_dropped;
+      return;
+    }
+    Failure f;
+    f.id = e.signature ? e.signature->id : "unknown_warning";
+    f.severity = sev;
+    f.line = std::string(l.raw.substr(0, 300));
+    f.input = input.name + ":" + std::to_string(line_no);
+    f.seq = seq++;
+    f.host = std::string(l.host.substr(0, 128));
+    f.pid = l.pid;
+    f.cuda_dev = l.cuda_dev;
+    f.source = std::string(l.source.substr(0, 64));
+    f.time = line_time(l);
+    std::size_t proc = l.host.empty() ? SIZE_MAX : process(l);
+    if (proc != SIZE_MAX) {
+      f.phase = sum.processes[proc].phase;
+      std::size_t r = rank_of_line(proc, l.cuda_dev);
+      if (r != SIZE_MAX) {
+        f.rank = ranks[r].info.rank;
+        f.phase = ranks[r].phase;
+      }
+    }
+    // What the line itself proves: a QP, a memory registration or a completion belongs to a
+    // connection (logs quoted without their INFO lines still place it); bootstrap.cc is bootstrap.
+    if (auto hint = phase_hint(f.id, f.source); hint && f.phase < *hint) f.phase = *hint;
+    if (f.source.rfind("bootstrap.cc", 0) == 0) f.phase = Phase::Bootstrap;
+    // Failures of one process printed back to back share the traces that follow them.
+    const bool run = open_failure < sum.failures.size() && open_traces == 0 &&
+                     sum.failures[open_failure].pid == f.pid && sum.failures[open_failure].host == f.host;
+    if (!run) open_failure = sum.failures.size();
+    open_traces = 0;
+    sum.failures.push_back(std::move(f));
+  }
+
+  // The first "file:line -> N" traces after a failure on the same thread say where it happened:
+  // transport code is a connection, bootstrap.cc the rendezvous (logs quoted without INFO lines).
+  std::size_t open_failure = SIZE_MAX;
+  int open_traces = 0;
+  void place_failure(const Line& l) {
+    if (open_failure >= sum.failures.size() || open_traces >= 4) return;
+    if (sum.failures[open_failure].pid != l.pid || sum.failures[open_failure].host != l.host) return;
+    ++open_traces;
+    sv file = l.message.substr(0, l.message.find(':'));
+    for (std::size_t i = open_failure; i < sum.failures.size(); ++i) {
+      Failure& f = sum.failures[i];
+      if (file.substr(0, 9) == "transport" && f.phase < Phase::Connect) {
+        f.phase = Phase::Connect;
+      } else if (file.substr(0, 9) == "bootstrap" && f.phase < Phase::Connect) {
+        f.phase = Phase::Bootstrap;
+      }
+    }
+  }
+
+  void set_phase(ProcessInfo& p, RankState* r, Phase ph) {
+    if (p.phase < ph) p.phase = ph;
+    if (r && r->phase < ph) r->phase = ph;
   }
 
   int transport_id_slow(sv via) {
@@ -210,6 +328,7 @@ struct Accumulator::State {
         return;
       case EventKind::SignatureHit:
         hit(e, l);
+        record_failure(l, e);
         if (l.level == Level::Warn && (proc = process(l)) != SIZE_MAX) ++sum.processes[proc].warnings;
         return;
       case EventKind::UnknownWarn: {
@@ -218,6 +337,7 @@ struct Accumulator::State {
         if (sum.unknown_samples.size() < 10 &&
             std::find(sum.unknown_samples.begin(), sum.unknown_samples.end(), msg) == sum.unknown_samples.end())
           sum.unknown_samples.push_back(std::move(msg));
+        record_failure(l, e);
         if ((proc = process(l)) != SIZE_MAX) ++sum.processes[proc].warnings;
         return;
       }
@@ -257,7 +377,11 @@ struct Accumulator::State {
         if (p.env.size() < 256) p.env[std::string(e.name.substr(0, 64))] = std::string(e.value.substr(0, 256));
         break;
       case EventKind::ErrorTrace:
-        if (!p.first_error_code && e.number != 0) p.first_error_code = e.number;
+        place_failure(l);
+        if (!p.first_error_code && e.number != 0) {
+          p.first_error_code = e.number;
+          p.first_error_trace = std::string(l.message.substr(0, std::min<std::size_t>(l.message.find(' '), 64)));
+        }
         break;
       case EventKind::CommInfo:
       case EventKind::InitStart:
@@ -276,11 +400,16 @@ struct Accumulator::State {
           // Channel lines that follow carry no comm pointer: NCCL prints them from the thread
           // that set this comm up, so they belong to the last comm of this (process, device).
           current_rank[{proc, l.cuda_dev}] = r;
+          chan_proc = SIZE_MAX;
+          set_phase(p, &rs, Phase::Topology);
         } else if (e.kind == EventKind::InitStart) {
           rs.info.init_started = true;
           current_rank[{proc, l.cuda_dev}] = r;
+          chan_proc = SIZE_MAX;
+          p.phase = rs.phase;  // a new communicator starts its own bootstrap
         } else {
           rs.info.init_complete = true;
+          set_phase(p, &rs, Phase::Running);
         }
         break;
       }
@@ -301,11 +430,12 @@ struct Accumulator::State {
         int t = transport_id(e.name);
         if (t < 0) break;
         RankState& rs = ranks[r];
-        const std::string& name = transport_names[static_cast<std::size_t>(t)];
+        count_net_device(p);
+        if (rs.phase < Phase::Connect) set_phase(p, &rs, Phase::Connect);
         auto tc = std::find_if(rs.transports.begin(), rs.transports.end(),
-                               [&](const auto& x) { return x.first == name; });
+                               [&](const auto& x) { return x.first == t; });
         if (tc == rs.transports.end()) {
-          rs.transports.emplace_back(name, 1);
+          rs.transports.emplace_back(t, 1);
         } else {
           ++tc->second;
         }
@@ -341,6 +471,7 @@ void Accumulator::begin_input(const std::string& name) {
   // A new file is a new stream: process/comm identities carry over (per-rank files of one
   // job), but the "last process" cache must not.
   s_->last_pid = -2;
+  s_->last_via_id = -1;
 }
 
 void Accumulator::add_line(std::string_view raw) {
@@ -381,7 +512,8 @@ LogSummary Accumulator::finish() {
     c.nvls = c.nvls || r.nvls;
     if (r.ptr != 0) c.ranks.push_back(r.info);
     for (const auto& tr : r.transports) {
-      const std::string& name = tr.first;  // no structured binding: clang 14 cannot capture one
+      // no structured binding: clang 14 cannot capture one
+      const std::string& name = s_->transport_names[static_cast<std::size_t>(tr.first)];
       const long count = tr.second;
       auto tc = std::find_if(c.transports.begin(), c.transports.end(),
                              [&](const TransportCount& t) { return t.transport == name; });

@@ -47,4 +47,8 @@ LogSummary summarize_text(std::string_view text, const std::string& name = "<tex
 // "P2P/indirect/3[3]/read" -> "P2P/indirect/read"; others unchanged.
 std::string normalize_transport(std::string_view via);
 
+// The device index N of "NET/Socket/N", "NET/IB/N(..)/GDRDMA", "NET/IBext_v8/N"; -1 when the
+// transport is not a network one or names no index. `socket` tells which list N indexes.
+int net_device_index(std::string_view via, bool& socket);
+
 }  // namespace fabscope::nccllog

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "core/strings.hpp"
+#include "nccllog/rules.hpp"
 #include "nccllog/signatures.hpp"
 
 namespace fabscope::nccllog {
@@ -53,6 +54,342 @@ bool env_says(const LogSummary& s, const std::string& name, const std::string& v
   return false;
 }
 
+// The interfaces (socket) or HCAs (IB) that "Channel .. via NET/x/N" lines ran on, by name.
+std::vector<std::string> used_devices(const LogSummary& s, bool socket) {
+  std::vector<std::string> out;
+  for (const auto& p : s.processes) {
+    const auto& counts = socket ? p.socket_dev_channels : p.ib_dev_channels;
+    const auto& list = socket ? p.socket_ifs : p.ib_nics;
+    for (std::size_t i = 0; i < counts.size(); ++i) {
+      if (counts[i] == 0) continue;
+      // An index the process's "Using" list does not cover (an excerpt) stays as NCCL printed it.
+      std::string n = i < list.size() ? (socket ? interface_name(list[i].name) : list[i].name)
+                                       : std::string(socket ? "NET/Socket/" : "NET/IB/") + std::to_string(i);
+      if (std::find(out.begin(), out.end(), n) == out.end()) out.push_back(n);
+    }
+  }
+  return out;
+}
+
+// "veth1: container/VM virtual interface veth*" for the first NET/Socket interface that carried
+// channels and is a suspicious choice; nullopt when none is.
+std::optional<std::string> first_suspicious_socket_if(const LogSummary& s) {
+  for (const auto& p : s.processes)
+    for (std::size_t i = 0; i < p.socket_dev_channels.size() && i < p.socket_ifs.size(); ++i)
+      if (p.socket_dev_channels[i] > 0)
+        if (auto why = suspicious_interface(p.socket_ifs[i].name))
+          return interface_name(p.socket_ifs[i].name) + ": " + *why;
+  return std::nullopt;
+}
+
+const ProcessInfo* process_of(const LogSummary& s, const std::string& host, long pid) {
+  if (host.empty()) return nullptr;
+  for (const auto& p : s.processes)
+    if (p.host == host && p.pid == pid) return &p;
+  return nullptr;
+}
+
+const Signature* signature_by_id(const std::string& id) {
+  for (const auto& x : signatures())
+    if (id == x.id) return &x;
+  return nullptr;
+}
+
+// What a failure line says, in one line: the catalog title, or the WARN text.
+std::string failure_title(const Failure& f) {
+  if (const Signature* sig = signature_by_id(f.id)) return sig->title;
+  std::size_t w = f.line.find("NCCL WARN ");
+  std::string msg = w == std::string::npos ? f.line : f.line.substr(w + 10);
+  if (msg.size() > 120) msg = msg.substr(0, 117) + "...";
+  return "NCCL WARN " + msg;
+}
+
+std::string failure_where(const Failure& f) {
+  if (f.host.empty()) return "";
+  std::string w = f.rank >= 0 ? "rank " + std::to_string(f.rank) + " on " : "";
+  return w + f.host + ":" + std::to_string(f.pid);
+}
+
+// --- summary rules -----------------------------------------------------------------------------
+
+bool any_ib_nics(const LogSummary& s) {
+  return std::any_of(s.processes.begin(), s.processes.end(), [](const ProcessInfo& p) { return !p.ib_nics.empty(); });
+}
+
+void rule_socket_with_rdma_nics(const RuleInput& in, std::vector<Finding>& out) {
+  if (in.t.socket == 0 || !any_ib_nics(in.s)) return;
+  std::string ev = "NET/Socket on " + std::to_string(in.t.socket) + " of " + std::to_string(in.t.net) +
+                   " network connections";
+  if (env_says(in.s, "NCCL_IB_DISABLE", "1")) ev += "; NCCL_IB_DISABLE=1 set by environment";
+  out.push_back(make_finding(
+      "nccllog.net_socket_with_rdma_nics", Severity::Fail, "network",
+      "network traffic on TCP sockets although NET/IB listed RDMA devices", ev + "; NET/IB listed " + nic_list(in.s),
+      "Find why those ranks did not use IB: NCCL_IB_DISABLE / NCCL_NET=Socket in their environment, an "
+      "NCCL_IB_HCA filter that matches nothing on some nodes, or ports down there (fabscope check).",
+      kDocs));
+}
+
+void rule_socket_no_rdma(const RuleInput& in, std::vector<Finding>& out) {
+  if (in.t.socket == 0 || any_ib_nics(in.s)) return;
+  std::string ev = "NET/Socket on " + std::to_string(in.t.socket) + " of " + std::to_string(in.t.net) +
+                   " network connections";
+  if (env_says(in.s, "NCCL_IB_DISABLE", "1")) ev += "; NCCL_IB_DISABLE=1 set by environment";
+  auto no_dev = hosts_where(in.s, [](const ProcessInfo& p) { return p.ib_no_device; });
+  if (!no_dev.empty()) ev += "; \"NET/IB : No device found\" on " + core::join(no_dev, ", ", 8);
+  out.push_back(make_finding(
+      "nccllog.net_socket_no_rdma", Severity::Warn, "network", "network traffic on TCP sockets: no RDMA device was usable",
+      ev,
+      "If the nodes have InfiniBand/RoCE NICs: load the drivers (mlx5_ib, ib_uverbs), install rdma-core "
+      "in the image, expose /dev/infiniband to containers, and check NCCL_IB_HCA. Without RDMA NICs, "
+      "expect a fraction of the bandwidth.",
+      kDocs));
+}
+
+void rule_gdrdma_absent(const RuleInput& in, std::vector<Finding>& out) {
+  if (in.t.rdma == 0 || in.t.gdr >= in.t.rdma) return;
+  out.push_back(make_finding(
+      "nccllog.gdrdma_absent", Severity::Warn, "network",
+      "GPUDirect RDMA not used on " + std::to_string(in.t.rdma - in.t.gdr) + " of " + std::to_string(in.t.rdma) +
+          " RDMA connections (data staged through host memory)",
+      "GDRDMA on " + std::to_string(in.t.gdr) + "/" + std::to_string(in.t.rdma) + " RDMA connections; " +
+          transport_mix(in.s, true),
+      "Load nvidia_peermem (or use a driver and kernel with dma-buf), keep GPU and NIC under the same "
+      "PCIe switch, check NCCL_NET_GDR_LEVEL and NCCL_NET_GDR_READ, and that ACS is off (fabscope check).",
+      kDocs));
+}
+
+void rule_ib_init_failed(const RuleInput& in, std::vector<Finding>& out) {
+  auto failed = hosts_where(in.s, [](const ProcessInfo& p) {
+    return std::find(p.failed_plugins.begin(), p.failed_plugins.end(), "IB") != p.failed_plugins.end();
+  });
+  if (failed.empty()) return;
+  auto no_dev = hosts_where(in.s, [](const ProcessInfo& p) { return p.ib_no_device; });
+  out.push_back(make_finding(
+      "nccllog.ib_init_failed", in.t.net > 0 && any_ib_nics(in.s) ? Severity::Warn : Severity::Info,
+      core::join(failed, ", ", 8),
+      "the NET/IB transport failed to initialise" + std::string(no_dev.empty() ? "" : " (\"NET/IB : No device found\")"),
+      "\"Failed to initialize NET plugin IB\" on " + core::join(failed, ", ", 8),
+      "Nothing to do on nodes without RDMA NICs; otherwise check that ibv_devinfo lists the HCAs inside "
+      "the job's environment and that NCCL_IB_HCA matches them.",
+      kDocs));
+}
+
+void rule_init_incomplete(const RuleInput& in, std::vector<Finding>& out) {
+  std::vector<std::string> incomplete;
+  for (const auto& c : in.s.comms)
+    for (const auto& r : c.ranks)
+      if ((r.init_started || r.nnodes) && !r.init_complete)
+        incomplete.push_back("rank " + std::to_string(r.rank) + " on " + r.host + ":" + std::to_string(r.pid) +
+                             " (comm " + c.key + ")");
+  if (incomplete.empty()) return;
+  out.push_back(make_finding(
+      "nccllog.init_incomplete", Severity::Fail, "communicator",
+      std::to_string(incomplete.size()) + " rank(s) never reached Init COMPLETE", core::join(incomplete, "; ", 8),
+      "Read the first WARN of those ranks (listed in this report); a rank that stops without one is "
+      "usually waiting for a peer that failed or was never started.",
+      kDocs));
+}
+
+void rule_nccl_call_failed(const RuleInput& in, std::vector<Finding>& out) {
+  std::vector<std::string> errs;
+  for (const auto& p : in.s.processes)
+    if (p.first_error_code)
+      errs.push_back(proc_name(p) + " " + nccl_result_name(*p.first_error_code) + " (" +
+                     std::to_string(*p.first_error_code) + ")" +
+                     (p.first_error_trace ? " from " + *p.first_error_trace : "") + " during " +
+                     to_string(p.phase));
+  if (errs.empty()) return;
+  out.push_back(make_finding("nccllog.nccl_call_failed", Severity::Fail, "process",
+                             "NCCL calls returned an error in " + std::to_string(errs.size()) + " process(es)",
+                             core::join(errs, "; ", 8),
+                             "The WARN lines just before the \"file:line -> N\" trace name the cause; see the "
+                             "first-cause finding.",
+                             kDocs));
+}
+
+void rule_ranks_missing(const RuleInput& in, std::vector<Finding>& out) {
+  for (const auto& c : in.s.comms) {
+    std::set<int> seen;
+    for (const auto& r : c.ranks)
+      if (r.rank >= 0) seen.insert(r.rank);
+    if (c.nranks > 0 && !seen.empty() && static_cast<int>(seen.size()) < c.nranks) {
+      out.push_back(make_finding(
+          "nccllog.ranks_missing", Severity::Info, "comm " + c.key,
+          "the log shows " + std::to_string(seen.size()) + " of " + std::to_string(c.nranks) +
+              " ranks of this communicator",
+          "ranks seen: " + std::to_string(seen.size()) + ", nranks " + std::to_string(c.nranks),
+          "Pass every rank's log (NCCL_DEBUG_FILE=/shared/nccl.%h.%p) to judge the whole job.", kDocs));
+    }
+  }
+}
+
+void rule_version_mismatch(const RuleInput& in, std::vector<Finding>& out) {
+  if (in.s.versions.size() <= 1) return;
+  std::vector<std::string> per;
+  for (const auto& v : in.s.versions) {
+    std::vector<std::string> hosts;
+    for (const auto& p : in.s.processes)
+      if (p.nccl_version == v && std::find(hosts.begin(), hosts.end(), p.host) == hosts.end()) hosts.push_back(p.host);
+    per.push_back(v + (hosts.empty() ? "" : " on " + core::join(hosts, ",", 4)));
+  }
+  out.push_back(make_finding(
+      "nccllog.version_mismatch", Severity::Fail, "job", "ranks run different NCCL versions", core::join(per, "; ", 8),
+      "Use one NCCL build everywhere (same container image; no system libnccl shadowing the framework's).", kDocs));
+}
+
+void rule_suspicious_interface(const RuleInput& in, std::vector<Finding>& out) {
+  // "veth1 (a container/VM virtual interface)" -> what used it
+  std::map<std::string, std::vector<std::string>> seen;
+  for (const auto& p : in.s.processes) {
+    if (p.bootstrap_if)
+      if (auto why = suspicious_interface(*p.bootstrap_if))
+        seen[*p.bootstrap_if + ": " + *why].push_back("bootstrap of " + proc_name(p));
+    for (std::size_t i = 0; i < p.socket_dev_channels.size() && i < p.socket_ifs.size(); ++i)
+      if (p.socket_dev_channels[i] > 0)
+        if (auto why = suspicious_interface(p.socket_ifs[i].name))
+          seen[p.socket_ifs[i].name + ": " + *why].push_back("NET/Socket/" + std::to_string(i) + " of " +
+                                                              proc_name(p) + " (" +
+                                                              std::to_string(p.socket_dev_channels[i]) + " channels)");
+  }
+  if (seen.empty()) return;
+  std::vector<std::string> ev;
+  std::string good;
+  for (const auto& p : in.s.processes)
+    for (const auto& n : p.socket_ifs)
+      if (good.empty() && !suspicious_interface(n.name)) good = interface_name(n.name);
+  for (const auto& [k, v] : seen) ev.push_back(k + " <- " + core::join(v, ", ", 4));
+  out.push_back(make_finding(
+      "nccllog.suspicious_interface", Severity::Warn, "network",
+      "NCCL's sockets use " + std::to_string(seen.size()) + " interface(s) that other nodes rarely reach",
+      core::join(ev, "; ", 6),
+      good.empty() ? "Pin NCCL_SOCKET_IFNAME to the interface the nodes share (ip -br addr)."
+                   : "Pin NCCL_SOCKET_IFNAME=" + good + " (listed by NCCL on these nodes), or the interface the "
+                     "nodes share; exclude bridges with NCCL_SOCKET_IFNAME=^docker,veth,virbr,lo.",
+      kDocs));
+}
+
+void rule_unknown_warning(const RuleInput& in, std::vector<Finding>& out) {
+  if (in.s.unknown_warnings == 0) return;
+  out.push_back(make_finding("nccllog.unknown_warning", Severity::Warn, "log",
+                             std::to_string(in.s.unknown_warnings) + " NCCL WARN line(s) not in the catalog",
+                             core::join(in.s.unknown_samples, " | ", 5),
+                             "Read them in context; known causes are listed in docs/nccllog.md.", kDocs));
+}
+
+std::uint64_t nccl_line_count(const LogSummary& s) {
+  std::uint64_t n = 0;
+  for (const auto& in : s.inputs) n += in.nccl_lines;
+  return n;
+}
+
+void rule_no_nccl_lines(const RuleInput& in, std::vector<Finding>& out) {
+  if (nccl_line_count(in.s) != 0) return;
+  out.push_back(make_finding("nccllog.no_nccl_lines", Severity::Warn, "input", "no NCCL log lines in the input",
+                             std::to_string(in.s.inputs.size()) + " input(s), 0 lines with NCCL INFO/WARN",
+                             "Run the job with NCCL_DEBUG=INFO (and NCCL_DEBUG_FILE=/path/nccl.%h.%p for one "
+                             "file per rank).",
+                             kDocs));
+}
+
+void rule_lines_cut(const RuleInput& in, std::vector<Finding>& out) {
+  std::uint64_t cut = 0;
+  for (const auto& i : in.s.inputs) cut += i.cut_lines;
+  if (cut == 0) return;
+  out.push_back(make_finding("nccllog.lines_cut", Severity::Info, "input",
+                             std::to_string(cut) + " over-long line(s) were cut", "cut at the line cap",
+                             "None needed; NCCL's own lines are below 1 KiB, so cut lines are other output.", kDocs));
+}
+
+void rule_entities_dropped(const RuleInput& in, std::vector<Finding>& out) {
+  if (in.s.dropped_entities == 0 && in.s.failures_dropped == 0) return;
+  out.push_back(make_finding("nccllog.entities_dropped", Severity::Info, "input",
+                             "more processes, ranks or failures than the analyzer keeps; extra ones were not tracked",
+                             std::to_string(in.s.dropped_entities) + " lines not attributed, " +
+                                 std::to_string(in.s.failures_dropped) + " failure lines beyond the first " +
+                                 std::to_string(kMaxFailures),
+                             "Analyze fewer files at a time.", kDocs));
+}
+
+const SummaryRule kSummaryRules[] = {
+    {"nccllog.net_socket_with_rdma_nics", rule_socket_with_rdma_nics},
+    {"nccllog.net_socket_no_rdma", rule_socket_no_rdma},
+    {"nccllog.gdrdma_absent", rule_gdrdma_absent},
+    {"nccllog.ib_init_failed", rule_ib_init_failed},
+    {"nccllog.suspicious_interface", rule_suspicious_interface},
+    {"nccllog.init_incomplete", rule_init_incomplete},
+    {"nccllog.nccl_call_failed", rule_nccl_call_failed},
+    {"nccllog.ranks_missing", rule_ranks_missing},
+    {"nccllog.version_mismatch", rule_version_mismatch},
+    {"nccllog.unknown_warning", rule_unknown_warning},
+    {"nccllog.no_nccl_lines", rule_no_nccl_lines},
+    {"nccllog.lines_cut", rule_lines_cut},
+    {"nccllog.entities_dropped", rule_entities_dropped},
+};
+
+// The catalog findings: one per signature hit; a hit whose every line is a consequence says so.
+void catalog_findings(const LogSummary& s, const Causality& c, std::vector<Finding>& out) {
+  for (const auto& h : s.hits) {
+    const Signature* sig = signature_by_id(h.id);
+    if (!sig) continue;
+    long as_cause = 0, as_consequence = 0;
+    for (std::size_t i = 0; i < s.failures.size(); ++i) {
+      if (s.failures[i].id != h.id) continue;
+      (c.rule[i] ? as_consequence : as_cause) += 1;
+    }
+    std::string ev = std::to_string(h.count) + "x";
+    if (!h.hosts.empty()) ev += " on " + core::join(h.hosts, ",", 4);
+    if (h.wc_status) ev += "; status " + std::to_string(*h.wc_status) + " = " + wc_status_name(*h.wc_status);
+    ev += "; first at " + h.first_input + ": " + h.first_line;
+    std::string msg = sig->title;
+    if (as_consequence > 0 && as_cause == 0 && c.first_cause && !c.only_consequences)
+      msg += " (a consequence of the first cause, " + s.failures[*c.first_cause].id + ")";
+    out.push_back(make_finding(std::string("nccllog.") + sig->id, sig->severity,
+                               h.hosts.empty() ? "log" : core::join(h.hosts, ",", 4), msg, ev, sig->remedy, kDocs));
+  }
+}
+
+std::string phase_of_traces(const LogSummary& s, const ProcessInfo** who) {
+  for (const auto& p : s.processes)
+    if (p.first_error_code) {
+      *who = &p;
+      if (p.first_error_trace && p.first_error_trace->rfind("bootstrap", 0) == 0)
+        return phase_info(Phase::Bootstrap).name;
+      return phase_info(p.phase).name;
+    }
+  return "";
+}
+
+std::string transport_verdict(const LogSummary& s, const Totals& t) {
+  std::string v;
+  if (t.net > 0) {
+    if (t.socket == t.net) {
+      v = "no RDMA: all " + std::to_string(t.net) + " network connections on TCP sockets (NET/Socket)";
+    } else if (t.socket > 0) {
+      v = "RDMA on " + std::to_string(t.rdma) + " of " + std::to_string(t.net) + " network connections, " +
+          std::to_string(t.socket) + " on TCP sockets";
+    } else {
+      v = "RDMA in use on all " + std::to_string(t.net) + " network connections, GPUDirect RDMA on " +
+          std::to_string(t.gdr) + "/" + std::to_string(t.rdma);
+    }
+    auto hcas = used_devices(s, false);
+    if (t.rdma > 0 && !hcas.empty()) v += " over " + core::join(hcas, ",", 8);
+    auto socks = used_devices(s, true);
+    if (t.socket > 0 && !socks.empty()) {
+      v += " over " + core::join(socks, ",", 4);
+      if (auto odd = first_suspicious_socket_if(s)) v += " (" + *odd + ")";
+    }
+    if (t.local > 0) v += "; intra-node: " + transport_mix(s, false);
+  } else if (t.local > 0) {
+    bool all_p2p = true;
+    for (const auto& c : s.comms)
+      for (const auto& tc : c.transports)
+        if (!tc.network && tc.transport.rfind("P2P/", 0) != 0) all_p2p = false;
+    v = std::string(all_p2p ? "intra-node only: GPU peer-to-peer (P2P) on all " : "intra-node only: ") +
+        (all_p2p ? std::to_string(t.local) + " connections (" + transport_mix(s, false) + ")" : transport_mix(s, false));
+  }
+  return v;
+}
+
 }  // namespace
 
 std::string finding_id(const std::string& signature_id) { return "nccllog." + signature_id; }
@@ -74,223 +411,136 @@ Totals totals(const LogSummary& s) {
   return t;
 }
 
+std::span<const SummaryRule> summary_rules() { return kSummaryRules; }
+
+void to_json(json& j, const Causality& c) {
+  std::vector<json> rules;
+  for (const char* r : c.rule) rules.push_back(r ? json(r) : json(nullptr));
+  j = json{{"first_cause", c.first_cause},
+           {"only_consequences", c.only_consequences},
+           {"consequences", c.consequences},
+           {"causes", c.causes},
+           {"order", c.order},
+           {"follows", c.follows},
+           {"consequence_rule", rules},
+           {"cause_rules", c.rules_applied},
+           {"notes", c.notes}};
+}
+
+Causality reason(const LogSummary& s) {
+  Causality c;
+  const auto& f = s.failures;
+  const std::size_t n = f.size();
+  c.order.resize(n);
+  for (std::size_t i = 0; i < n; ++i) c.order[i] = i;
+  // Timestamps order lines across processes; without one on every line, reading order (within a
+  // file it is the process's own order) is all there is.
+  if (n > 0 && std::all_of(f.begin(), f.end(), [](const Failure& x) { return x.time.has_value(); }))
+    std::stable_sort(c.order.begin(), c.order.end(), [&](std::size_t a, std::size_t b) { return *f[a].time < *f[b].time; });
+  c.follows.assign(n, -1);
+  c.rule.assign(n, nullptr);
+  for (std::size_t i = 0; i < n; ++i)
+    if (const ConsequenceRule* r = match_consequence(f[i])) c.rule[i] = r->id;
+  for (int pass = 0; pass < 2 && !c.first_cause; ++pass)
+    for (std::size_t i : c.order)
+      if (!c.rule[i] && (pass == 1 || f[i].severity == Severity::Fail)) {
+        c.first_cause = i;
+        break;
+      }
+  if (!c.first_cause && n > 0) {
+    c.first_cause = c.order[0];
+    c.only_consequences = true;
+  }
+  std::map<std::pair<std::string, long>, std::size_t> last_cause;  // (host, pid) -> failure
+  for (std::size_t i : c.order) {
+    if (!c.rule[i]) {
+      ++c.causes;
+      if (!f[i].host.empty()) last_cause[{f[i].host, f[i].pid}] = i;
+      continue;
+    }
+    if (c.only_consequences && i == *c.first_cause) continue;
+    auto it = f[i].host.empty() ? last_cause.end() : last_cause.find({f[i].host, f[i].pid});
+    c.follows[i] = static_cast<long>(it != last_cause.end() ? it->second : *c.first_cause);
+  }
+  if (!c.first_cause) return c;
+  for (long x : c.follows) c.consequences += x == static_cast<long>(*c.first_cause);
+  const Failure& cause = f[*c.first_cause];
+  CauseContext ctx{s, cause, process_of(s, cause.host, cause.pid)};
+  for (const CauseRule& r : cause_rules()) {
+    if (!r.applies(ctx)) continue;
+    c.rules_applied.push_back(r.id);
+    c.notes.push_back(r.note(ctx));
+    c.remedies.push_back(r.remedy(ctx));
+  }
+  c.remedies.push_back(phase_info(cause.phase).remedy);
+  return c;
+}
+
 Diagnosis diagnose(const LogSummary& s) {
   Diagnosis d;
   const Totals t = totals(s);
-  std::uint64_t nccl_lines = 0, cut = 0;
-  for (const auto& in : s.inputs) {
-    nccl_lines += in.nccl_lines;
-    cut += in.cut_lines;
-  }
-  const bool any_ib_nics =
-      std::any_of(s.processes.begin(), s.processes.end(), [](const ProcessInfo& p) { return !p.ib_nics.empty(); });
-
-  // --- network transports
-  if (t.socket > 0) {
-    std::string ev = "NET/Socket on " + std::to_string(t.socket) + " of " + std::to_string(t.net) +
-                     " network connections";
-    if (env_says(s, "NCCL_IB_DISABLE", "1")) ev += "; NCCL_IB_DISABLE=1 set by environment";
-    if (any_ib_nics) {
-      d.findings.push_back(make_finding(
-          "nccllog.net_socket_with_rdma_nics", Severity::Fail, "network",
-          "network traffic on TCP sockets although NET/IB listed RDMA devices",
-          ev + "; NET/IB listed " + nic_list(s),
-          "Find why those ranks did not use IB: NCCL_IB_DISABLE / NCCL_NET=Socket in their environment, an "
-          "NCCL_IB_HCA filter that matches nothing on some nodes, or ports down there (fabscope check).",
-          kDocs));
-    } else {
-      auto no_dev = hosts_where(s, [](const ProcessInfo& p) { return p.ib_no_device; });
-      if (!no_dev.empty()) ev += "; \"NET/IB : No device found\" on " + core::join(no_dev, ", ", 8);
-      d.findings.push_back(make_finding(
-          "nccllog.net_socket_no_rdma", Severity::Warn, "network",
-          "network traffic on TCP sockets: no RDMA device was usable", ev,
-          "If the nodes have InfiniBand/RoCE NICs: load the drivers (mlx5_ib, ib_uverbs), install rdma-core "
-          "in the image, expose /dev/infiniband to containers, and check NCCL_IB_HCA. Without RDMA NICs, "
-          "expect a fraction of the bandwidth.",
-          kDocs));
-    }
-  }
-  if (t.rdma > 0 && t.gdr < t.rdma) {
-    d.findings.push_back(make_finding(
-        "nccllog.gdrdma_absent", Severity::Warn, "network",
-        "GPUDirect RDMA not used on " + std::to_string(t.rdma - t.gdr) + " of " + std::to_string(t.rdma) +
-            " RDMA connections (data staged through host memory)",
-        "GDRDMA on " + std::to_string(t.gdr) + "/" + std::to_string(t.rdma) + " RDMA connections; " +
-            transport_mix(s, true),
-        "Load nvidia_peermem (or use a driver and kernel with dma-buf), keep GPU and NIC under the same "
-        "PCIe switch, check NCCL_NET_GDR_LEVEL and NCCL_NET_GDR_READ, and that ACS is off (fabscope check).",
-        kDocs));
-  }
-  {
-    auto failed = hosts_where(s, [](const ProcessInfo& p) {
-      return std::find(p.failed_plugins.begin(), p.failed_plugins.end(), "IB") != p.failed_plugins.end();
-    });
-    if (!failed.empty()) {
-      auto no_dev = hosts_where(s, [](const ProcessInfo& p) { return p.ib_no_device; });
-      d.findings.push_back(make_finding(
-          "nccllog.ib_init_failed", t.net > 0 && any_ib_nics ? Severity::Warn : Severity::Info,
-          core::join(failed, ", ", 8),
-          "the NET/IB transport failed to initialise" +
-              std::string(no_dev.empty() ? "" : " (\"NET/IB : No device found\")"),
-          "\"Failed to initialize NET plugin IB\" on " + core::join(failed, ", ", 8),
-          "Nothing to do on nodes without RDMA NICs; otherwise check that ibv_devinfo lists the HCAs inside "
-          "the job's environment and that NCCL_IB_HCA matches them.",
-          kDocs));
-    }
-  }
-
-  // --- initialisation
-  {
-    std::vector<std::string> incomplete;
-    for (const auto& c : s.comms)
-      for (const auto& r : c.ranks)
-        if ((r.init_started || r.nnodes) && !r.init_complete)
-          incomplete.push_back("rank " + std::to_string(r.rank) + " on " + r.host + ":" + std::to_string(r.pid) +
-                               " (comm " + c.key + ")");
-    if (!incomplete.empty()) {
-      d.findings.push_back(make_finding(
-          "nccllog.init_incomplete", Severity::Fail, "communicator",
-          std::to_string(incomplete.size()) + " rank(s) never reached Init COMPLETE",
-          core::join(incomplete, "; ", 8),
-          "Read the first WARN of those ranks (listed in this report); a rank that stops without one is "
-          "usually waiting for a peer that failed or was never started.",
-          kDocs));
-    }
-    std::vector<std::string> errs;
-    for (const auto& p : s.processes)
-      if (p.first_error_code)
-        errs.push_back(proc_name(p) + " " + nccl_result_name(*p.first_error_code) + " (" +
-                       std::to_string(*p.first_error_code) + ")");
-    if (!errs.empty()) {
-      d.findings.push_back(
-          make_finding("nccllog.nccl_call_failed", Severity::Fail, "process",
-                       "NCCL calls returned an error in " + std::to_string(errs.size()) + " process(es)",
-                       core::join(errs, "; ", 8),
-                       "The WARN lines just before the \"file:line -> N\" trace name the cause; see the "
-                       "matching findings.",
-                       kDocs));
-    }
-    for (const auto& c : s.comms) {
-      std::set<int> seen;
-      for (const auto& r : c.ranks)
-        if (r.rank >= 0) seen.insert(r.rank);
-      if (c.nranks > 0 && !seen.empty() && static_cast<int>(seen.size()) < c.nranks) {
-        d.findings.push_back(make_finding(
-            "nccllog.ranks_missing", Severity::Info, "comm " + c.key,
-            "the log shows " + std::to_string(seen.size()) + " of " + std::to_string(c.nranks) +
-                " ranks of this communicator",
-            "ranks seen: " + std::to_string(seen.size()) + ", nranks " + std::to_string(c.nranks),
-            "Pass every rank's log (NCCL_DEBUG_FILE=/shared/nccl.%h.%p) to judge the whole job.", kDocs));
-      }
-    }
-  }
-
-  // --- versions
-  if (s.versions.size() > 1) {
-    std::vector<std::string> per;
-    for (const auto& v : s.versions) {
-      std::vector<std::string> hosts;
-      for (const auto& p : s.processes)
-        if (p.nccl_version == v && std::find(hosts.begin(), hosts.end(), p.host) == hosts.end())
-          hosts.push_back(p.host);
-      per.push_back(v + (hosts.empty() ? "" : " on " + core::join(hosts, ",", 4)));
-    }
-    d.findings.push_back(make_finding(
-        "nccllog.version_mismatch", Severity::Fail, "job", "ranks run different NCCL versions",
-        core::join(per, "; ", 8),
-        "Use one NCCL build everywhere (same container image; no system libnccl shadowing the framework's).",
-        kDocs));
-  }
-
-  // --- catalog of WARN/error lines
-  for (const auto& h : s.hits) {
-    const Signature* sig = nullptr;
-    for (const auto& x : signatures())
-      if (h.id == x.id) sig = &x;
-    if (!sig) continue;
-    std::string ev = std::to_string(h.count) + "x";
-    if (!h.hosts.empty()) ev += " on " + core::join(h.hosts, ",", 4);
-    if (h.wc_status) ev += "; status " + std::to_string(*h.wc_status) + " = " + wc_status_name(*h.wc_status);
-    ev += "; first at " + h.first_input + ": " + h.first_line;
-    d.findings.push_back(make_finding(std::string("nccllog.") + sig->id, sig->severity,
-                                      h.hosts.empty() ? "log" : core::join(h.hosts, ",", 4), sig->title, ev,
-                                      sig->remedy, kDocs));
-  }
-  if (s.unknown_warnings > 0) {
-    d.findings.push_back(
-        make_finding("nccllog.unknown_warning", Severity::Warn, "log",
-                     std::to_string(s.unknown_warnings) + " NCCL WARN line(s) not in the catalog",
-                     core::join(s.unknown_samples, " | ", 5),
-                     "Read them in context; known causes are listed in docs/nccllog.md.", kDocs));
-  }
-
-  // --- the input itself
-  if (nccl_lines == 0) {
-    d.findings.push_back(
-        make_finding("nccllog.no_nccl_lines", Severity::Warn, "input", "no NCCL log lines in the input",
-                     std::to_string(s.inputs.size()) + " input(s), 0 lines with NCCL INFO/WARN",
-                     "Run the job with NCCL_DEBUG=INFO (and NCCL_DEBUG_FILE=/path/nccl.%h.%p for one "
-                     "file per rank).",
-                     kDocs));
-  } else if (s.channel_lines == 0 && worst(d.findings) < Severity::Fail) {
+  d.causality = reason(s);
+  const Causality& c = d.causality;
+  const RuleInput in{s, t, c};
+  for (const SummaryRule& r : kSummaryRules) r.apply(in, d.findings);
+  catalog_findings(s, c, d.findings);
+  const std::uint64_t nccl_lines = nccl_line_count(s);
+  if (nccl_lines > 0 && s.channel_lines == 0 && worst(d.findings) < Severity::Fail) {
     d.findings.push_back(
         make_finding("nccllog.no_transport_lines", Severity::Info, "input",
                      "no \"Channel ... via\" lines: transports cannot be judged",
                      std::to_string(nccl_lines) + " NCCL lines, none naming a transport",
                      "Use NCCL_DEBUG=INFO with NCCL_DEBUG_SUBSYS unset or including INIT (and NET).", kDocs));
   }
-  if (cut > 0) {
-    d.findings.push_back(
-        make_finding("nccllog.lines_cut", Severity::Info, "input",
-                     std::to_string(cut) + " over-long line(s) were cut", "cut at the line cap",
-                     "None needed; NCCL's own lines are below 1 KiB, so cut lines are other output.", kDocs));
-  }
-  if (s.dropped_entities > 0) {
-    d.findings.push_back(
-        make_finding("nccllog.entities_dropped", Severity::Info, "input",
-                     "more processes or ranks than the analyzer keeps; extra ones were not tracked",
-                     std::to_string(s.dropped_entities) + " lines not attributed",
-                     "Analyze fewer files at a time.", kDocs));
-  }
-
   std::stable_sort(d.findings.begin(), d.findings.end(),
                    [](const Finding& a, const Finding& b) { return a.severity > b.severity; });
 
-  // --- verdict
+  // --- the first cause, first
+  const Failure* cause = c.first_cause ? &s.failures[*c.first_cause] : nullptr;
+  // The job failed when any failure line is of severity fail; the cause may be a WARN the
+  // catalog does not know, as long as failures follow it.
+  const bool failed = cause && std::any_of(s.failures.begin(), s.failures.end(),
+                                           [](const Failure& f) { return f.severity == Severity::Fail; });
   std::string v;
-  if (nccl_lines == 0) {
+  if (failed) {
+    std::string where = failure_where(*cause);
+    std::string msg = failure_title(*cause) + (where.empty() ? "" : " on " + where);
+    std::string head = "NCCL failed during " + std::string(phase_info(cause->phase).name) + ": " + msg;
+    if (c.only_consequences) head += " (a consequence; the failing peer's log is not among the inputs)";
+    if (c.consequences > 0)
+      head += "; " + std::to_string(c.consequences) + " later error(s) follow from it";
+    for (const auto& note : c.notes) head += "; " + note;
+    std::string ev = cause->input + ": " + cause->line;
+    if (c.causes > 1) ev += "; " + std::to_string(c.causes - 1) + " other cause(s) after it";
+    const Signature* sig = signature_by_id(cause->id);
+    std::string remedy = core::join(c.remedies, " ", 8);
+    if (sig) remedy = remedy.empty() ? sig->remedy : remedy + " " + sig->remedy;
+    d.findings.insert(d.findings.begin(),
+                      make_finding("nccllog.first_cause", Severity::Fail, where.empty() ? "log" : where,
+                                   "first cause: " + msg + " (during " + phase_info(cause->phase).name + ")" +
+                                       (c.consequences > 0 ? "; " + std::to_string(c.consequences) +
+                                                                 " later error(s) follow from it"
+                                                           : ""),
+                                   ev, remedy, kDocs));
+    v = head;
+    std::string tv = transport_verdict(s, t);
+    if (!tv.empty()) v += "; transports: " + tv;
+  } else if (nccl_lines == 0) {
     v = "no NCCL log lines found (run with NCCL_DEBUG=INFO)";
-  } else if (t.net > 0) {
-    if (t.socket == t.net) {
-      v = "no RDMA: all " + std::to_string(t.net) + " network connections on TCP sockets (NET/Socket)";
-    } else if (t.socket > 0) {
-      v = "RDMA on " + std::to_string(t.rdma) + " of " + std::to_string(t.net) + " network connections, " +
-          std::to_string(t.socket) + " on TCP sockets";
-    } else {
-      v = "RDMA in use on all " + std::to_string(t.net) + " network connections, GPUDirect RDMA on " +
-          std::to_string(t.gdr) + "/" + std::to_string(t.rdma);
-    }
-    if (t.local > 0) v += "; intra-node: " + transport_mix(s, false);
-  } else if (t.local > 0) {
-    bool all_p2p = true;
-    for (const auto& c : s.comms)
-      for (const auto& tc : c.transports)
-        if (!tc.network && tc.transport.rfind("P2P/", 0) != 0) all_p2p = false;
-    v = std::string(all_p2p ? "intra-node only: GPU peer-to-peer (P2P) on all " : "intra-node only: ") +
-        (all_p2p ? std::to_string(t.local) + " connections (" + transport_mix(s, false) + ")"
-                 : transport_mix(s, false));
   } else {
-    // Name the cause, not its consequence: a catalog WARN beats "a call returned an error".
-    const Finding* first_fail = nullptr;
-    for (const auto& f : d.findings)
-      if (f.severity == Severity::Fail && f.id != "nccllog.nccl_call_failed" && f.id != "nccllog.init_incomplete") {
-        first_fail = &f;
-        break;
+    v = transport_verdict(s, t);
+    if (v.empty()) {
+      const ProcessInfo* who = nullptr;
+      std::string phase = phase_of_traces(s, &who);
+      if (who) {
+        v = "NCCL failed during " + phase + ": " + nccl_result_name(*who->first_error_code) + " returned" +
+            (who->first_error_trace ? " from " + *who->first_error_trace : "") + " on " + proc_name(*who) +
+            " with no WARN naming the cause";
+        if (who->bootstrap_if) v += "; bootstrap interface " + *who->bootstrap_if;
+      } else {
+        v = "no transport lines in the log (NCCL_DEBUG_SUBSYS without INIT?)";
       }
-    for (const auto& f : d.findings)
-      if (!first_fail && f.severity == Severity::Fail) first_fail = &f;
-    v = first_fail ? "NCCL failed: " + first_fail->message + " (no transport lines in the log)"
-                   : "no transport lines in the log (NCCL_DEBUG_SUBSYS without INIT?)";
+    }
   }
   if (t.ranks > 0) {
     v += "; Init COMPLETE on " + std::to_string(t.ranks_complete) + "/" + std::to_string(t.ranks) + " ranks";

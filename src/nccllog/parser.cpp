@@ -96,6 +96,12 @@ bool split_host_token(sv tok, Line& out) {
   i = c2 + 1;
   if (!read_uint(tok, i, tid) || i != tok.size()) return false;
   out.host = tok.substr(0, c1);
+  // "[1,0]<stdout>:host" or "2023[1,0]<stdout>:host" (mpirun --tag-output glued to the host).
+  // Looked for only when the token starts like such a tag, so the common path stays one branch.
+  if (out.host[0] == '[' || is_digit(out.host[0])) {
+    std::size_t tag = out.host.find_last_of(">]");
+    if (tag != sv::npos && tag + 1 < out.host.size() && out.host[tag + 1] == ':') out.host.remove_prefix(tag + 2);
+  }
   out.pid = pid;
   out.tid = tid;
   return true;
@@ -363,6 +369,49 @@ bool parse_line(std::string_view raw, Line& out) {
     }
     from = p + 5;
   }
+}
+
+std::optional<double> line_time(const Line& line) {
+  // Where to look: before the host token, or the first 40 bytes when the line has no prefix.
+  sv raw = line.raw;
+  std::size_t end = raw.size() < 40 ? raw.size() : 40;
+  if (!line.host.empty() && line.host.data() >= raw.data() && line.host.data() <= raw.data() + raw.size())
+    end = static_cast<std::size_t>(line.host.data() - raw.data());
+  sv pre = raw.substr(0, end);
+  for (std::size_t i = 0; i + 8 <= pre.size(); ++i) {
+    // hh:mm:ss
+    if (!(is_digit(pre[i]) && is_digit(pre[i + 1]) && pre[i + 2] == ':' && is_digit(pre[i + 3]) &&
+          is_digit(pre[i + 4]) && pre[i + 5] == ':' && is_digit(pre[i + 6]) && is_digit(pre[i + 7])))
+      continue;
+    if (i > 0 && is_digit(pre[i - 1])) continue;
+    int h = (pre[i] - '0') * 10 + (pre[i + 1] - '0'), m = (pre[i + 3] - '0') * 10 + (pre[i + 4] - '0');
+    int sec = (pre[i + 6] - '0') * 10 + (pre[i + 7] - '0');
+    if (h > 23 || m > 59 || sec > 60) continue;
+    double t = h * 3600.0 + m * 60.0 + sec;
+    std::size_t j = i + 8;
+    if (j + 1 < pre.size() && (pre[j] == '.' || pre[j] == ',') && is_digit(pre[j + 1])) {
+      double scale = 0.1;
+      for (++j; j < pre.size() && is_digit(pre[j]) && scale > 1e-10; ++j, scale /= 10) t += (pre[j] - '0') * scale;
+    }
+    // A date just before it: "yyyy-mm-dd" and a space or 'T'.
+    if (i >= 11 && (pre[i - 1] == ' ' || pre[i - 1] == 'T') && pre[i - 4] == '-' && pre[i - 7] == '-') {
+      std::size_t k = i - 11;
+      long y = 0, mo = 0, d = 0;
+      std::size_t q = k;
+      if (read_uint(pre, q, y) && q == k + 4 && expect(pre, q, "-") && read_uint(pre, q, mo) && q == k + 7 &&
+          expect(pre, q, "-") && read_uint(pre, q, d) && q == k + 10 && mo >= 1 && mo <= 12 && d >= 1 && d <= 31) {
+        // whole days since 1970-01-01 in the proleptic Gregorian calendar
+        y -= mo <= 2;
+        long era = (y >= 0 ? y : y - 399) / 400;
+        long yoe = y - era * 400;
+        long doy = (153 * (mo + (mo > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+        long doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+        t += static_cast<double>(era * 146097 + doe - 719468) * 86400.0;
+      }
+    }
+    return t;
+  }
+  return std::nullopt;
 }
 
 Event classify(const Line& line) {

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -34,6 +35,11 @@ struct Line {
 // "NCCL version X" line older NCCLs print without a prefix, and framework lines that mention
 // an NCCL error ("... NCCL error ...: unhandled system error"). Anything else: false.
 bool parse_line(std::string_view raw, Line& out);
+
+// The time of day (seconds, plus whole days when a date is given) of a line that carries a
+// timestamp before its host:pid:tid prefix ("2024-05-01 10:11:12.345 host:1:1 ..." or
+// "[10:11:12] ..."); nullopt when none. Called for failure lines only, never on the hot path.
+std::optional<double> line_time(const Line& line);
 
 enum class EventKind {
   None,

@@ -128,6 +128,7 @@ json report_json(const LogSummary& s, const Diagnosis& d) {
               {"severity", to_string(worst_sev)},
               {"exit_code", exit_code_for(d.findings)},
               {"findings", d.findings},
+              {"causality", d.causality},
               {"summary", s}};
 }
 

@@ -1,6 +1,7 @@
 #include "nccllog/signatures.hpp"
 
 #include <cstring>
+#include <vector>
 
 namespace fabscope::nccllog {
 
@@ -80,11 +81,30 @@ const Signature kSignatures[] = {
      "The GID entry NCCL selected is empty (no IP configured on the RoCE netdev, or the address was "
      "removed).",
      "Configure an IP on the RoCE interface or point NCCL_IB_GID_INDEX at a populated entry."},
+    {"ib_modify_qp_no_device", S::Fail, M::Warn, "", "ibv_modify_qp", "No such device", -1,
+     "ibv_modify_qp failed: No such device",
+     "RoCE: the GID entry NCCL selected has no network device behind it in this namespace, typically "
+     "inside a container that sees the HCA but not its netdev (or a GID index that exists only on the "
+     "host), or a host/container driver mismatch.",
+     "Set NCCL_IB_GID_INDEX to an entry listed inside the container (show_gids), give the container "
+     "the RoCE netdev (host network or SR-IOV VF), or leave that HCA out with NCCL_IB_HCA=^<hca>."},
     {"ib_modify_qp_failed", S::Fail, M::Warn, "", "ibv_modify_qp", "", -1,
      "ibv_modify_qp failed",
      "Moving the QP to INIT/RTR/RTS failed; the error text names the reason (device gone, GID, "
      "route, MTU).",
      "Check the port state and GID table; see the error text in the evidence."},
+    {"ib_reg_mr_memlock", S::Fail, M::Warn, "", "ibv_reg_mr", "Cannot allocate memory", -1,
+     "ibv_reg_mr failed: Cannot allocate memory (locked-memory limit)",
+     "ENOMEM from memory registration is almost always the locked-memory limit (ulimit -l) of the "
+     "process: a container or a batch system that does not pass an unlimited memlock.",
+     "Set memlock to unlimited for the job (limits.conf, docker --ulimit memlock=-1, Slurm "
+     "PropagateResourceLimits, Kubernetes: the container runtime's default ulimits)."},
+    {"ib_reg_mr_bad_address", S::Fail, M::Warn, "", "ibv_reg_mr", "Bad address", -1,
+     "ibv_reg_mr failed: Bad address (GPU memory not registrable)",
+     "EFAULT: the HCA driver could not pin the buffer, typically GPU memory without GPUDirect "
+     "support (nvidia-peermem not loaded and no dma-buf).",
+     "Load nvidia_peermem or use a driver and kernel with dma-buf; NCCL_NET_GDR_LEVEL=LOC avoids "
+     "GPUDirect RDMA meanwhile."},
     {"ib_reg_mr_failed", S::Fail, M::Warn, "", "ibv_reg_mr", "", -1,
      "ibv_reg_mr failed: memory registration refused",
      "Locked-memory limit too low (ulimit -l, container memlock), or GPU memory registration not "
@@ -170,6 +190,19 @@ const Signature kSignatures[] = {
      "The peer was not listening yet or the connection was refused/timed out; NCCL retries a few "
      "times before giving up.",
      "Nothing if the job went on; otherwise see the refused/timed-out finding."},
+    {"proxy_op_failed", S::Fail, M::Warn, "", "Failed to execute operation", "", -1,
+     "A proxy thread could not serve a peer's request",
+     "The proxy of this rank failed an operation (Connect, Setup) for a peer, usually because the "
+     "peer or the connection failed first.",
+     "Read the first error of the rank named after 'from rank'; this line is usually a consequence."},
+    {"proxy_progress_error", S::Fail, M::Warn, "", "Error encountered progressing operation", "", -1,
+     "A proxy thread failed while progressing an operation and closed the connection",
+     "A socket or network error on the proxy connection, most often because the peer exited.",
+     "Read the peer's log for the first error."},
+    {"socket_recv_failed", S::Fail, M::Warn, "", "Socket recv failed", "", -1,
+     "Receiving on an NCCL socket failed",
+     "The peer closed the connection or the network dropped it while a rank waited for data.",
+     "Read the peer's log for the first error; check the interface NCCL's sockets use."},
     // --- Memory
     {"cuda_oom", S::Fail, M::Warn, "", "out of memory", "", -1,
      "CUDA out of memory inside NCCL",
@@ -189,6 +222,15 @@ const Signature kSignatures[] = {
      "allocate its buffers.",
      "Run the container with --ipc=host or --shm-size=1g (Kubernetes: an emptyDir medium Memory at "
      "/dev/shm)."},
+    {"shm_fallocate_failed", S::Fail, M::Warn, "", "posix_fallocate", "", -1,
+     "Could not allocate a /dev/shm segment (posix_fallocate failed)",
+     "/dev/shm has no room for the SHM transport's buffers, typically a container's 64 MB default.",
+     "Run the container with --ipc=host or a larger --shm-size (Kubernetes: an emptyDir medium "
+     "Memory at /dev/shm); NCCL_SHM_DISABLE=1 avoids SHM at some cost."},
+    {"proxy_call_failed", S::Fail, M::Warn, "", "Proxy Call to rank", "", -1,
+     "A call to a peer's proxy failed",
+     "The proxy of the peer rank failed or closed its connection first.",
+     "Read the log of the rank named in the line for its first error."},
     {"shm_extend_failed", S::Fail, M::Warn, "", "failed to extend /dev/shm", "", -1,
      "Could not grow a /dev/shm segment",
      "/dev/shm is full or too small (container default 64 MB).",
@@ -205,6 +247,14 @@ const Signature kSignatures[] = {
      "or interface.",
      "Check NCCL_NET / NCCL_NET_PLUGIN, NCCL_SOCKET_IFNAME and the NICs visible in this "
      "environment."},
+    {"p2p_not_enabled", S::Info, M::Info, "Could not enable P2P", "", "", -1,
+     "GPU peer-to-peer could not be enabled between local GPUs: they fall back to SHM",
+     "The platform refuses P2P between these two GPUs: PCIe ACS redirecting peer traffic, an IOMMU or a "
+     "virtual machine without P2P, GPUs on different CPU sockets, or consumer GPUs whose driver "
+     "disables P2P. The ranks still run, over SHM (a copy through host memory: a fraction of NVLink "
+     "or PCIe P2P bandwidth).",
+     "If the GPUs should talk directly: disable ACS on the PCIe switches (fabscope check), set the "
+     "IOMMU to passthrough (iommu=pt), pass P2P through in the VM; otherwise this is expected."},
     {"net_plugin_load_failed", S::Warn, M::Info, "NET/Plugin", "undefined symbol", "", -1,
      "An external network plugin failed to load (undefined symbol)",
      "The libnccl-net plugin was built against other libraries than those present (a HPC-X, AWS OFI "
@@ -224,6 +274,26 @@ const Signature kSignatures[] = {
      "Several ranks use the same GPU",
      "The launcher did not set one device per rank (LOCAL_RANK not used, CUDA_VISIBLE_DEVICES wrong).",
      "Call cuda.set_device(LOCAL_RANK) (or equivalent) before creating the communicator."},
+    {"gpu_duplicate", S::Fail, M::Warn, "", "Duplicate GPU detected", "", -1,
+     "Two ranks use the same GPU (Duplicate GPU detected)",
+     "Several processes of one communicator selected the same CUDA device: the launcher did not "
+     "give each rank its own GPU (LOCAL_RANK not used, CUDA_VISIBLE_DEVICES identical, a default "
+     "device hard-coded), so NCCL refuses the communicator (ncclInvalidUsage).",
+     "Give each local rank its own device (cuda.set_device(LOCAL_RANK), or one GPU per process in "
+     "CUDA_VISIBLE_DEVICES) before creating the communicator."},
+    {"ib_collective_mismatch", S::Fail, M::Warn, "", "collective mismatch error", "", -1,
+     "Two ranks disagree on a message size (NET/IB collective mismatch)",
+     "The receiver posted a buffer of another size than the sender sent: ranks run different "
+     "collectives or sizes, or are configured differently (NCCL versions, NCCL_PROTO/NCCL_ALGO or "
+     "buffer-size variables set on some ranks only).",
+     "Compare the environment and NCCL version of both ranks (fabscope log --hosts), then check that "
+     "every rank issues the same collectives with the same counts."},
+    {"collective_mismatch", S::Fail, M::Warn, "", "Mismatched collective detected", "", -1,
+     "Ranks called different collectives (Mismatched collective detected)",
+     "Some ranks enqueued collectives in another order or with other sizes than their peers (an "
+     "application bug), as NCCL's check around the named rank found.",
+     "Log the collectives (NCCL_DEBUG_SUBSYS=COLL) on every rank and compare around the rank named; "
+     "make every rank issue the same collectives in the same order with the same counts."},
     {"message_truncated", S::Fail, M::Warn, "", "Message truncated", "", -1,
      "A rank received a different amount of data than it expected",
      "Ranks called collectives in a different order or with different sizes/dtypes (an application "
@@ -252,6 +322,11 @@ const Signature kSignatures[] = {
      "NCCL returned ncclUnhandledCudaError",
      "A CUDA call failed inside NCCL (out of memory, illegal address, driver problem).",
      "Read the 'Cuda failure' WARN before it; check dmesg for Xid errors."},
+    {"comm_aborted", S::Fail, M::Framework, "", "communicator was aborted", "", -1,
+     "The framework aborted the NCCL communicator",
+     "A rank's error or timeout made the framework abort its communicators; the other ranks then fail "
+     "with remote or socket errors.",
+     "Find the first error before the abort (this report names it as the first cause)."},
     {"collective_timeout", S::Fail, M::Framework, "", "Watchdog caught collective operation timeout", "", -1,
      "A collective did not finish before the framework's timeout",
      "A rank hung or lagged (stuck data loader, a crashed peer, a network stall), so the others "
@@ -303,11 +378,21 @@ std::optional<int> completion_status(std::string_view m) {
   return v;
 }
 
+// The entries of each MatchOn, in catalog order: INFO lines that no cheap rule classified reach
+// match_signature, so they must not walk the WARN entries.
+struct ByLevel {
+  std::vector<const Signature*> of[3];
+  ByLevel() {
+    for (const Signature& s : kSignatures) of[static_cast<int>(s.on)].push_back(&s);
+  }
+};
+
 const Signature* match_signature(MatchOn on, std::string_view message) {
+  static const ByLevel by_level;
   std::optional<int> status;
   bool status_read = false;
-  for (const Signature& s : kSignatures) {
-    if (s.on != on) continue;
+  for (const Signature* sp : by_level.of[static_cast<int>(on)]) {
+    const Signature& s = *sp;
     if (s.prefix[0] != '\0' && !starts(message, s.prefix)) continue;
     if (!has(message, s.contains) || !has(message, s.contains2)) continue;
     if (s.wc_status >= 0) {

@@ -2,6 +2,16 @@
 
 namespace fabscope::nccllog {
 
+const char* to_string(Phase p) {
+  switch (p) {
+    case Phase::Bootstrap: return "bootstrap";
+    case Phase::Topology: return "topology";
+    case Phase::Connect: return "connect";
+    case Phase::Running: return "running";
+  }
+  return "?";
+}
+
 void to_json(json& j, const Nic& v) { j = json{{"name", v.name}, {"link_layer", v.link_layer}}; }
 
 void to_json(json& j, const ProcessInfo& v) {
@@ -17,7 +27,11 @@ void to_json(json& j, const ProcessInfo& v) {
            {"failed_plugins", v.failed_plugins},
            {"env", v.env},
            {"warnings", v.warnings},
-           {"first_error_code", v.first_error_code}};
+           {"first_error_code", v.first_error_code},
+           {"first_error_trace", v.first_error_trace},
+           {"phase", to_string(v.phase)},
+           {"socket_dev_channels", v.socket_dev_channels},
+           {"ib_dev_channels", v.ib_dev_channels}};
 }
 
 void to_json(json& j, const RankInfo& v) {
@@ -73,6 +87,15 @@ void to_json(json& j, const InputInfo& v) {
            {"cut_lines", v.cut_lines}};
 }
 
+void to_json(json& j, const Failure& v) {
+  j = json{{"id", v.id},           {"severity", to_string(v.severity)},
+           {"line", v.line},       {"input", v.input},
+           {"seq", v.seq},         {"host", v.host},
+           {"pid", v.pid},         {"cuda_dev", v.cuda_dev},
+           {"rank", v.rank},       {"source", v.source},
+           {"phase", to_string(v.phase)}, {"time", v.time}};
+}
+
 void to_json(json& j, const LogSummary& v) {
   j = json{{"inputs", v.inputs},
            {"processes", v.processes},
@@ -82,7 +105,9 @@ void to_json(json& j, const LogSummary& v) {
            {"unknown_warnings", v.unknown_warnings},
            {"unknown_samples", v.unknown_samples},
            {"channel_lines", v.channel_lines},
-           {"dropped_entities", v.dropped_entities}};
+           {"dropped_entities", v.dropped_entities},
+           {"failures", v.failures},
+           {"failures_dropped", v.failures_dropped}};
 }
 
 }  // namespace fabscope::nccllog

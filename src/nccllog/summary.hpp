@@ -14,6 +14,13 @@
 
 namespace fabscope::nccllog {
 
+// How far a process got through communicator setup when it logged a line. Each phase starts at the
+// first line only that phase prints: any line (bootstrap: TCP rendezvous over the OOB interface),
+// "comm 0x.. nRanks .. nNodes .." (topology and graph search: the rendezvous is done), a
+// "Channel .. via" line (transport connect), "Init COMPLETE" (the communicator runs collectives).
+enum class Phase { Bootstrap = 0, Topology, Connect, Running };
+const char* to_string(Phase p);
+
 struct Nic {
   std::string name;        // "mlx5_0:1" (device:port) or "eth0"
   std::string link_layer;  // "IB", "RoCE"; "" for sockets
@@ -34,6 +41,11 @@ struct ProcessInfo {
   std::map<std::string, std::string> env;   // "NCCL_IB_HCA" -> "=mlx5_0:1"
   long warnings = 0;
   std::optional<long> first_error_code;     // first ncclResult_t seen in "file:line -> N"
+  std::optional<std::string> first_error_trace;  // its "bootstrap.cc:98" (the failing call's file)
+  Phase phase = Phase::Bootstrap;           // the furthest phase this process reached
+  // Network channels per device index N of "NET/Socket/N" / "NET/IB/N" / "NET/IBext/N": the
+  // interface (socket_ifs[N]) or HCA (ib_nics[N]) they run on. At most 64 entries each.
+  std::vector<long> socket_dev_channels, ib_dev_channels;
 };
 
 // One rank of a communicator, as seen by the process that owns it.
@@ -86,6 +98,23 @@ struct SignatureHit {
   std::optional<int> wc_status;    // completion errors: the status code of the first line
 };
 
+// One WARN or framework error line of severity warn or above, in reading order: the material of
+// the cause/consequence reasoning in diagnose().
+struct Failure {
+  std::string id;        // catalog signature id, or "unknown_warning"
+  Severity severity = Severity::Warn;
+  std::string line;      // the line, cut to 300 bytes
+  std::string input;     // "file:line"
+  std::uint64_t seq = 0; // reading order over all inputs
+  std::string host;      // "" when the line has no host:pid:tid prefix
+  long pid = -1;
+  int cuda_dev = -1;
+  int rank = -1;          // the rank of the comm this process/device was setting up, -1 unknown
+  std::string source;     // NCCL's "misc/socket.cc:483", when the line has one
+  Phase phase = Phase::Bootstrap;  // the phase the process was in
+  std::optional<double> time;      // seconds, from a timestamp before the host (or in the line)
+};
+
 struct InputInfo {
   std::string name;
   std::uint64_t bytes = 0, lines = 0, nccl_lines = 0, cut_lines = 0;
@@ -101,7 +130,11 @@ struct LogSummary {
   std::vector<std::string> unknown_samples;  // first distinct unknown WARN messages (max 10)
   long channel_lines = 0;
   long dropped_entities = 0;  // processes/comms beyond the caps (memory stays bounded)
+  std::vector<Failure> failures;  // the first kMaxFailures, in reading order
+  long failures_dropped = 0;
 };
+
+constexpr std::size_t kMaxFailures = 1024;
 
 void to_json(json& j, const Nic& v);
 void to_json(json& j, const ProcessInfo& v);
@@ -111,6 +144,7 @@ void to_json(json& j, const PeerPair& v);
 void to_json(json& j, const CommSummary& v);
 void to_json(json& j, const SignatureHit& v);
 void to_json(json& j, const InputInfo& v);
+void to_json(json& j, const Failure& v);
 void to_json(json& j, const LogSummary& v);
 
 }  // namespace fabscope::nccllog

@@ -181,3 +181,15 @@ TEST(LineReader, BinaryJunkIsJustBytes) {
   Line l;
   EXPECT_FALSE(parse_line(lines[0], l));  // "WARN\0" is not the "NCCL WARN " marker
 }
+
+TEST(ParseLine, MpirunTagGluedToTheHostIsNotPartOfIt) {
+  // nccl#957 and horovod#3929 (tests/fixtures/nccl-logs/issues): --tag-output without a space.
+  Line l;
+  ASSERT_TRUE(parse_line("Fri Aug 11 12:31:45 2023[1,0]<stdout>:tomte401:1850301:1881341 [0] transport.cc:154 NCCL "
+                         "WARN Cuda failure 'invalid argument'",
+                         l));
+  EXPECT_EQ(l.host, "tomte401");
+  EXPECT_EQ(l.pid, 1850301);
+  ASSERT_TRUE(parse_line("[1,2]<stdout>:smc-gpu-03:29880:30398 [0] init.cc:497 NCCL WARN Duplicate GPU detected", l));
+  EXPECT_EQ(l.host, "smc-gpu-03");
+}

@@ -89,3 +89,28 @@ TEST(Names, WcStatusAndResultCodes) {
   EXPECT_STREQ(nccl_result_name(2), "ncclSystemError");
   EXPECT_STREQ(nccl_result_name(-1), "?");
 }
+
+TEST(MatchSignature, ErrnoOfModifyQpAndRegMrPicksTheEntry) {
+  // The formats of nccl#799 / nccl#2013 (tests/fixtures/nccl-logs/issues) and of ibvwrap's reg_mr.
+  EXPECT_EQ(id_of(MatchOn::Warn, "Call to ibv_modify_qp failed with error No such device"), "ib_modify_qp_no_device");
+  EXPECT_EQ(id_of(MatchOn::Warn, "Call to ibv_modify_qp failed with 110 Connection timed out, on dev mlx_x:1, curr "
+                                 "state INIT, next state RTR"),
+            "ib_modify_qp_timeout");
+  EXPECT_EQ(id_of(MatchOn::Warn, "Call to ibv_modify_qp failed with 22 Invalid argument, curr state INIT"),
+            "ib_modify_qp_invalid");
+  EXPECT_EQ(id_of(MatchOn::Warn, "Call to ibv_reg_mr failed with error Cannot allocate memory"), "ib_reg_mr_memlock");
+  EXPECT_EQ(id_of(MatchOn::Warn, "Call to ibv_reg_mr failed with error Bad address"), "ib_reg_mr_bad_address");
+  EXPECT_EQ(id_of(MatchOn::Warn, "Call to ibv_reg_mr failed with error Operation not permitted"), "ib_reg_mr_failed");
+  EXPECT_EQ(id_of(MatchOn::Warn, "Duplicate GPU detected : rank 2 and rank 0 both on CUDA device 1000"), "gpu_duplicate");
+  EXPECT_EQ(id_of(MatchOn::Warn, "Call to posix_fallocate failed : No space left on device"), "shm_fallocate_failed");
+}
+
+TEST(MatchSignature, CollectiveMismatchesAreCataloged) {
+  // nccl#969 and nccl#296 (tests/fixtures/nccl-logs/issues).
+  EXPECT_EQ(id_of(MatchOn::Warn, "NET/IB : req 0/1 tag 0 peer 10.10.23.6<58683> collective mismatch error, local size "
+                                 "496640 remote size 65536"),
+            "ib_collective_mismatch");
+  EXPECT_EQ(id_of(MatchOn::Warn, "Mismatched collective detected, please check your collective calls at and around "
+                                 "rank 39."),
+            "collective_mismatch");
+}

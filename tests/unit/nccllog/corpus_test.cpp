@@ -1,0 +1,111 @@
+// The corpus of public logs (tests/fixtures/nccl-logs/issues/EXPECTED): each verdict says what
+// the thread's resolution (or the log itself) establishes, and nothing it rules out.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "nccllog/accumulate.hpp"
+#include "nccllog/diagnose.hpp"
+#include "support/fixtures.hpp"
+
+using namespace fabscope::nccllog;
+
+namespace {
+
+std::vector<std::string> split(const std::string& s, const std::string& sep) {
+  std::vector<std::string> out;
+  std::size_t from = 0;
+  while (true) {
+    std::size_t p = s.find(sep, from);
+    out.push_back(s.substr(from, p == std::string::npos ? std::string::npos : p - from));
+    if (p == std::string::npos) return out;
+    from = p + sep.size();
+  }
+}
+
+struct Case {
+  std::string path, basis;
+  std::vector<std::string> must, must_not;
+};
+
+std::vector<Case> cases() {
+  std::ifstream in(fabscope::testing::fixture("nccl-logs/issues/EXPECTED"));
+  std::vector<Case> out;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    auto cols = split(line, "\t");
+    EXPECT_EQ(cols.size(), 4u) << line;
+    if (cols.size() != 4) continue;
+    Case c{cols[0], cols[3], split(cols[1], ";;"), {}};
+    if (cols[2] != "-") c.must_not = split(cols[2], ";;");
+    out.push_back(c);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST(Corpus, EveryPublicLogGetsTheVerdictItsThreadEstablishes) {
+  auto all = cases();
+  ASSERT_GE(all.size(), 15u);
+  for (const auto& c : all) {
+    LogSummary s = summarize_files({fabscope::testing::fixture("nccl-logs/" + c.path).string()});
+    Diagnosis d = diagnose(s);
+    for (const auto& m : c.must)
+      EXPECT_NE(d.verdict.find(m), std::string::npos) << c.path << ": missing \"" << m << "\" in: " << d.verdict;
+    for (const auto& m : c.must_not)
+      EXPECT_EQ(d.verdict.find(m), std::string::npos) << c.path << ": \"" << m << "\" in: " << d.verdict;
+  }
+}
+
+TEST(Corpus, EveryLogOfTheIssuesDirectoryIsListed) {
+  auto all = cases();
+  int n = 0;
+  for (const auto& e : std::filesystem::directory_iterator(fabscope::testing::fixture("nccl-logs/issues"))) {
+    if (e.path().extension() != ".log") continue;
+    ++n;
+    std::string rel = "issues/" + e.path().filename().string();
+    EXPECT_TRUE(std::any_of(all.begin(), all.end(), [&](const Case& c) { return c.path == rel; })) << rel;
+  }
+  EXPECT_GE(n, 10);
+}
+
+TEST(Corpus, OomIsTheCauseAndThePeersSocketErrorsFollowFromIt) {
+  // The issue's first example: the OOM is printed after the peer's errors, in another process.
+  LogSummary s = summarize_files({fabscope::testing::fixture("nccl-logs/issues/nccl-1235-oom-peers-closed.log").string()});
+  Diagnosis d = diagnose(s);
+  ASSERT_TRUE(d.causality.first_cause.has_value());
+  const Failure& f = s.failures[*d.causality.first_cause];
+  EXPECT_EQ(f.id, "cuda_oom");
+  EXPECT_EQ(f.pid, 3063028);
+  EXPECT_EQ(f.phase, Phase::Connect);  // its traces run through transport/p2p.cc
+  EXPECT_EQ(d.causality.consequences, 3);  // peer closed, recv failed, the calloc after the OOM
+  ASSERT_FALSE(d.findings.empty());
+  EXPECT_EQ(d.findings[0].id, "nccllog.first_cause");
+}
+
+TEST(Corpus, TimestampsOrderTheFailures) {
+  LogSummary s =
+      summarize_files({fabscope::testing::fixture("nccl-logs/issues/pytorch-ci-infra-490-shm-timestamps.log").string()});
+  ASSERT_EQ(s.failures.size(), 2u);
+  ASSERT_TRUE(s.failures[0].time.has_value());
+  // 2026-04-22 21:34:20 UTC in seconds since 1970
+  EXPECT_DOUBLE_EQ(*s.failures[0].time, 1776893660.0);
+}
+
+TEST(Corpus, P2pThatCannotBeEnabledIsANoteAboutShm) {
+  LogSummary s = summarize_files({fabscope::testing::fixture("nccl-logs/issues/nccl-1516-p2p-not-enabled.log").string()});
+  Diagnosis d = diagnose(s);
+  auto f = std::find_if(d.findings.begin(), d.findings.end(),
+                        [](const fabscope::Finding& x) { return x.id == "nccllog.p2p_not_enabled"; });
+  ASSERT_NE(f, d.findings.end());
+  EXPECT_EQ(f->severity, fabscope::Severity::Info);
+  EXPECT_NE(f->evidence.find("4x"), std::string::npos) << f->evidence;
+  EXPECT_TRUE(s.failures.empty());
+}

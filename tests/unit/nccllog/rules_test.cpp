@@ -1,0 +1,375 @@
+// Each entry of the reasoning tables (rules.hpp) and of the summary rules (diagnose.hpp) on its own,
+// on lines from real logs (tests/fixtures/nccl-logs/issues and public, see their SOURCE files).
+#include "nccllog/rules.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "nccllog/accumulate.hpp"
+#include "nccllog/diagnose.hpp"
+#include "nccllog/signatures.hpp"
+
+using namespace fabscope::nccllog;
+
+namespace {
+
+// A failure as the accumulator records it: the catalog id the line matches, and the line.
+Failure failure_of(const std::string& line) {
+  LogSummary s = summarize_text(line + "\n");
+  EXPECT_EQ(s.failures.size(), 1u) << line;
+  return s.failures.empty() ? Failure{} : s.failures[0];
+}
+
+std::string consequence_id(const std::string& line) {
+  const ConsequenceRule* r = match_consequence(failure_of(line));
+  return r ? r->id : "";
+}
+
+std::string docs() {
+  std::ifstream f(std::string(FABSCOPE_SOURCE_DIR) + "/docs/nccllog.md");
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+// One real line per consequence rule.
+const std::map<std::string, std::string> kConsequenceSamples = {
+    {"peer_closed", "ng30903:3063025:3066048 [0] misc/socket.cc:49 NCCL WARN socketProgress: Connection closed by "
+                    "remote peer ng30903-ib.narval.calcul.quebec<51159>"},
+    {"peer_reset", "h:1:1 [0] misc/socket.cc:1 NCCL WARN Net : Connection reset by peer"},
+    {"recv_failed", "ng30903:3063025:3066048 [0] proxy.cc:1143 NCCL WARN Socket recv failed while polling for "
+                    "opId=0x55a51966cc80"},
+    {"socket_progress_error", "h:1:1 [0] misc/socket.cc:1 NCCL WARN socketProgress: abort, res=3"},
+    {"proxy_op_failed", "user:16901:16967 [2] proxy.cc:1519 NCCL WARN [Proxy Service 2] Failed to execute operation "
+                        "Connect from rank 2, retcode 3"},
+    {"proxy_progress_error", "Fri Aug 11 12:31:45 2023[1,0]<stdout>:tomte401:1850301:1881358 [0] proxy.cc:1485 NCCL "
+                             "WARN [Service thread] Error encountered progressing operation=Connect, res=3, closing "
+                             "connection"},
+    {"remote_error", "RuntimeError: NCCL error: remote process exited or there was a network error, NCCL version 2.18"},
+    {"remote_error_warn", "h:1:1 [0] x.cc:1 NCCL WARN remote process exited or there was a network error"},
+    {"aborted_by_rank", "[rank1]: RuntimeError: NCCL communicator was aborted on rank 1."},
+    {"qp_flushed", "h:1:1 [0] NCCL WARN NET/IB : Got completion from peer 10.0.0.1<1> with status=5 opcode=0"},
+    {"peer_not_ready", "h:1:1 [0] NCCL WARN NET/IB : Got completion from peer 10.0.0.1<1> with status=13 opcode=0"},
+    {"peer_rejected_access", "h:1:1 [0] NCCL WARN NET/IB : Got completion from peer 10.0.0.1<1> with status=10"},
+    {"peer_remote_op", "h:1:1 [0] NCCL WARN NET/IB : Got completion from peer 10.0.0.1<1> with status=11"},
+    {"proxy_call_failed", "host:22337:22400 [6] proxy.cc:862 NCCL WARN Proxy Call to rank 14 failed (Connect)"},
+    {"proxy_receive_failed", "Fri Aug 11 12:31:45 2023[1,0]<stdout>:tomte401:1850301:1881358 [0] proxy.cc:1495 NCCL "
+                             "WARN [Service thread] Could not receive type from localRank 0, res=3, closed=0"},
+    {"alloc_after_cuda_failure", "ng30903:3063028:3066152 [3] include/alloc.h:185 NCCL WARN Failed to CUDA calloc "
+                                 "6291456 bytes"},
+    {"framework_system_error", "RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:825, unhandled system error, NCCL "
+                               "version 2.7.8"},
+    {"framework_internal_error", "torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1197, "
+                                 "internal error - please report this issue to the NCCL developers"},
+    {"framework_cuda_error", "RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:1269, unhandled cuda error"},
+    {"framework_invalid_usage", "torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1727, invalid "
+                                "usage (run with NCCL_DEBUG=WARN for details), NCCL version 2.19.3"},
+    {"watchdog_timeout", "[Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1) ran for 600000 ms "
+                         "before timing out. NCCL error"},
+};
+
+}  // namespace
+
+TEST(ConsequenceRules, EveryRuleMatchesItsSampleAndHasOne) {
+  for (const auto& r : consequence_rules()) {
+    auto it = kConsequenceSamples.find(r.id);
+    ASSERT_NE(it, kConsequenceSamples.end()) << "no sample line for consequence rule " << r.id;
+    EXPECT_EQ(consequence_id(it->second), r.id) << it->second;
+  }
+  EXPECT_EQ(kConsequenceSamples.size(), consequence_rules().size());
+}
+
+TEST(ConsequenceRules, CausesAreNotConsequences) {
+  EXPECT_EQ(consequence_id("ng30903:3063028:3066152 [3] include/alloc.h:178 NCCL WARN Cuda failure 'out of memory'"), "");
+  EXPECT_EQ(consequence_id("72bf:76786:77145 [3] misc/ibvwrap.cc:284 NCCL WARN Call to ibv_modify_qp failed with error "
+                           "No such device"),
+            "");
+  EXPECT_EQ(consequence_id("h:1:1 [0] NCCL WARN NET/IB : Got completion from peer 10.0.0.1<1> with status=12"), "");
+  EXPECT_EQ(consequence_id("user:16901:16967 [2] misc/socket.cc:441 NCCL WARN socketFinalizeAccept: wrong type 4 != 3"),
+            "");
+}
+
+TEST(ConsequenceRules, EveryRuleIsDocumented) {
+  const std::string d = docs();
+  for (const auto& r : consequence_rules())
+    if (r.signature[0] != '\0') {
+      EXPECT_NE(d.find("### nccllog." + std::string(r.signature) + "\n"), std::string::npos) << r.id;
+    }
+}
+
+TEST(ConsequenceRules, ReferToCatalogIds) {
+  for (const auto& r : consequence_rules()) {
+    if (r.signature[0] == '\0') continue;
+    bool found = std::any_of(signatures().begin(), signatures().end(),
+                             [&](const Signature& s) { return std::string(s.id) == r.signature; });
+    EXPECT_TRUE(found) << r.id << " -> " << r.signature;
+  }
+}
+
+namespace {
+std::vector<std::string> rules_applied(const std::string& text) {
+  return diagnose(summarize_text(text)).causality.rules_applied;
+}
+bool applied(const std::string& text, const std::string& id) {
+  auto v = rules_applied(text);
+  return std::find(v.begin(), v.end(), id) != v.end();
+}
+// From public/espnet-1940-connection-refused.log with a bootstrap line of the same process added.
+const char* kRefused =
+    "tj1:941227:943077 [0] include/socket.h:390 NCCL WARN Connect to 10.38.10.112<21724> failed : Connection refused\n"
+    "tj1:941227:943077 [0] NCCL INFO bootstrap.cc:100 -> 2\n";
+}  // namespace
+
+TEST(CauseRules, BootstrapInterfaceIsNamedForASocketFailureInBootstrap) {
+  std::string text = std::string("tj1:941227:941227 [0] NCCL INFO Bootstrap : Using eth0:10.38.10.113<0>\n") + kRefused;
+  EXPECT_TRUE(applied(text, "bootstrap_interface"));
+  EXPECT_FALSE(applied(text, "bootstrap_ipoib"));
+  Diagnosis d = diagnose(summarize_text(text));
+  EXPECT_NE(d.verdict.find("NCCL failed during bootstrap (TCP rendezvous): Socket connection refused"), std::string::npos)
+      << d.verdict;
+  EXPECT_NE(d.verdict.find("bootstrap interface eth0:10.38.10.113<0>"), std::string::npos) << d.verdict;
+  ASSERT_FALSE(d.findings.empty());
+  EXPECT_NE(d.findings[0].remedy.find("NCCL_SOCKET_IFNAME"), std::string::npos);
+  EXPECT_EQ(d.findings[0].remedy.find("GID"), std::string::npos) << "no RDMA remedy before any transport line";
+  // Without the bootstrap line the rule has nothing to name.
+  EXPECT_FALSE(applied(kRefused, "bootstrap_interface"));
+}
+
+TEST(CauseRules, IpoibBootstrapAcrossSubnetsPinsTheEthernetInterface) {
+  std::string text = std::string(
+                         "tj1:941227:941227 [0] NCCL INFO Bootstrap : Using ib0:192.168.1.5<0>\n"
+                         "tj2:5:5 [0] NCCL INFO Bootstrap : Using ib0:192.168.2.6<0>\n"
+                         "tj1:941227:941227 [0] NCCL INFO NET/Socket : Using [0]ib0:192.168.1.5<0> [1]eno1:10.0.0.5<0>\n") +
+                     kRefused;
+  EXPECT_TRUE(applied(text, "bootstrap_ipoib"));
+  Diagnosis d = diagnose(summarize_text(text));
+  EXPECT_NE(d.verdict.find("IPoIB used for bootstrap across 2 subnets"), std::string::npos) << d.verdict;
+  EXPECT_NE(d.findings[0].remedy.find("NCCL_SOCKET_IFNAME=eno1"), std::string::npos) << d.findings[0].remedy;
+}
+
+TEST(CauseRules, SocketInterfaceNamesTheVethTheChannelsRanOn) {
+  // public/oneflow-3586-socket-timeout.log, with the WARN its thread quotes completed as NCCL prints it.
+  std::ifstream f(std::string(FABSCOPE_SOURCE_DIR) + "/tests/fixtures/nccl-logs/public/oneflow-3586-socket-timeout.log");
+  std::stringstream ss;
+  ss << f.rdbuf();
+  std::string text = ss.str() +
+                     "worker:101542:101934 [0] include/socket.h:403 NCCL WARN Connect to fe80::1<43323> failed : "
+                     "Connection timed out\n";
+  EXPECT_TRUE(applied(text, "socket_interface"));
+  Diagnosis d = diagnose(summarize_text(text));
+  EXPECT_NE(d.verdict.find("NET/Socket ran over veth25f2e72:fe80::380d"), std::string::npos) << d.verdict;
+  EXPECT_NE(d.findings[0].remedy.find("NCCL_SOCKET_IFNAME=eno1"), std::string::npos) << d.findings[0].remedy;
+}
+
+TEST(CauseRules, RailHintOnlyForAnRtrTimeout) {
+  const std::string rtr =
+      "[2026-03-13 22:26:02] host-01.example.com:XXXXXX [5] ibvwrap.c:262 NCCL WARN Call to ibv_modify_qp failed with "
+      "110 Connection timed out, on dev mlx_x:1, curr state INIT, next state RTR, local GID index 3\n";
+  EXPECT_TRUE(applied(rtr, "rail_cross_nic"));
+  Diagnosis d = diagnose(summarize_text(rtr));
+  EXPECT_NE(d.findings[0].remedy.find("NCCL_CROSS_NIC=0"), std::string::npos);
+  // nccl-tests#227's line names no state: the generic ARP/GID remedy stays alone.
+  EXPECT_FALSE(applied("ai-worker01:5771:5783 [0] ibvwrap.c:1 NCCL WARN Call to ibv_modify_qp failed with error "
+                       "Connection timed out\n",
+                       "rail_cross_nic"));
+  // One NIC per node cannot be a rail problem.
+  EXPECT_FALSE(applied("h:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/RoCE [RO]; OOB eth0:10.0.0.1<0>\n"
+                       "h:1:2 [0] ibvwrap.c:262 NCCL WARN Call to ibv_modify_qp failed with 110 Connection timed out, "
+                       "curr state INIT, next state RTR\n",
+                       "rail_cross_nic"));
+}
+
+TEST(CauseRules, QpTransitionIsNamedAndPicksTheRemedy) {
+  // nccl#2013's line (ETIMEDOUT, INIT -> RTR), and the same format with EINVAL.
+  const std::string rtr =
+      "[2026-03-13 22:26:02] host-01.example.com:XXXXXX [5] ibvwrap.c:262 NCCL WARN Call to ibv_modify_qp failed with "
+      "110 Connection timed out, on dev mlx_x:1, curr state INIT, next state RTR, local GID index 3\n";
+  EXPECT_TRUE(applied(rtr, "qp_transition"));
+  EXPECT_NE(diagnose(summarize_text(rtr)).verdict.find("QP INIT -> RTR"), std::string::npos);
+  std::string inval = rtr;
+  inval.replace(inval.find("110 Connection timed out"), 24, "22 Invalid argument");
+  Diagnosis d = diagnose(summarize_text(inval));
+  EXPECT_NE(d.findings[0].remedy.find("MTU"), std::string::npos) << d.findings[0].remedy;
+  EXPECT_NE(d.findings[0].remedy.find("NCCL_IB_ROCE_VERSION_NUM"), std::string::npos);
+  // Older lines name no state.
+  EXPECT_FALSE(applied("h:1:1 [0] ibvwrap.cc:1 NCCL WARN Call to ibv_modify_qp failed with error Invalid argument\n",
+                       "qp_transition"));
+}
+
+TEST(CauseRules, OomDuringConnectIsTheTransportBuffers) {
+  std::string text =
+      "ng30903:3063028:3066152 [3] include/alloc.h:178 NCCL WARN Cuda failure 'out of memory'\n"
+      "ng30903:3063028:3066152 [3] NCCL INFO transport/p2p.cc:204 -> 1\n";
+  EXPECT_TRUE(applied(text, "oom_transport_buffers"));
+  // In a collective (enqueue.cc) it is not.
+  EXPECT_FALSE(applied("VM:392:494 [2] enqueue.cc:43 NCCL WARN Cuda failure 'out of memory'\n", "oom_transport_buffers"));
+}
+
+TEST(CauseRules, EveryRuleHasATestAndIsDocumented) {
+  const std::string d = docs();
+  for (const auto& r : cause_rules()) {
+    EXPECT_NE(d.find("`" + std::string(r.id) + "`"), std::string::npos) << r.id;
+  }
+  EXPECT_EQ(cause_rules().size(), 6u) << "a new cause rule needs its own test above";
+}
+
+TEST(Phases, EachPhaseHasANameAndARemedy) {
+  for (Phase p : {Phase::Bootstrap, Phase::Topology, Phase::Connect, Phase::Running}) {
+    EXPECT_EQ(phase_info(p).phase, p);
+    EXPECT_NE(std::string(phase_info(p).remedy), "");
+  }
+  EXPECT_NE(std::string(phase_info(Phase::Bootstrap).remedy).find("RDMA is not used"), std::string::npos);
+}
+
+TEST(Phases, HintsFromTheLineItself) {
+  EXPECT_EQ(phase_hint("ib_modify_qp_no_device", "misc/ibvwrap.cc:284"), Phase::Connect);
+  EXPECT_EQ(phase_hint("shm_exhausted", "misc/shmutils.cc:112"), Phase::Connect);
+  EXPECT_EQ(phase_hint("proxy_op_failed", "proxy.cc:1519"), Phase::Connect);
+  EXPECT_EQ(phase_hint("unknown_warning", "transport/net_socket.cc:375"), Phase::Connect);
+  EXPECT_EQ(phase_hint("ib_wc_local_protection", "transport/net_ib.cc:1"), Phase::Running);
+  EXPECT_EQ(phase_hint("ib_collective_mismatch", "transport/net_ib.cc:1038"), Phase::Running);
+  EXPECT_EQ(phase_hint("cuda_oom", "enqueue.cc:43"), Phase::Running);
+  EXPECT_EQ(phase_hint("gpu_duplicate", "init.cc:497"), Phase::Topology);
+  EXPECT_FALSE(phase_hint("socket_connection_refused", "include/socket.h:390").has_value());
+  EXPECT_FALSE(phase_hint("cuda_oom", "include/alloc.h:178").has_value());
+}
+
+TEST(Phases, ProcessPhaseFollowsItsLines) {
+  // From h200x2/socket-p2p-shm-disabled.log, rank 0's lines, cut after each phase's first line.
+  const std::string start = "vm:767:767 [0] NCCL INFO Bootstrap : Using eth0:192.0.2.2<0>\n";
+  const std::string info = "vm:767:767 [0] NCCL INFO comm 0xd60a470 rank 0 nRanks 2 nNodes 2 localRanks 1 localRank 0 MNNVL 0\n";
+  const std::string chan = "vm:767:767 [0] NCCL INFO Channel 00/0 : 1[1] -> 0[0] [receive] via NET/Socket/0\n";
+  const std::string done = "vm:767:767 [0] NCCL INFO ncclCommInitRankConfig comm 0xd60a470 rank 0 nranks 2 cudaDev 0 "
+                           "nvmlDev 0 busId 60 commId 0x6b36aa821378b89a - Init COMPLETE\n";
+  EXPECT_EQ(summarize_text(start).processes[0].phase, Phase::Bootstrap);
+  EXPECT_EQ(summarize_text(start + info).processes[0].phase, Phase::Topology);
+  EXPECT_EQ(summarize_text(start + info + chan).processes[0].phase, Phase::Connect);
+  EXPECT_EQ(summarize_text(start + info + chan + done).processes[0].phase, Phase::Running);
+  // A WARN of that process takes the phase of its communicator at that point.
+  LogSummary s = summarize_text(start + info + "vm:767:800 [0] misc/x.cc:1 NCCL WARN something failed\n");
+  ASSERT_EQ(s.failures.size(), 1u);
+  EXPECT_EQ(s.failures[0].phase, Phase::Topology);
+  EXPECT_EQ(s.failures[0].rank, 0);
+}
+
+TEST(Interfaces, SuspiciousChoices) {
+  EXPECT_EQ(suspicious_interface("veth25f2e72:fe80::380d:bfff:fe5b:54d2%veth25f2e72<0>"),
+            "container/VM virtual interface veth*, IPv6 link-local address");
+  EXPECT_EQ(suspicious_interface("docker0:172.17.0.1<0>"), "container/VM virtual interface docker*");
+  EXPECT_EQ(suspicious_interface("lo:127.0.0.1<0>"), "loopback");
+  EXPECT_EQ(suspicious_interface("ib1:fe80::966d:ae03:b2:62c4%ib1<0>"), "IPv6 link-local address");
+  EXPECT_EQ(suspicious_interface("eth0:169.254.3.1<0>"), "IPv4 link-local address");
+  EXPECT_FALSE(suspicious_interface("eno1:172.18.40.41<0>").has_value());
+  EXPECT_FALSE(suspicious_interface("enp10s0:10.10.7.107<0>").has_value());
+  EXPECT_EQ(interface_name("veth25f2e72:fe80::380d%veth25f2e72<0>"), "veth25f2e72");
+  EXPECT_EQ(interface_name("mlx5_0:1"), "mlx5_0");
+}
+
+TEST(Interfaces, ChannelsMapToTheIndexOfTheUsingList) {
+  bool socket = false;
+  EXPECT_EQ(net_device_index("NET/Socket/1", socket), 1);
+  EXPECT_TRUE(socket);
+  EXPECT_EQ(net_device_index("NET/IB/3(1)/GDRDMA/Shared", socket), 3);
+  EXPECT_FALSE(socket);
+  EXPECT_EQ(net_device_index("NET/IBext_v8/0/GDRDMA", socket), 0);
+  EXPECT_EQ(net_device_index("P2P/CUMEM", socket), -1);
+  LogSummary s = summarize_files({std::string(FABSCOPE_SOURCE_DIR) +
+                                  "/tests/fixtures/nccl-logs/public/oneflow-3586-socket-timeout.log"});
+  ASSERT_EQ(s.processes.size(), 1u);
+  EXPECT_EQ(s.processes[0].socket_dev_channels, (std::vector<long>{0, 2}));
+  Diagnosis d = diagnose(s);
+  EXPECT_NE(d.verdict.find("over veth25f2e72 (veth25f2e72: container/VM virtual interface veth*, IPv6 link-local"),
+            std::string::npos)
+      << d.verdict;
+  auto f = std::find_if(d.findings.begin(), d.findings.end(),
+                        [](const fabscope::Finding& x) { return x.id == "nccllog.suspicious_interface"; });
+  ASSERT_NE(f, d.findings.end());
+  EXPECT_NE(f->evidence.find("NET/Socket/1 of worker:101542 (2 channels)"), std::string::npos) << f->evidence;
+  EXPECT_NE(f->remedy.find("NCCL_SOCKET_IFNAME=eno1"), std::string::npos);
+}
+
+TEST(Interfaces, RdmaChannelsNameTheirHca) {
+  // The NIC list of public/nccl-tests-227-irdma-plugin-timeout.log with two channel lines added
+  // in the form of public/nccl-1412-ib-no-gdrdma.log; an index beyond the list stays as printed.
+  std::string text =
+      "ai-worker01:5771:5783 [0] NCCL INFO NET/IB : Using [0]irdma0:1/RoCE [1]irdma3:1/RoCE [RO]; OOB "
+      "eth0:172.16.121.86<0>\n"
+      "ai-worker01:5771:5783 [0] NCCL INFO Channel 03/0 : 5[5] -> 12[4] [send] via NET/IBext_v8/1\n"
+      "ai-worker01:5771:5783 [0] NCCL INFO Channel 07/0 : 5[5] -> 12[4] [send] via NET/IBext_v8/3\n";
+  LogSummary s = summarize_text(text);
+  ASSERT_EQ(s.processes.size(), 1u);
+  EXPECT_EQ(s.processes[0].ib_dev_channels, (std::vector<long>{0, 1, 0, 1}));
+  Diagnosis d = diagnose(s);
+  EXPECT_NE(d.verdict.find("GPUDirect RDMA on 0/2 over irdma3:1,NET/IB/3"), std::string::npos) << d.verdict;
+}
+
+TEST(SummaryRules, EveryIdIsDocumented) {
+  const std::string d = docs();
+  for (const auto& r : summary_rules())
+    EXPECT_NE(d.find("### " + std::string(r.id) + "\n"), std::string::npos) << r.id;
+  EXPECT_NE(d.find("### nccllog.first_cause\n"), std::string::npos);
+}
+
+TEST(Reasoning, WarnSeverityFallbacksNeverFailTheJob) {
+  // nccl-tests#227-style plugin fallback plus an async port event: the job still connected.
+  std::string text =
+      "h:1:1 [0] NCCL INFO NET/Plugin : Plugin load (libnccl-net.so) returned 2 : undefined symbol: x\n"
+      "h:1:1 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM\n"
+      "h:1:2 [0] NCCL WARN NET/IB : mlx5_0:1 Got async event : port error\n";
+  Diagnosis d = diagnose(summarize_text(text));
+  EXPECT_EQ(d.verdict.find("NCCL failed"), std::string::npos) << d.verdict;
+}
+
+TEST(Reasoning, ConsequenceOnItsOwnProcessFollowsThatProcessCause) {
+  // Two processes: A fails on /dev/shm, B on an IB completion; B's flush follows B's error.
+  std::string text =
+      "a:1:1 [0] misc/shmutils.cc:112 NCCL WARN Error while creating shared memory segment /dev/shm/nccl-x (size 5)\n"
+      "b:2:2 [0] NCCL WARN NET/IB : Got completion from peer 10.0.0.1<1> with status=12 opcode=0\n"
+      "b:2:2 [0] NCCL WARN NET/IB : Got completion from peer 10.0.0.1<1> with status=5 opcode=0\n"
+      "c:3:3 [0] misc/socket.cc:49 NCCL WARN socketProgress: Connection closed by remote peer a<1>\n";
+  LogSummary s = summarize_text(text);
+  Causality c = reason(s);
+  ASSERT_EQ(s.failures.size(), 4u);
+  EXPECT_EQ(c.first_cause, 0u);
+  EXPECT_EQ(c.follows[2], 1);  // b's flush follows b's retry-exceeded
+  EXPECT_EQ(c.follows[3], 0);  // c has no cause of its own: the job's first cause
+  EXPECT_EQ(c.consequences, 1);
+  EXPECT_EQ(c.causes, 2);
+}
+
+TEST(Reasoning, TimestampsWinOverReadingOrder) {
+  // Per-rank files read in the wrong order: the later file's failure happened first.
+  std::string text =
+      "[2024-05-01 10:00:05] b:2:2 [0] misc/socket.cc:49 NCCL WARN Net : Connection reset by peer\n"
+      "[2024-05-01 10:00:07] b:2:2 [0] NCCL WARN NET/IB : Got completion from peer 10.0.0.1<1> with status=12\n"
+      "[2024-05-01 10:00:03] a:1:1 [0] include/alloc.h:178 NCCL WARN Cuda failure 'out of memory'\n";
+  LogSummary s = summarize_text(text);
+  Causality c = reason(s);
+  ASSERT_TRUE(c.first_cause.has_value());
+  EXPECT_EQ(s.failures[*c.first_cause].id, "cuda_oom");
+  EXPECT_EQ(c.order.front(), 2u);
+}
+
+TEST(Reasoning, OnlyConsequencesSaySoInTheVerdict) {
+  Diagnosis d = diagnose(summarize_text("h:1:1 [0] misc/socket.cc:49 NCCL WARN socketProgress: Connection closed by "
+                                        "remote peer node2<42830>\n"));
+  EXPECT_TRUE(d.causality.only_consequences);
+  EXPECT_NE(d.verdict.find("not among the inputs"), std::string::npos) << d.verdict;
+}
+
+TEST(LineTime, ReadsTimeAndDateBeforeTheHost) {
+  Line l;
+  ASSERT_TRUE(parse_line("[2024-05-01 10:11:12.500] h:1:1 [0] NCCL INFO x", l));
+  ASSERT_TRUE(line_time(l).has_value());
+  EXPECT_DOUBLE_EQ(*line_time(l), 1714558272.5);
+  ASSERT_TRUE(parse_line("Fri Aug 11 12:31:45 2023[1,0]<stdout>:tomte401:1:1 [0] x.cc:1 NCCL WARN y", l));
+  EXPECT_DOUBLE_EQ(*line_time(l), 12 * 3600 + 31 * 60 + 45);
+  ASSERT_TRUE(parse_line("h:1:1 [0] NCCL INFO at 10:11:12 nothing before the host", l));
+  EXPECT_FALSE(line_time(l).has_value());
+  ASSERT_TRUE(parse_line("99:99:99 h:1:1 [0] NCCL INFO not a time", l));
+  EXPECT_FALSE(line_time(l).has_value());
+}
