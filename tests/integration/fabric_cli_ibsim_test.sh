@@ -42,8 +42,10 @@ for f in d["findings"]:
     print(f["id"], f["severity"], f["subject"])
 PY
 }
-has() {  # has NAME ID SUBJECT-REGEX
-  findings "$1" | grep -Eq "^$2 [a-z]+ $3\$"
+has() {  # has NAME ID SUBJECT-REGEX (the list first: grep -q leaves early, and under pipefail the
+  local list                   # writer's broken pipe would fail the pipeline)
+  list=$(findings "$1")
+  grep -Eq "^$2 [a-z]+ $3\$" <<<"$list"
 }
 
 case $scenario in
