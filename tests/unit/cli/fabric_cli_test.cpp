@@ -102,7 +102,8 @@ TEST(FabricCli, SaveWritesASweepThatReadsBackAsTheSameTopology) {
   EXPECT_EQ(r.exit_code, 0) << r.out;
   r = run_fabscope("fabric --from " + quote(sweep()) + " --expect " + quote(saved) + " --json", "", false);
   EXPECT_EQ(r.exit_code, 0) << r.out;
-  for (const auto& f : json::parse(r.out)["findings"])
+  const json out = json::parse(r.out);  // named: a range over a temporary's member dangles
+  for (const auto& f : out["findings"])
     EXPECT_EQ(f["id"].get<std::string>().find("fabric.link_"), std::string::npos) << f.dump();
 }
 
