@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "core/error.hpp"
+#include "core/socket.hpp"
 
 namespace fabscope::cluster {
 
@@ -94,16 +95,7 @@ Hello parse_hello(const std::string& payload, const std::string& from) {
   return h;
 }
 
-bool token_equal(const std::string& a, const std::string& b) {
-  unsigned char diff = a.size() == b.size() ? 0 : 1;
-  const std::size_t n = std::max(a.size(), b.size());
-  for (std::size_t i = 0; i < n; ++i) {
-    const unsigned char x = i < a.size() ? static_cast<unsigned char>(a[i]) : 0;
-    const unsigned char y = i < b.size() ? static_cast<unsigned char>(b[i]) : 0;
-    diff |= static_cast<unsigned char>(x ^ y);
-  }
-  return diff == 0;
-}
+bool token_equal(const std::string& a, const std::string& b) { return net::secret_equal(a, b); }
 
 PairPlan parse_plan(const json& plan) {
   if (!plan.is_object()) throw Error("the plan is not a JSON object");
