@@ -104,9 +104,7 @@ int resolve(const Subnet& s, const std::string& what, const std::string& value) 
                      "' names no node of the sweep (give a node description, a GUID 0x... or a LID)");
   std::string list;
   for (std::size_t i = 0; i < found.size() && i < 5; ++i) {
-    char g[24];
-    std::snprintf(g, sizeof g, "0x%016llx", static_cast<unsigned long long>(s.nodes[found[i]].guid));
-    list += (i ? ", " : "") + s.name(found[i]) + " (" + g + ")";
+    list += (i ? ", " : "") + s.name(found[i]) + " (" + subnet::guid_hex(s.nodes[found[i]].guid) + ")";
   }
   throw UsageError("fabric route: " + what + " '" + value + "' is ambiguous: " + list + (found.size() > 5 ? ", ..." : "") +
                    "; give the GUID or the LID");

@@ -40,12 +40,6 @@ const std::vector<FabricCheck>& fabric_checks() {
 
 namespace {
 
-std::string hex(std::uint64_t v) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(v));
-  return buf;
-}
-
 std::string fixed(double v, int precision) {
   char buf[48];
   std::snprintf(buf, sizeof buf, "%.*f", precision, v);
@@ -338,7 +332,7 @@ void judge_growth(const Subnet& now, const std::vector<int>& level, const Subnet
 // --- subnet managers ---------------------------------------------------------------------------
 
 std::string sm_name(const Subnet& s, const SmInfo& m) {
-  std::string who = m.node >= 0 ? s.name(m.node) : hex(m.guid);
+  std::string who = m.node >= 0 ? s.name(m.node) : guid_hex(m.guid);
   return who + " (lid " + std::to_string(m.lid) + ")";
 }
 
@@ -422,10 +416,10 @@ void judge_duplicates(const Subnet& s, Out& out) {
       std::string list;
       for (const auto& h : holders) list += (list.empty() ? "" : ", ") + h;
       const char* what = map == &node_guids ? "node" : "port";
-      out.add("fabric.duplicate_guid", Severity::Fail, std::string(what) + " GUID " + hex(g),
-              std::string(what) + " GUID " + hex(g) + " is held by " + std::to_string(holders.size()) +
+      out.add("fabric.duplicate_guid", Severity::Fail, std::string(what) + " GUID " + guid_hex(g),
+              std::string(what) + " GUID " + guid_hex(g) + " is held by " + std::to_string(holders.size()) +
                   " " + what + "s: the SM and every tool mistake one for the other",
-              "guid=" + hex(g) + " held_by=" + list,
+              "guid=" + guid_hex(g) + " held_by=" + list,
               "find the devices (a cloned VM or a flashed board with a copied GUID) and give each its own GUID "
               "(the vendor's firmware tool, e.g. 'mlxconfig' / 'flint sg'), then restart the SM");
     }
@@ -480,7 +474,7 @@ void judge_not_answered(const Subnet& s, Out& out) {
     if (!node.note.empty())
       out.add("fabric.not_answered", Severity::Warn, s.name(n),
               s.name(n) + " did not answer every query of the sweep; what is missing was not judged",
-              "node=" + s.name(n) + " guid=" + hex(node.guid) + " dr_path=" + node.dr_path + " note: " + node.note,
+              "node=" + s.name(n) + " guid=" + guid_hex(node.guid) + " dr_path=" + node.dr_path + " note: " + node.note,
               "check the node: 'smpquery nodeinfo -D " + (node.dr_path.empty() ? std::string("<path>") : node.dr_path) +
                   "'; a node that stops answering SMPs is hung or overloaded; raise --timeout-ms for a busy fabric");
     for (const auto& p : node.ports)
@@ -523,7 +517,7 @@ std::vector<LinkKey> link_keys(const Subnet& s) {
 std::string key_name(const Subnet& s, const LinkKey& k) {
   auto end = [&](std::uint64_t g, int p) {
     const int n = s.find_guid(g);
-    return (n >= 0 ? s.name(n) : hex(g)) + ":" + std::to_string(p);
+    return (n >= 0 ? s.name(n) : guid_hex(g)) + ":" + std::to_string(p);
   };
   return end(k.a, k.pa) + " <-> " + end(k.b, k.pb);
 }
@@ -535,15 +529,15 @@ void judge_topology(const Subnet& now, const Subnet& expected, Out& out) {
     out.add("fabric.node_missing", Severity::Fail, expected.name(n),
             std::string(to_string(e.type)) + " " + expected.name(n) + " of the expected topology was not found "
             "(powered off, cable pulled, or it does not answer)",
-            "guid=" + hex(e.guid) + " type=" + to_string(e.type) + " was_at=" + e.dr_path,
-            "check the node's power and its cables; 'ibnetdiscover' from here should list GUID " + hex(e.guid));
+            "guid=" + guid_hex(e.guid) + " type=" + to_string(e.type) + " was_at=" + e.dr_path,
+            "check the node's power and its cables; 'ibnetdiscover' from here should list GUID " + guid_hex(e.guid));
   }
   for (int n = 0; n < static_cast<int>(now.nodes.size()); ++n) {
     const Node& m = now.nodes[n];
     if (expected.find_guid(m.guid) >= 0) continue;
     out.add("fabric.node_new", Severity::Info, now.name(n),
             std::string(to_string(m.type)) + " " + now.name(n) + " is not in the expected topology",
-            "guid=" + hex(m.guid) + " type=" + to_string(m.type),
+            "guid=" + guid_hex(m.guid) + " type=" + to_string(m.type),
             "if the node was added on purpose, save the topology again ('fabscope fabric --save FILE')");
   }
   const auto want = link_keys(expected), have = link_keys(now);

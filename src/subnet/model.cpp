@@ -188,9 +188,12 @@ int Subnet::find_lid(std::uint16_t lid) const {
 std::string Subnet::name(int node) const {
   if (node < 0 || node >= static_cast<int>(nodes.size())) return "?";
   const auto& n = nodes[node];
-  if (!n.description.empty()) return n.description;
+  return n.description.empty() ? guid_hex(n.guid) : n.description;
+}
+
+std::string guid_hex(std::uint64_t guid) {
   char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(n.guid));
+  std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(guid));
   return buf;
 }
 

@@ -134,6 +134,9 @@ struct SmInfo {
   int node = -1;                        // index into nodes when known
 };
 
+// A GUID as the diag tools print it: "0x" and 16 hex digits.
+std::string guid_hex(std::uint64_t guid);
+
 struct Subnet {
   std::string source;                   // "mlx5_0:1" (the local port the sweep ran from), or a file
   std::string swept_at;                 // ISO 8601 UTC
@@ -145,7 +148,7 @@ struct Subnet {
   void rebuild_links();
   int find_guid(std::uint64_t node_guid) const;   // node index or -1
   int find_lid(std::uint16_t lid) const;          // node index owning the LID (LMC ranges included) or -1
-  // "S-leaf1"-style name for humans: the description, else the GUID as 0x%016x.
+  // "S-leaf1"-style name for humans: the description, else guid_hex of the GUID.
   std::string name(int node) const;
 };
 

@@ -21,12 +21,6 @@ constexpr std::size_t kMaxText = 4096;          // a description, a note, a path
 constexpr std::size_t kMaxNodes = 1u << 20;      // far beyond any subnet (48K LIDs)
 constexpr std::size_t kMaxNotes = 1u << 20;
 
-std::string guid_text(std::uint64_t g) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(g));
-  return buf;
-}
-
 // --- writing -------------------------------------------------------------------------------
 
 json speeds_json(SpeedMask m) {
@@ -62,7 +56,7 @@ json info_json(const PortInfo& i) {
 }
 
 json port_json(const Port& p) {
-  json j{{"number", p.number}, {"guid", guid_text(p.guid)}};
+  json j{{"number", p.number}, {"guid", guid_hex(p.guid)}};
   j["info"] = p.info ? info_json(*p.info) : json(nullptr);
   if (p.counters) {
     json c = json::object();
@@ -85,8 +79,8 @@ json port_json(const Port& p) {
 json node_json(const Node& n) {
   json ports = json::array();
   for (const auto& p : n.ports) ports.push_back(port_json(p));
-  return json{{"type", to_string(n.type)},       {"guid", guid_text(n.guid)},
-              {"system_guid", guid_text(n.system_guid)}, {"description", n.description},
+  return json{{"type", to_string(n.type)},       {"guid", guid_hex(n.guid)},
+              {"system_guid", guid_hex(n.system_guid)}, {"description", n.description},
               {"vendor_id", n.vendor_id},         {"device_id", n.device_id},
               {"revision", n.revision},           {"firmware", n.firmware},
               {"num_ports", n.num_ports},         {"dr_path", n.dr_path},
@@ -376,7 +370,7 @@ json to_json(const Subnet& s) {
       }
   json sms = json::array();
   for (const auto& m : s.sms)
-    sms.push_back({{"guid", guid_text(m.guid)}, {"lid", m.lid}, {"priority", m.priority},
+    sms.push_back({{"guid", guid_hex(m.guid)}, {"lid", m.lid}, {"priority", m.priority},
                    {"state", to_string(m.state)}, {"act_count", m.act_count}, {"node", m.node}});
   return json{{"schema", "fabscope.fabric"}, {"schema_version", kFabricSchemaVersion},
               {"source", s.source},          {"swept_at", s.swept_at},

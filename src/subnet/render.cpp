@@ -12,12 +12,6 @@ namespace fabscope::subnet {
 
 namespace {
 
-std::string hex(std::uint64_t v) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(v));
-  return buf;
-}
-
 std::string rate(int width, Speed speed) {
   return (width > 0 ? std::to_string(width) + "X" : std::string("?")) + " " + to_string(speed);
 }
@@ -53,7 +47,7 @@ std::string render_text(const Subnet& s, const std::vector<LinkFact>& facts, con
   os << "; " << links << " links (" << facts.size() << " active)\n";
   if (s.sms.empty()) os << "  subnet managers: none answered\n";
   for (const auto& m : s.sms) {
-    std::string who = m.node >= 0 ? s.name(m.node) : hex(m.guid);
+    std::string who = m.node >= 0 ? s.name(m.node) : guid_hex(m.guid);
     os << "  SM " << cut(who, 48) << " lid " << m.lid << " " << to_string(m.state) << " priority " << m.priority
        << "\n";
   }
@@ -110,7 +104,7 @@ std::string render_route(const Subnet& s, const std::vector<Hop>& hops, std::siz
         link = rate(p->info->width_active, p->info->speed_active) + " " + to_string(p->info->state);
     }
     t.add({std::to_string(i), ok ? s.name(h.node) : "?", ok ? to_string(s.nodes[h.node].type) : "?",
-           ok ? hex(s.nodes[h.node].guid) : "?", ok ? std::to_string(s.nodes[h.node].lid()) : "?",
+           ok ? guid_hex(s.nodes[h.node].guid) : "?", ok ? std::to_string(s.nodes[h.node].lid()) : "?",
            h.in_port ? std::to_string(h.in_port) : "-", h.out_port ? std::to_string(h.out_port) : "-", link});
   }
   t.align_right(0).align_right(4).align_right(5).align_right(6);
@@ -126,7 +120,7 @@ json route_json(const Subnet& s, const std::vector<Hop>& hops) {
   json a = json::array();
   for (const auto& h : hops) {
     const bool ok = h.node >= 0 && h.node < static_cast<int>(s.nodes.size());
-    a.push_back({{"node", h.node}, {"name", ok ? s.name(h.node) : ""}, {"guid", ok ? hex(s.nodes[h.node].guid) : ""},
+    a.push_back({{"node", h.node}, {"name", ok ? s.name(h.node) : ""}, {"guid", ok ? guid_hex(s.nodes[h.node].guid) : ""},
                  {"lid", ok ? s.nodes[h.node].lid() : 0}, {"in_port", h.in_port}, {"out_port", h.out_port}});
   }
   return json{{"schema", "fabscope.fabric.route"}, {"schema_version", 1}, {"hops", std::move(a)}};

@@ -29,12 +29,6 @@ std::vector<Hop> trace_route(const Subnet&, int, std::uint16_t, const SweepOptio
 
 namespace {
 
-std::string hex(std::uint64_t v) {
-  char b[24];
-  std::snprintf(b, sizeof b, "0x%016llx", static_cast<unsigned long long>(v));
-  return b;
-}
-
 std::string now_iso() {
   std::time_t t = std::time(nullptr);
   std::tm tm{};
@@ -368,7 +362,7 @@ std::vector<Hop> trace_route(const Subnet& s, int src, std::uint16_t dst_lid, co
     const Node& node = s.nodes[cur];
     if (node.type != NodeType::Switch) {
       if (cur != dst)
-        throw Error("route to LID " + std::to_string(dst_lid) + " ends at " + s.name(cur) + " (" + hex(node.guid) +
+        throw Error("route to LID " + std::to_string(dst_lid) + " ends at " + s.name(cur) + " (" + guid_hex(node.guid) +
                     "), which does not own that LID");
       hops.push_back({cur, in_port, 0});
       return hops;
@@ -379,7 +373,7 @@ std::vector<Hop> trace_route(const Subnet& s, int src, std::uint16_t dst_lid, co
     }
     if (!seen.insert(cur).second)
       throw Error("route to LID " + std::to_string(dst_lid) + " loops back to switch " + s.name(cur) + " (" +
-                  hex(node.guid) + ")");
+                  guid_hex(node.guid) + ")");
     std::array<std::uint8_t, 64> block{};
     std::string err;
     MadRequest r;
@@ -390,11 +384,11 @@ std::vector<Hop> trace_route(const Subnet& s, int src, std::uint16_t dst_lid, co
     e.run(1);
     if (!err.empty())
       throw Error("route to LID " + std::to_string(dst_lid) + ": the forwarding table of switch " + s.name(cur) +
-                  " (" + hex(node.guid) + ") could not be read (" + err + ")");
+                  " (" + guid_hex(node.guid) + ") could not be read (" + err + ")");
     int out = block[dst_lid % 64];
     if (out == 0xff)
       throw Error("route to LID " + std::to_string(dst_lid) + " breaks at switch " + s.name(cur) + " (" +
-                  hex(node.guid) + "): no forwarding entry for that LID");
+                  guid_hex(node.guid) + "): no forwarding entry for that LID");
     if (out == 0) {
       hops.push_back({cur, in_port, 0});
       return hops;
@@ -402,7 +396,7 @@ std::vector<Hop> trace_route(const Subnet& s, int src, std::uint16_t dst_lid, co
     const Port* p = node.port(out);
     if (!p || p->remote_node < 0 || !p->info || p->info->state != PortState::Active)
       throw Error("route to LID " + std::to_string(dst_lid) + " breaks at switch " + s.name(cur) + " (" +
-                  hex(node.guid) + "): it forwards to port " + std::to_string(out) + ", which is down");
+                  guid_hex(node.guid) + "): it forwards to port " + std::to_string(out) + ", which is down");
     hops.push_back({cur, in_port, out});
     in_port = p->remote_port;
     cur = p->remote_node;
