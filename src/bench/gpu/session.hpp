@@ -106,6 +106,7 @@ class GpuSession final : public Session {
   // timing.cpp: the harness over opts_ (the settings of the current run).
   void issue(bool in_place, int iterations, int skip_rank,
              std::chrono::steady_clock::time_point* first_done = nullptr, bool events = false);
+  void fill_inputs(bool in_place);  // nccl-tests' initData: outputs poisoned, inputs set
   std::int64_t check(bool in_place);
   BatchTime timed_batch(bool in_place, int iterations, bool graph, int skip_rank, const std::string& step);
   void capture(bool in_place, int iterations);

@@ -1,6 +1,6 @@
-// The harness: one loop for every collective descriptor. Per size and placement it checks the
-// result against the reference, warms up, then times batches (optionally one CUDA graph per
-// batch) until the stop rule is met. What a collective calls is its descriptor's (call table,
+// The harness: one loop for every collective descriptor. Per size and placement it sets the
+// inputs, warms up, times batches (optionally one CUDA graph per batch) until the stop rule is
+// met, then checks one call's result against the reference (nccl-tests' order). What a collective calls is its descriptor's (call table,
 // collectives.cpp); nothing here depends on which collective runs.
 #include <algorithm>
 #include <cstring>
@@ -67,12 +67,10 @@ void GpuSession::issue(bool in_place, int iterations, int skip_rank, std::chrono
     }
 }
 
-std::int64_t GpuSession::check(bool in_place) {
+void GpuSession::fill_inputs(bool in_place) {
   const Options& o = opts_;
-  const auto& d = describe(o.collective);
   std::size_t ts = type_size(o.type);
   RedOp in_op = ref::input_op(o.collective, o.op);
-  iter_ = 0;  // the checked iteration uses the buffers' start
   for (auto& r : ranks_) {
     set_device(r);
     const BufferPlan& p = r.plan;
@@ -84,6 +82,14 @@ std::int64_t GpuSession::check(bool in_place) {
     cuda_check(gpu::launch_fill(input, o.type, p.send_count, in_op, r.rank, r.stream), "init kernel");
     cuda_check(cudaMemsetAsync(r.d_wrong, 0, sizeof(unsigned long long), r.stream), "cudaMemsetAsync");
   }
+}
+
+std::int64_t GpuSession::check(bool in_place) {
+  const Options& o = opts_;
+  const auto& d = describe(o.collective);
+  std::size_t ts = type_size(o.type);
+  iter_ = 0;  // the checked iteration uses the buffers' start
+  fill_inputs(in_place);
   issue(in_place, 1, -1);
   for (auto& r : ranks_) {
     set_device(r);
@@ -232,9 +238,11 @@ Timing GpuSession::measure(const SizeResult& res, bool in_place, bool& hang_arme
   const Options& o = opts_;
   const auto& d = describe(o.collective);
   std::string what = std::string(d.name) + " " + std::to_string(res.bytes) + " B " + (in_place ? "in-place" : "out-of-place");
-  std::optional<std::int64_t> wrong;
-  if (o.check && (!in_place || d.in_place_checked)) wrong = check(in_place);
   iter_ = 0;
+  // nccl-tests' order (BenchTime): the inputs are set before the untimed iterations, the
+  // result is checked after the timing.
+  const bool checked = o.check && (!in_place || d.in_place_checked);
+  if (checked) fill_inputs(in_place);
   const StopRule& rule = o.stop;
   int skip = -1;
   if (hang_armed) {  // test hook: one rank leaves the others waiting in the first timed batch
@@ -278,6 +286,8 @@ Timing GpuSession::measure(const SizeResult& res, bool in_place, bool& hang_arme
     iter_us.insert(iter_us.end(), bt.iter_us.begin(), bt.iter_us.end());
   }
   drop_graphs();
+  std::optional<std::int64_t> wrong;
+  if (checked) wrong = check(in_place);
   Timing t = make_timing(d, nranks_, algbw_bytes(d, ranks_.front().plan, type_size(o.type), nranks_), est.mean_us());
   t.wrong = wrong;
   t.iterations = est.iterations();
