@@ -108,7 +108,14 @@ class GpuSession final : public Session {
              std::chrono::steady_clock::time_point* first_done = nullptr, bool events = false);
   void fill_inputs(bool in_place);  // nccl-tests' initData: outputs poisoned, inputs set
   std::int64_t check(bool in_place);
+  // One timed batch: prepare_batch, launch_batch, collect_batch (timing.cpp).
+  struct BatchClock {
+    std::chrono::steady_clock::time_point start, first, queued, done;
+  };
   BatchTime timed_batch(bool in_place, int iterations, bool graph, int skip_rank, const std::string& step);
+  void prepare_batch(int iterations, bool graph);
+  BatchClock launch_batch(bool in_place, int iterations, bool graph, int skip_rank, const std::string& step);
+  BatchTime collect_batch(int iterations, bool graph, const BatchClock& c, const std::string& step);
   void capture(bool in_place, int iterations);
   void drop_graphs();
   Timing measure(const SizeResult& res, bool in_place, bool& hang_armed);
@@ -127,7 +134,10 @@ class GpuSession final : public Session {
   std::string pending_;
   std::string pending_all_;  // every local rank's label
   std::unique_ptr<Watchdog> watchdog_;
-  double delay_us_ = 100;    // spin ahead of each timed batch (timed_batch)
+  // The GPU timer's spin ahead of each batch: twice the time the last batch took to queue its
+  // first call, plus slack, within these bounds (a longer spin only delays the batch).
+  static constexpr double kDelaySlackUs = 10, kDelayMinUs = 20, kDelayMaxUs = 5000;
+  double delay_us_ = 100;
   int graph_launches_ = 1;   // a batch = this many launches of the captured graph
   std::uint64_t iter_ = 0;   // iterations issued for the current size: picks the buffer offset
   int nccl_version_ = 0;

@@ -144,11 +144,11 @@ void GpuSession::drop_graphs() {
     }
 }
 
-BatchTime GpuSession::timed_batch(bool in_place, int iterations, bool graph, int skip_rank, const std::string& step) {
-  const Options& o = opts_;
-  BatchTime bt;
-  const bool events = o.per_iter && !graph;
-  if (events) {
+// A timed batch in three steps. prepare: the per-iteration events and, for the GPU timer, the
+// spin kernel ahead of the start event. launch: the clock readings around queueing the batch
+// and waiting for it. collect: the per-call times, combined over ranks.
+void GpuSession::prepare_batch(int iterations, bool graph) {
+  if (opts_.per_iter && !graph) {
     for (auto& r : ranks_) {
       set_device(r);
       while (r.iter_events.size() < static_cast<std::size_t>(iterations) + 1) {
@@ -158,8 +158,7 @@ BatchTime GpuSession::timed_batch(bool in_place, int iterations, bool graph, int
       }
     }
   }
-  const bool gpu_timer = o.timer == Timer::Gpu;
-  if (gpu_timer) {
+  if (opts_.timer == Timer::Gpu) {
     // A short spin kernel ahead of the start event: the GPU reaches the start event only after
     // the CPU has queued the first operation, so the launch latency of that operation is not
     // timed (the GPU-only time; --timer wall is nccl-tests' time, launch cost included).
@@ -168,10 +167,17 @@ BatchTime GpuSession::timed_batch(bool in_place, int iterations, bool graph, int
       cuda_check(gpu::launch_delay(delay_us_, r.stream), "delay kernel");
     }
   }
+}
+
+GpuSession::BatchClock GpuSession::launch_batch(bool in_place, int iterations, bool graph, int skip_rank,
+                                                const std::string& step) {
+  const bool gpu_timer = opts_.timer == Timer::Gpu;
+  const bool events = opts_.per_iter && !graph;
+  BatchClock c;
   // nccl-tests' timer: the host clock from before the first launch to the moment the host sees
   // the batch complete, so the cost of issuing each call is in the time as an application sees it.
-  auto t0 = std::chrono::steady_clock::now();
-  auto first = t0;
+  c.start = std::chrono::steady_clock::now();
+  c.first = c.start;
   if (gpu_timer) {
     for (auto& r : ranks_) {
       set_device(r);
@@ -184,24 +190,29 @@ BatchTime GpuSession::timed_batch(bool in_place, int iterations, bool graph, int
         if (ranks_.size() > 1) set_device(r);
         cuda_check(cudaGraphLaunch(r.graph, r.stream), "cudaGraphLaunch");
       }
-      if (g == 0) first = std::chrono::steady_clock::now();
+      if (g == 0) c.first = std::chrono::steady_clock::now();
     }
   } else {
-    issue(in_place, iterations, skip_rank, &first, events);
+    issue(in_place, iterations, skip_rank, &c.first, events);
   }
-  auto queued = std::chrono::steady_clock::now();
+  c.queued = std::chrono::steady_clock::now();
   if (gpu_timer) {
     for (auto& r : ranks_) {
       set_device(r);
       cuda_check(cudaEventRecord(r.stop, r.stream), "cudaEventRecord");
     }
     // Next batch: cover twice the time it took to queue the start events and the first operation.
-    double queued_us = std::chrono::duration<double, std::micro>(first - t0).count();
-    delay_us_ = std::clamp(2 * queued_us + 10, 20.0, 5000.0);
+    double queued_us = std::chrono::duration<double, std::micro>(c.first - c.start).count();
+    delay_us_ = std::clamp(2 * queued_us + kDelaySlackUs, kDelayMinUs, kDelayMaxUs);
   }
   wait_all(step, /*spin=*/!gpu_timer);
-  auto t1 = std::chrono::steady_clock::now();
+  c.done = std::chrono::steady_clock::now();
+  return c;
+}
 
+BatchTime GpuSession::collect_batch(int iterations, bool graph, const BatchClock& c, const std::string& step) {
+  const bool gpu_timer = opts_.timer == Timer::Gpu;
+  BatchTime bt;
   std::vector<double> per_rank;
   for (auto& r : ranks_) {
     if (gpu_timer) {
@@ -209,15 +220,16 @@ BatchTime GpuSession::timed_batch(bool in_place, int iterations, bool graph, int
       cuda_check(cudaEventElapsedTime(&ms, r.start, r.stop), "cudaEventElapsedTime");
       per_rank.push_back(static_cast<double>(ms) * 1000.0 / iterations);
     } else {
-      per_rank.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / iterations);
+      per_rank.push_back(std::chrono::duration<double, std::micro>(c.done - c.start).count() / iterations);
     }
   }
   bt.time_us = combine(per_rank, "reduction of batch times after " + step);
   if (!gpu_timer) {
-    std::vector<double> cpu(ranks_.size(), std::chrono::duration<double, std::micro>(queued - t0).count() / iterations);
+    std::vector<double> cpu(ranks_.size(),
+                            std::chrono::duration<double, std::micro>(c.queued - c.start).count() / iterations);
     bt.cpu_us = combine(cpu, "reduction of queueing times after " + step);
   }
-  if (events) {
+  if (opts_.per_iter && !graph) {
     // Each iteration's time: the largest over the local ranks, then over every rank.
     std::vector<std::vector<double>> it(ranks_.size(), std::vector<double>(iterations));
     for (std::size_t i = 0; i < ranks_.size(); ++i) {
@@ -231,6 +243,12 @@ BatchTime GpuSession::timed_batch(bool in_place, int iterations, bool graph, int
     bt.iter_us = reduce_iter_max(std::move(it), "reduction of per-iteration times after " + step);
   }
   return bt;
+}
+
+BatchTime GpuSession::timed_batch(bool in_place, int iterations, bool graph, int skip_rank, const std::string& step) {
+  prepare_batch(iterations, graph);
+  BatchClock c = launch_batch(in_place, iterations, graph, skip_rank, step);
+  return collect_batch(iterations, graph, c, step);
 }
 
 
