@@ -193,7 +193,7 @@ void rule_init_incomplete(const RuleInput& in, std::vector<Finding>& out) {
 void rule_nccl_call_failed(const RuleInput& in, std::vector<Finding>& out) {
   std::vector<std::string> errs;
   for (const auto& p : in.s.processes)
-    if (p.first_error_code)
+    if (p.first_error_code && !trace_fallback(in.s, p))
       errs.push_back(proc_name(p) + " " + nccl_result_name(*p.first_error_code) + " (" +
                      std::to_string(*p.first_error_code) + ")" +
                      (p.first_error_trace ? " from " + *p.first_error_trace : "") + " during " +
@@ -350,7 +350,7 @@ void catalog_findings(const LogSummary& s, const Causality& c, std::vector<Findi
 
 std::string phase_of_traces(const LogSummary& s, const ProcessInfo** who) {
   for (const auto& p : s.processes)
-    if (p.first_error_code) {
+    if (p.first_error_code && !trace_fallback(s, p)) {
       *who = &p;
       if (p.first_error_trace && p.first_error_trace->rfind("bootstrap", 0) == 0)
         return phase_info(Phase::Bootstrap).name;
@@ -541,6 +541,7 @@ Diagnosis diagnose(const LogSummary& s) {
         v = "no transport lines in the log (NCCL_DEBUG_SUBSYS without INIT?)";
       }
     }
+    for (const FallbackRule* r : fallbacks_in(s)) v += std::string("; ") + r->note;
   }
   if (t.ranks > 0) {
     v += "; Init COMPLETE on " + std::to_string(t.ranks_complete) + "/" + std::to_string(t.ranks) + " ranks";

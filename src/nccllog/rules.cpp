@@ -170,6 +170,22 @@ std::string qp_remedy(const CauseContext& c) {
   return "The QP failed on its way to " + to + ".";
 }
 
+// --- a failure in NVLS setup: transport/nvls.cc is NVLink SHARP, which the NVSwitches and their
+// Fabric Manager provide. Before NCCL 2.27 a multicast setup the fabric refuses is a bare "Cuda
+// failure" (invalid argument, unknown error, 401) from that file; the answers in nccl#976, nccl#1488 and
+// nccl-tests#276 point at a Fabric Manager restarted without a GPU reset.
+bool nvls_applies(const CauseContext& c) {
+  return c.failure.id == "nvls_bind_failed" || prefix(c.failure.source, "transport/nvls.cc");
+}
+std::string nvls_note(const CauseContext&) {
+  return "in NVLS (NVLink SHARP) setup: the NVSwitch fabric, run by the Fabric Manager";
+}
+std::string nvls_remedy(const CauseContext&) {
+  return "NVLS multicast needs a healthy NVSwitch fabric: check nvidia-smi -q (Fabric State Completed, Status "
+         "Success) and the Fabric Manager service; after a Fabric Manager restart reset the GPUs or reboot. "
+         "NCCL_NVLS_ENABLE=0 runs without NVLS meanwhile.";
+}
+
 const CauseRule kCauseRules[] = {
     {"bootstrap_ipoib", ipoib_applies, ipoib_note, ipoib_remedy},
     {"bootstrap_interface", boot_applies, boot_note, boot_remedy},
@@ -177,7 +193,33 @@ const CauseRule kCauseRules[] = {
     {"rail_cross_nic", rail_applies, rail_note, rail_remedy},
     {"qp_transition", qp_applies, qp_note, qp_remedy},
     {"oom_transport_buffers", oom_applies, oom_note, oom_remedy},
+    {"nvls_fabric", nvls_applies, nvls_note, nvls_remedy},
 };
+
+// NCCL 2.18-2.19 (and later) give up CollNet when a rank of a node cannot connect it: the check
+// returns ncclSystemError ("init.cc:670 -> 2"), ranks whose own connect failed print
+// "transport.cc:291 -> 2", and the caller drops CollNet and goes on (nccl#1050).
+const FallbackRule kFallbacks[] = {
+    {"collnet_to_p2p", "collnet_fallback", 2, "transport.cc init.cc",
+     "CollNet could not be set up: NCCL fell back to the point-to-point network (a note, not a failure)"},
+    {"collnet_algo_ignored", "collnet_algo_ignored", -1, "",
+     "CollNet is not available: NCCL_ALGO=COLLNET was ignored (a note, not a failure)"},
+};
+
+bool has_hit(const LogSummary& s, const char* id) {
+  return std::any_of(s.hits.begin(), s.hits.end(), [&](const SignatureHit& h) { return h.id == id; });
+}
+
+// "transport.cc:291" is one of "transport.cc init.cc".
+bool trace_in(const std::string& trace, sv files) {
+  sv file = sv(trace).substr(0, trace.find(':'));
+  while (!files.empty()) {
+    std::size_t sp = files.find(' ');
+    if (files.substr(0, sp) == file) return true;
+    files = sp == sv::npos ? sv{} : files.substr(sp + 1);
+  }
+  return false;
+}
 
 const PhaseInfo kPhases[] = {
     {Phase::Bootstrap, "bootstrap (TCP rendezvous)",
@@ -234,6 +276,24 @@ const ConsequenceRule* match_consequence(const Failure& f) {
 }
 
 std::span<const CauseRule> cause_rules() { return kCauseRules; }
+
+std::span<const FallbackRule> fallback_rules() { return kFallbacks; }
+
+std::vector<const FallbackRule*> fallbacks_in(const LogSummary& s) {
+  std::vector<const FallbackRule*> out;
+  for (const auto& r : kFallbacks)
+    if (has_hit(s, r.signature)) out.push_back(&r);
+  return out;
+}
+
+const FallbackRule* trace_fallback(const LogSummary& s, const ProcessInfo& p) {
+  if (!p.first_error_code || !p.first_error_trace) return nullptr;
+  for (const auto& r : kFallbacks)
+    if (r.result >= 0 && *p.first_error_code == r.result && trace_in(*p.first_error_trace, r.trace_files) &&
+        has_hit(s, r.signature))
+      return &r;
+  return nullptr;
+}
 
 const PhaseInfo& phase_info(Phase p) {
   for (const auto& i : kPhases)

@@ -1,13 +1,15 @@
 #pragma once
 // The reasoning tables beside the signature catalogue (signatures.hpp): which failures are
 // consequences of another one (consequence rules), what the context of a cause adds to its remedy
-// (cause rules), what each phase of communicator setup means (phase table), and which network
+// (cause rules), which WARN lines report a fallback whose error traces are no failure (fallback
+// rules), what each phase of communicator setup means (phase table), and which network
 // interfaces are suspicious choices for NCCL's sockets. Each table entry has its own tests
 // (tests/unit/nccllog/rules_test.cpp) and its own paragraph in docs/nccllog.md.
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "nccllog/summary.hpp"
 
@@ -39,6 +41,23 @@ struct CauseRule {
   std::string (*remedy)(const CauseContext&);  // added before the signature's own remedy
 };
 std::span<const CauseRule> cause_rules();
+
+// A WARN that reports a fallback, not a failure: NCCL gave up an optional feature (CollNet) and
+// runs without it. The ncclResult_t its setup returned is printed on the way up the stack
+// ("init.cc:670 -> 2") by processes that log no WARN of their own; those traces are the
+// fallback's, not a failure. `note` goes into the verdict of a log without failures.
+struct FallbackRule {
+  const char* id;           // "collnet_to_p2p"
+  const char* signature;    // the catalog id of the fallback's WARN
+  long result;              // the ncclResult_t its traces carry (-1 = it explains no trace)
+  const char* trace_files;  // the files of those traces, space-separated ("transport.cc init.cc")
+  const char* note;         // "CollNet could not be set up: ..."
+};
+std::span<const FallbackRule> fallback_rules();
+// The fallback rules whose WARN the log has, in table order.
+std::vector<const FallbackRule*> fallbacks_in(const LogSummary& s);
+// The fallback rule of the log that explains a process's first error trace, or nullptr.
+const FallbackRule* trace_fallback(const LogSummary& s, const ProcessInfo& p);
 
 struct PhaseInfo {
   Phase phase;

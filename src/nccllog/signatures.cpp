@@ -235,6 +235,39 @@ const Signature kSignatures[] = {
      "Could not grow a /dev/shm segment",
      "/dev/shm is full or too small (container default 64 MB).",
      "Run the container with --ipc=host or a larger --shm-size."},
+    // --- NVLink SHARP (NVLS, through the NVSwitches) and CollNet (SHARP in the IB switches)
+    {"nvls_bind_failed", S::Fail, M::Warn, "", "Failed to bind NVLink SHARP", "", -1,
+     "NVLink SHARP (NVLS) multicast memory could not be bound",
+     "The NVSwitch fabric refused the multicast group NCCL set up for NVLS: the NVSwitch Fabric Manager "
+     "is not running, was restarted without a GPU reset, or reports an error, or an NVLink or NVSwitch "
+     "is degraded. NCCL 2.29+ fails the communicator with this WARN (2.27-2.28 only when NVLS is forced with "
+     "NCCL_NVLS_ENABLE=1, else an INFO line and no NVLS); older releases print a Cuda failure from "
+     "transport/nvls.cc instead.",
+     "Check the fabric state of each GPU (nvidia-smi -q, Fabric: State Completed, Status Success) and "
+     "the Fabric Manager service and log; after a Fabric Manager restart reset the GPUs (or reboot). "
+     "NCCL_NVLS_ENABLE=0 runs without NVLS until the node is fixed."},
+    {"collnet_fallback", S::Info, M::Warn, "", "Cannot initialize CollNet", "", -1,
+     "CollNet (SHARP) could not be set up: NCCL uses the point-to-point network instead",
+     "A rank of the node could not connect CollNet (the SHARP plugin is missing or failed, the switches "
+     "or the SHARP aggregation manager do not offer it), so NCCL freed it and runs the collectives over "
+     "the point-to-point network. Its ncclSystemError traces (transport.cc, init.cc -> 2) belong to "
+     "this fallback.",
+     "Nothing to do unless SHARP is expected here: then check the SHARP plugin (NCCL_NET_PLUGIN, "
+     "HPC-X), that sharp_am runs beside the subnet manager, and the plugin's own WARN before this one; "
+     "NCCL_COLLNET_ENABLE=0 stops NCCL from trying. A note: it never makes the verdict \"NCCL failed\"."},
+    {"collnet_algo_ignored", S::Info, M::Warn, "", "CollNet is not supported or fails to initialize", "", -1,
+     "NCCL_ALGO asks for CollNet, which is not available: the setting is ignored",
+     "NCCL_ALGO=COLLNET was set but CollNet did not start (no SHARP plugin or no SHARP-capable "
+     "switches), so NCCL chose among its other algorithms.",
+     "Unset NCCL_ALGO (NCCL picks the algorithm per size), or make CollNet available (SHARP plugin, "
+     "NCCL_COLLNET_ENABLE=1, SHARP-capable switches). A note: it never makes the verdict \"NCCL failed\"."},
+    {"sharp_init_failed", S::Info, M::Warn, "", "SHARP coll init error", "", -1,
+     "The SHARP plugin could not start (SHARP coll init error): CollNet is not available",
+     "The SHARP collective library could not create its job: the fabric has no SHARP aggregation "
+     "manager (sharp_am), the switches or the cloud offering do not support SHARP, or the job's "
+     "SHARP resources are exhausted. NCCL goes on without CollNet.",
+     "If SHARP is expected, check sharp_am beside the subnet manager and the SHARP resource limits; "
+     "otherwise set NCCL_COLLNET_ENABLE=0 (or leave the SHARP plugin out) to stop the attempt."},
     // --- Versions, plugins, setup
     {"version_mismatch", S::Fail, M::Warn, "", "Mismatched NCCL version", "", -1,
      "Ranks run different NCCL versions",
@@ -281,6 +314,14 @@ const Signature kSignatures[] = {
      "device hard-coded), so NCCL refuses the communicator (ncclInvalidUsage).",
      "Give each local rank its own device (cuda.set_device(LOCAL_RANK), or one GPU per process in "
      "CUDA_VISIBLE_DEVICES) before creating the communicator."},
+    {"rank_out_of_range", S::Fail, M::Warn, "", "Invalid rank requested", "", -1,
+     "A process asked for a rank outside the communicator (Invalid rank requested)",
+     "ncclCommInitRank got a rank that is not below nranks (\"Invalid rank requested : 7/4\"): the "
+     "launcher started more processes than the world size it passed, or the ranks of a node are offset "
+     "wrongly (RANK computed from a node rank and a local rank of another layout), so NCCL refuses it "
+     "(ncclInvalidArgument).",
+     "Launch exactly world-size processes (nproc_per_node x nnodes) and give each a distinct RANK "
+     "below WORLD_SIZE; check the launcher's --gpus / --nproc_per_node against --world-size."},
     {"ib_collective_mismatch", S::Fail, M::Warn, "", "collective mismatch error", "", -1,
      "Two ranks disagree on a message size (NET/IB collective mismatch)",
      "The receiver posted a buffer of another size than the sender sent: ranks run different "

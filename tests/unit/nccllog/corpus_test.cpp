@@ -53,7 +53,7 @@ std::vector<Case> cases() {
 
 TEST(Corpus, EveryPublicLogGetsTheVerdictItsThreadEstablishes) {
   auto all = cases();
-  ASSERT_GE(all.size(), 15u);
+  ASSERT_GE(all.size(), 24u);
   for (const auto& c : all) {
     LogSummary s = summarize_files({fabscope::testing::fixture("nccl-logs/" + c.path).string()});
     Diagnosis d = diagnose(s);
@@ -108,4 +108,30 @@ TEST(Corpus, P2pThatCannotBeEnabledIsANoteAboutShm) {
   EXPECT_EQ(f->severity, fabscope::Severity::Info);
   EXPECT_NE(f->evidence.find("4x"), std::string::npos) << f->evidence;
   EXPECT_TRUE(s.failures.empty());
+}
+
+TEST(Corpus, CollnetFallbackIsANoteNotAFailedJob) {
+  LogSummary s =
+      summarize_files({fabscope::testing::fixture("nccl-logs/issues/nccl-1050-collnet-sharp-fallback.log").string()});
+  Diagnosis d = diagnose(s);
+  EXPECT_TRUE(s.failures.empty());
+  EXPECT_LE(fabscope::exit_code_for(d.findings), 1);
+  EXPECT_TRUE(std::none_of(d.findings.begin(), d.findings.end(),
+                           [](const fabscope::Finding& x) { return x.id == "nccllog.nccl_call_failed"; }));
+  auto f = std::find_if(d.findings.begin(), d.findings.end(),
+                        [](const fabscope::Finding& x) { return x.id == "nccllog.collnet_fallback"; });
+  ASSERT_NE(f, d.findings.end());
+  EXPECT_EQ(f->severity, fabscope::Severity::Info);
+}
+
+TEST(Corpus, NvlsCudaFailureIsTheFabricManagersFirstCause) {
+  // nccl#1488: the Cuda failure from transport/nvls.cc is the cause; its traces place it in connect.
+  LogSummary s =
+      summarize_files({fabscope::testing::fixture("nccl-logs/issues/nccl-1488-nvls-fabric-manager.log").string()});
+  Diagnosis d = diagnose(s);
+  ASSERT_TRUE(d.causality.first_cause.has_value());
+  EXPECT_EQ(s.failures[*d.causality.first_cause].id, "cuda_failure");
+  EXPECT_EQ(s.failures[*d.causality.first_cause].phase, Phase::Connect);
+  ASSERT_FALSE(d.causality.rules_applied.empty());
+  EXPECT_EQ(d.causality.rules_applied[0], "nvls_fabric");
 }

@@ -209,12 +209,88 @@ TEST(CauseRules, OomDuringConnectIsTheTransportBuffers) {
   EXPECT_FALSE(applied("VM:392:494 [2] enqueue.cc:43 NCCL WARN Cuda failure 'out of memory'\n", "oom_transport_buffers"));
 }
 
+TEST(CauseRules, NvlsFailuresPointAtTheNvswitchFabric) {
+  // nccl#1488's line (a Cuda failure printed from transport/nvls.cc) and NVIDIA/DCGM#304's bind WARN.
+  const std::string cuda = "node23:12098:12141 [2] transport/nvls.cc:244 NCCL WARN Cuda failure 1 'invalid argument'\n";
+  EXPECT_TRUE(applied(cuda, "nvls_fabric"));
+  Diagnosis d = diagnose(summarize_text(cuda));
+  EXPECT_NE(d.verdict.find("in NVLS (NVLink SHARP) setup"), std::string::npos) << d.verdict;
+  EXPECT_NE(d.findings[0].remedy.find("NCCL_NVLS_ENABLE=0"), std::string::npos) << d.findings[0].remedy;
+  EXPECT_TRUE(applied("[2026-06-23 15:45:07] gpu-stress-dgc86-xfpt6:420:437 [5] transport/nvls.cc:379 (nvlsAllocateMem) "
+                      "NCCL WARN Failed to bind NVLink SHARP (NVLS) Multicast memory of size 2097152 : CUDA error 401 "
+                      "'the operation cannot be performed in the present state'.\n",
+                      "nvls_fabric"));
+  // nccl#957's Cuda failure comes from transport.cc, not NVLS.
+  EXPECT_FALSE(applied("Fri Aug 11 12:31:45 2023[1,0]<stdout>:tomte401:1850301:1881341 [0] transport.cc:154 NCCL WARN "
+                       "Cuda failure 'invalid argument'\n",
+                       "nvls_fabric"));
+}
+
 TEST(CauseRules, EveryRuleHasATestAndIsDocumented) {
   const std::string d = docs();
   for (const auto& r : cause_rules()) {
     EXPECT_NE(d.find("`" + std::string(r.id) + "`"), std::string::npos) << r.id;
   }
-  EXPECT_EQ(cause_rules().size(), 6u) << "a new cause rule needs its own test above";
+  EXPECT_EQ(cause_rules().size(), 7u) << "a new cause rule needs its own test above";
+}
+
+namespace {
+std::string fixture_text(const std::string& rel) {
+  std::ifstream f(std::string(FABSCOPE_SOURCE_DIR) + "/tests/fixtures/nccl-logs/" + rel);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+}  // namespace
+
+TEST(FallbackRules, CollnetFallbackExplainsTheSetupTraces) {
+  // nccl#1050: ranks print "transport.cc:291 -> 2" / "init.cc:670 -> 2", rank 0 the fallback WARN.
+  const std::string text = fixture_text("issues/nccl-1050-collnet-sharp-fallback.log");
+  LogSummary s = summarize_text(text);
+  ASSERT_FALSE(s.processes.empty());
+  for (const auto& p : s.processes)
+    if (p.first_error_code) {
+      const FallbackRule* r = trace_fallback(s, p);
+      ASSERT_NE(r, nullptr) << p.host << ":" << p.pid;
+      EXPECT_STREQ(r->id, "collnet_to_p2p");
+    }
+  Diagnosis d = diagnose(s);
+  EXPECT_EQ(d.verdict.find("NCCL failed"), std::string::npos) << d.verdict;
+  EXPECT_NE(d.verdict.find("fell back to the point-to-point network"), std::string::npos) << d.verdict;
+  // The same log without its last line (the fallback WARN): the traces are unexplained again.
+  LogSummary cut = summarize_text(text.substr(0, text.rfind("ib-vm-41:1056918")));
+  for (const auto& p : cut.processes) EXPECT_EQ(trace_fallback(cut, p), nullptr) << p.host << ":" << p.pid;
+  EXPECT_NE(diagnose(cut).verdict.find("NCCL failed"), std::string::npos);
+}
+
+TEST(FallbackRules, TracesOfAnotherFileOrResultAreNotTheFallbacks) {
+  // nccl#1050's fallback WARN beside espnet#1940's bootstrap trace (ncclSystemError from bootstrap.cc).
+  LogSummary s = summarize_text(
+      "ib-vm-41:1056918:1057186 [0] transport.cc:323 NCCL WARN Cannot initialize CollNet, using point-to-point "
+      "network instead\n"
+      "tj1:941227:943077 [0] NCCL INFO bootstrap.cc:100 -> 2\n");
+  ASSERT_EQ(s.processes.size(), 2u);
+  EXPECT_EQ(trace_fallback(s, s.processes[1]), nullptr);
+  EXPECT_NE(diagnose(s).verdict.find("NCCL failed"), std::string::npos);
+}
+
+TEST(FallbackRules, IgnoredCollnetAlgorithmIsANoteInTheVerdict) {
+  Diagnosis d = diagnose(summarize_text(fixture_text("issues/nccl-tests-133-collnet-algo-ignored.log")));
+  EXPECT_NE(d.verdict.find("NCCL_ALGO=COLLNET was ignored"), std::string::npos) << d.verdict;
+  EXPECT_EQ(fabscope::exit_code_for(d.findings), 0);
+}
+
+TEST(FallbackRules, EveryRuleHasATestReferToCatalogIdsAndIsDocumented) {
+  const std::string d = docs();
+  for (const auto& r : fallback_rules()) {
+    EXPECT_NE(d.find("`" + std::string(r.id) + "`"), std::string::npos) << r.id;
+    const Signature* sig = nullptr;
+    for (const auto& x : signatures())
+      if (std::string(x.id) == r.signature) sig = &x;
+    ASSERT_NE(sig, nullptr) << r.id << " -> " << r.signature;
+    EXPECT_EQ(sig->severity, fabscope::Severity::Info) << "a fallback is a note: " << r.signature;
+  }
+  EXPECT_EQ(fallback_rules().size(), 2u) << "a new fallback rule needs its own test above";
 }
 
 TEST(Phases, EachPhaseHasANameAndARemedy) {

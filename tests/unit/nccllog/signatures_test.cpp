@@ -6,6 +6,8 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 using namespace fabscope::nccllog;
 
@@ -113,4 +115,32 @@ TEST(MatchSignature, CollectiveMismatchesAreCataloged) {
   EXPECT_EQ(id_of(MatchOn::Warn, "Mismatched collective detected, please check your collective calls at and around "
                                  "rank 39."),
             "collective_mismatch");
+}
+
+TEST(MatchSignature, NvlsBindFailureIsCataloged) {
+  // NVIDIA/DCGM#304 (tests/fixtures/nccl-logs/issues): the 2.27+ message, with its function name.
+  const Signature* sig =
+      match_signature(MatchOn::Warn, "Failed to bind NVLink SHARP (NVLS) Multicast memory of size 2097152 : CUDA "
+                                     "error 401 'the operation cannot be performed in the present state'.");
+  ASSERT_NE(sig, nullptr);
+  EXPECT_STREQ(sig->id, "nvls_bind_failed");
+  EXPECT_EQ(sig->severity, fabscope::Severity::Fail);
+}
+
+TEST(MatchSignature, CollnetFallbacksAreNotes) {
+  // nccl#1050 and nccl-tests#133 (tests/fixtures/nccl-logs/issues): NCCL runs on without CollNet.
+  for (const auto& [msg, id] : std::vector<std::pair<std::string, std::string>>{
+           {"Cannot initialize CollNet, using point-to-point network instead", "collnet_fallback"},
+           {"CollNet is not supported or fails to initialize, ignoring NCCL_ALGO=COLLNET", "collnet_algo_ignored"},
+           {"NET/IB : SHARP coll init error: Cannot create SHARP job(-11)", "sharp_init_failed"}}) {
+    const Signature* sig = match_signature(MatchOn::Warn, msg);
+    ASSERT_NE(sig, nullptr) << msg;
+    EXPECT_EQ(sig->id, id);
+    EXPECT_EQ(sig->severity, fabscope::Severity::Info) << id;
+  }
+}
+
+TEST(MatchSignature, RankOutsideTheCommunicatorIsCataloged) {
+  // HybrIK#47 (tests/fixtures/nccl-logs/issues).
+  EXPECT_EQ(id_of(MatchOn::Warn, "Invalid rank requested : 7/4"), "rank_out_of_range");
 }
