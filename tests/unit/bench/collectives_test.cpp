@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "bench/collectives.hpp"
-#include "bench/report.hpp"
+#include "bench/results.hpp"
 
 using namespace fabscope::bench;
 

@@ -1,4 +1,4 @@
-#include "bench/report.hpp"
+#include "bench/results.hpp"
 
 #include <algorithm>
 #include <cmath>
