@@ -10,7 +10,9 @@
 // value instead of open/read/close; on a busy host a sysfs call costs ~5-10 microseconds and a
 // scrape reads hundreds of values. Descriptors kept are bounded by a budget taken from
 // RLIMIT_NOFILE; files beyond it are opened per scrape through their directory's descriptor.
+// The MTU of each netdev a port carries is read on every scrape too (sys/class/net/*/mtu).
 #include <chrono>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -27,9 +29,12 @@ class PortReader {
   PortReader(const PortReader&) = delete;
   PortReader& operator=(const PortReader&) = delete;
 
-  // Devices with fresh values. Problems (unreadable or garbage files) are appended to notes, as
-  // the probe notes them (probe/note.hpp, probe/port_attrs.hpp).
+  // Devices with fresh values, and fresh netdev MTUs (netdev_mtus()). Problems (unreadable or
+  // garbage files) are appended to notes, as the probe notes them (probe/note.hpp,
+  // probe/port_attrs.hpp).
   const std::vector<RdmaDevice>& read(std::vector<probe::Note>& notes);
+  // Netdev name -> MTU in bytes, for each netdev a port carries, as of the last read().
+  const std::map<std::string, int>& netdev_mtus() const { return mtus_; }
   std::size_t layout_walks() const { return walks_; }
 
  private:
@@ -42,10 +47,12 @@ class PortReader {
     int state_fd = -1, phys_fd = -1, rate_fd = -1;  // state_fd stays -1: see walk()
   };
   int keep_open(int dir_fd, const std::string& name);
-  const std::vector<RdmaDevice>& walk(std::vector<probe::Note>& notes);
+  void walk(std::vector<probe::Note>& notes);
   void close_all();
+  void read_ports(std::vector<probe::Note>& notes);
   // false when a file could not be opened (the layout is stale).
   bool read_port(PortFiles& pf, std::vector<probe::Note>& notes);
+  void read_mtus(std::vector<probe::Note>& notes);
 
   core::Root root_;
   std::chrono::milliseconds max_age_;
@@ -55,6 +62,7 @@ class PortReader {
   std::size_t fd_budget_ = 0, fds_kept_ = 0;
   std::vector<RdmaDevice> devices_;
   std::vector<PortFiles> ports_;
+  std::map<std::string, int> mtus_;
 };
 
 }  // namespace fabscope::exporter
