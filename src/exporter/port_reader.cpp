@@ -77,7 +77,7 @@ PortReader::~PortReader() { close_all(); }
 
 void PortReader::close_all() {
   for (auto& p : ports_) {
-    for (int fd : {p.dir_fd, p.counters_fd, p.hw_fd, p.state_fd, p.phys_fd, p.rate_fd})
+    for (int fd : {p.dir_fd, p.counters_fd, p.hw_fd, p.phys_fd, p.rate_fd})
       if (fd >= 0) ::close(fd);
     for (const auto* fds : {&p.counter_fds, &p.hw_fds})
       for (int fd : *fds)
@@ -139,7 +139,7 @@ bool PortReader::read_port(PortFiles& pf, std::vector<probe::Note>& notes) {
     code = st ? st->code : std::nullopt;
     return true;
   };
-  if (!coded(pf.state_fd, "state", port.state, port.state_code, probe::parse_port_state)) return false;
+  if (!coded(-1, "state", port.state, port.state_code, probe::parse_port_state)) return false;  // never kept
   if (!coded(pf.phys_fd, "phys_state", port.phys_state, port.phys_state_code, probe::parse_phys_state))
     return false;
   if (port.rate_gbps) {
