@@ -10,7 +10,7 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 export DEBIAN_FRONTEND=noninteractive
 build=(build-essential cmake ninja-build pkg-config git ca-certificates
-       nlohmann-json3-dev libcpp-httplib-dev libibverbs-dev librdmacm-dev file
+       nlohmann-json3-dev libibverbs-dev librdmacm-dev file
        libibumad-dev libibmad-dev libibnetdisc-dev)
 test=(libgtest-dev libgmock-dev openmpi-bin libopenmpi-dev prometheus
       qemu-system-x86 busybox-static cpio python3 python3-yaml wrk prometheus-node-exporter

@@ -258,6 +258,10 @@ std::uint64_t algbw_bytes(const CollectiveDesc& d, const BufferPlan& p, std::siz
   return static_cast<std::uint64_t>(p.total) * elem_bytes;
 }
 
+double busbw_gbytes_per_s(Collective c, double algbw_gbytes_per_s, int nranks) {
+  return algbw_gbytes_per_s * describe(c).busbw_factor(nranks);
+}
+
 std::uint64_t alltoallv_peer_bytes(int from, int to, int nranks, std::uint64_t total_bytes) {
   return ref::alltoallv_bytes(from, to, nranks, total_bytes);
 }

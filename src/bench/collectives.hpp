@@ -121,6 +121,10 @@ std::optional<Collective> parse_collective(std::string_view text);
 // The bytes algbw is computed from for a plan (the size column unless the descriptor says).
 std::uint64_t algbw_bytes(const CollectiveDesc& d, const BufferPlan& p, std::size_t elem_bytes, int nranks);
 
+// busbw = algbw x the collective's factor on nranks ranks (docs/bench.md): the one place it is
+// computed, for the bench's results, tune's measurements, its simulated cost model and its CSV.
+double busbw_gbytes_per_s(Collective c, double algbw_gbytes_per_s, int nranks);
+
 // nccl-tests' generated alltoallv pattern (no traffic-matrix file, spread 1.0): rank `from`
 // sends rank `to` a share of total_bytes proportional to their ring distance (to - from) mod n,
 // rounded down to 16 bytes; a rank sends nothing to itself (all of it when n == 1).

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/report.hpp"
+#include "bench/results.hpp"
 #include "core/node_info.hpp"
 
 namespace fabscope::bench {

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "bench/launch.hpp"
-#include "bench/report.hpp"
+#include "bench/results.hpp"
 
 namespace fabscope::bench {
 

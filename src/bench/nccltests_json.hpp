@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/report.hpp"
+#include "bench/results.hpp"
 
 namespace fabscope::bench {
 

@@ -1,10 +1,10 @@
 #pragma once
 // Text (nccl-tests' columns and summary lines, so existing parsers keep working), CSV.
-// JSON is report_json() in report.hpp. The text is streamed: header first, a row per size as
+// JSON is report_json() in results.hpp. The text is streamed: header first, a row per size as
 // it completes, the summary at the end.
 #include <string>
 
-#include "bench/report.hpp"
+#include "bench/results.hpp"
 
 namespace fabscope::bench {
 

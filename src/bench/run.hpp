@@ -7,7 +7,7 @@
 #include <string>
 
 #include "bench/options.hpp"
-#include "bench/report.hpp"
+#include "bench/results.hpp"
 
 namespace fabscope::bench {
 

@@ -9,7 +9,7 @@
 
 #include "bench/collectives.hpp"
 #include "bench/options.hpp"
-#include "bench/report.hpp"
+#include "bench/results.hpp"
 
 namespace fabscope::bench {
 

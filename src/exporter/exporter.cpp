@@ -49,20 +49,10 @@ std::vector<MetricFamily> Exporter::scrape(const ServerStats& http) {
   std::vector<probe::Note> notes;
   const auto& devices = ports_.read(notes);
   if (auto back = watch_.observe(devices)) errors_[kErrorCounterBackwards] += back;
-
-  std::map<std::string, int> mtu;
-  for (const auto& d : devices)
-    for (const auto& p : d.ports) {
-      if (p.netdev.empty() || mtu.count(p.netdev)) continue;
-      const std::string file = "sys/class/net/" + p.netdev + "/mtu";
-      auto v = root_.read_int(file);
-      if (v && *v > 0 && *v < (1 << 20)) mtu[p.netdev] = static_cast<int>(*v);
-      else if (root_.exists(file)) notes.push_back({file, probe::NoteKind::BadValue, "not an MTU"});
-    }
   count_notes(notes);
 
   auto fams = port_families(devices);
-  fams.push_back(netdev_mtu_family(mtu));
+  fams.push_back(netdev_mtu_family(ports_.netdev_mtus()));
   std::shared_ptr<const CheckResults> checks;
   {
     std::lock_guard<std::mutex> lock(facts_mu_);

@@ -77,7 +77,7 @@ PortReader::~PortReader() { close_all(); }
 
 void PortReader::close_all() {
   for (auto& p : ports_) {
-    for (int fd : {p.dir_fd, p.counters_fd, p.hw_fd, p.state_fd, p.phys_fd, p.rate_fd})
+    for (int fd : {p.dir_fd, p.counters_fd, p.hw_fd, p.phys_fd, p.rate_fd})
       if (fd >= 0) ::close(fd);
     for (const auto* fds : {&p.counter_fds, &p.hw_fds})
       for (int fd : *fds)
@@ -87,7 +87,7 @@ void PortReader::close_all() {
   fds_kept_ = 0;
 }
 
-const std::vector<RdmaDevice>& PortReader::walk(std::vector<probe::Note>& notes) {
+void PortReader::walk(std::vector<probe::Note>& notes) {
   close_all();
   probe::RdmaOptions opts;
   opts.gids = false;  // the GID table is configuration, judged by the checks, not a metric
@@ -122,7 +122,6 @@ const std::vector<RdmaDevice>& PortReader::walk(std::vector<probe::Note>& notes)
       ports_.push_back(std::move(pf));
     }
   }
-  return devices_;
 }
 
 bool PortReader::read_port(PortFiles& pf, std::vector<probe::Note>& notes) {
@@ -140,7 +139,7 @@ bool PortReader::read_port(PortFiles& pf, std::vector<probe::Note>& notes) {
     code = st ? st->code : std::nullopt;
     return true;
   };
-  if (!coded(pf.state_fd, "state", port.state, port.state_code, probe::parse_port_state)) return false;
+  if (!coded(-1, "state", port.state, port.state_code, probe::parse_port_state)) return false;  // never kept
   if (!coded(pf.phys_fd, "phys_state", port.phys_state, port.phys_state_code, probe::parse_phys_state))
     return false;
   if (port.rate_gbps) {
@@ -166,7 +165,7 @@ bool PortReader::read_port(PortFiles& pf, std::vector<probe::Note>& notes) {
          counters(pf.hw_fd, pf.hw_counters, pf.hw_fds, port.hw_counters, false, "hw_counters");
 }
 
-const std::vector<RdmaDevice>& PortReader::read(std::vector<probe::Note>& notes) {
+void PortReader::read_ports(std::vector<probe::Note>& notes) {
   if (!have_layout_ || std::chrono::steady_clock::now() - walked_at_ >= max_age_) return walk(notes);
   for (auto& pf : ports_) {
     if (!read_port(pf, notes)) {
@@ -175,6 +174,23 @@ const std::vector<RdmaDevice>& PortReader::read(std::vector<probe::Note>& notes)
       return walk(notes);
     }
   }
+}
+
+void PortReader::read_mtus(std::vector<probe::Note>& notes) {
+  mtus_.clear();
+  for (const auto& d : devices_)
+    for (const auto& p : d.ports) {
+      if (p.netdev.empty() || mtus_.count(p.netdev)) continue;
+      const std::string file = "sys/class/net/" + p.netdev + "/mtu";
+      auto v = root_.read_int(file);
+      if (v && *v > 0 && *v < (1 << 20)) mtus_[p.netdev] = static_cast<int>(*v);
+      else if (root_.exists(file)) notes.push_back({file, probe::NoteKind::BadValue, "not an MTU"});
+    }
+}
+
+const std::vector<RdmaDevice>& PortReader::read(std::vector<probe::Note>& notes) {
+  read_ports(notes);
+  read_mtus(notes);
   return devices_;
 }
 

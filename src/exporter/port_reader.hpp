@@ -1,16 +1,21 @@
 #pragma once
-// Per-scrape reads of RDMA port values, kept to one openat/read/close per file.
+// Per-scrape reads of RDMA port values.
 // The layout (devices, ports, the names of their counter files, and the attributes that only
 // change with a driver reload: hca_type, fw_ver, link layer, netdev) comes from a full walk with
 // probe::collect_rdma, repeated every layout_max_age and whenever a file cannot be opened (a
 // device removed, a driver reloaded). Between walks each scrape re-reads state, phys_state, rate,
-// counters/* and hw_counters/*, so values are always read at the scrape: each file is kept open
-// and re-read with pread() at offset 0, which makes sysfs call the attribute's show() again
-// (Documentation/filesystems/sysfs.rst: "seek to 0 and read again"). That is one system call per
-// value instead of open/read/close; on a busy host a sysfs call costs ~5-10 microseconds and a
-// scrape reads hundreds of values. Descriptors kept are bounded by a budget taken from
-// RLIMIT_NOFILE; files beyond it are opened per scrape through their directory's descriptor.
+// counters/* and hw_counters/*, so values are always read at the scrape. phys_state, rate and the
+// counter files are kept open and re-read with pread() at offset 0, which makes sysfs call the
+// attribute's show() again (Documentation/filesystems/sysfs.rst: "seek to 0 and read again").
+// That is one system call per value instead of open/read/close; on a busy host a sysfs call costs
+// ~5-10 microseconds and a scrape reads hundreds of values. Descriptors kept are bounded by a
+// budget taken from RLIMIT_NOFILE; files beyond it are opened per scrape through their
+// directory's descriptor. state is never kept: it is opened afresh through the port directory on
+// every scrape, and that open fails once the port is gone, which a kept descriptor would not
+// notice on every file system. The MTU of each netdev a port carries is read on every scrape too
+// (sys/class/net/*/mtu).
 #include <chrono>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -27,9 +32,12 @@ class PortReader {
   PortReader(const PortReader&) = delete;
   PortReader& operator=(const PortReader&) = delete;
 
-  // Devices with fresh values. Problems (unreadable or garbage files) are appended to notes, as
-  // the probe notes them (probe/note.hpp, probe/port_attrs.hpp).
+  // Devices with fresh values, and fresh netdev MTUs (netdev_mtus()). Problems (unreadable or
+  // garbage files) are appended to notes, as the probe notes them (probe/note.hpp,
+  // probe/port_attrs.hpp).
   const std::vector<RdmaDevice>& read(std::vector<probe::Note>& notes);
+  // Netdev name -> MTU in bytes, for each netdev a port carries, as of the last read().
+  const std::map<std::string, int>& netdev_mtus() const { return mtus_; }
   std::size_t layout_walks() const { return walks_; }
 
  private:
@@ -39,13 +47,15 @@ class PortReader {
     int dir_fd = -1, counters_fd = -1, hw_fd = -1;
     std::vector<std::string> counters, hw_counters;  // file names
     std::vector<int> counter_fds, hw_fds;            // kept open, -1 when over the budget
-    int state_fd = -1, phys_fd = -1, rate_fd = -1;  // state_fd stays -1: see walk()
+    int phys_fd = -1, rate_fd = -1;  // state has none: opened on every scrape (see walk())
   };
   int keep_open(int dir_fd, const std::string& name);
-  const std::vector<RdmaDevice>& walk(std::vector<probe::Note>& notes);
+  void walk(std::vector<probe::Note>& notes);
   void close_all();
+  void read_ports(std::vector<probe::Note>& notes);
   // false when a file could not be opened (the layout is stale).
   bool read_port(PortFiles& pf, std::vector<probe::Note>& notes);
+  void read_mtus(std::vector<probe::Note>& notes);
 
   core::Root root_;
   std::chrono::milliseconds max_age_;
@@ -55,6 +65,7 @@ class PortReader {
   std::size_t fd_budget_ = 0, fds_kept_ = 0;
   std::vector<RdmaDevice> devices_;
   std::vector<PortFiles> ports_;
+  std::map<std::string, int> mtus_;
 };
 
 }  // namespace fabscope::exporter

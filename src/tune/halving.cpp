@@ -9,7 +9,7 @@ namespace fabscope::tune {
 
 double Measurer::busbw_gbytes_per_s(bench::Collective c, std::uint64_t bytes, double time_us) const {
   if (time_us <= 0) return 0;
-  return static_cast<double>(bytes) / (time_us * 1e3) * bench::describe(c).busbw_factor(nranks());
+  return bench::busbw_gbytes_per_s(c, static_cast<double>(bytes) / (time_us * 1e3), nranks());
 }
 
 HalvingResult successive_halving(Measurer& m, bench::Collective c, std::uint64_t bytes,

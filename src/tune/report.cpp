@@ -329,11 +329,11 @@ std::string optimize_config_csv(const TuneResult& r) {
   std::ostringstream o;
   o << "collective,size_bytes,algorithm,protocol,channels,nodes,ranks,pipeOps,regBuff,bandwidth_gbps,latency_us\n";
   for (const auto& co : r.collectives) {
-    const double factor = bench::describe(co.collective).busbw_factor(r.nranks);
     for (const auto& s : co.sizes)
       for (const auto& t : s.search.trials) {
         if (t.choice.algo < 0 || !t.m.applied || t.m.time_us <= 0) continue;
-        const double busbw = static_cast<double>(s.bytes) / (t.m.time_us * 1e3) * factor;
+        const double algbw = static_cast<double>(s.bytes) / (t.m.time_us * 1e3);
+        const double busbw = bench::busbw_gbytes_per_s(co.collective, algbw, r.nranks);
         o << table_name(co.collective) << ',' << s.bytes << ',' << algo_name(t.choice.algo) << ','
           << proto_name(t.choice.proto) << ',' << t.choice.channels << ',' << r.nnodes << ',' << r.nranks
           << ",-1,-1," << core::format_double("%.3f", busbw) << ',' << core::format_double("%.3f", t.m.time_us) << "\n";

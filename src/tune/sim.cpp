@@ -43,9 +43,11 @@ double SimMeasurer::true_time_us(bench::Collective c, std::uint64_t bytes, const
   }
   const double bw = std::min(model_.link_gbytes_per_s, model_.per_channel_gbytes_per_s * ch.channels) *
                     eff * bw_share;  // GB/s of bus bandwidth
-  const double factor = bench::describe(c).busbw_factor(n);
+  // bw is a bus bandwidth: the bytes the busiest link carries are the size scaled by the busbw
+  // rule (busbw is linear in algbw), so the time is those bytes over bw.
+  const double bus_bytes = bench::busbw_gbytes_per_s(c, static_cast<double>(bytes), n);
   const double launch_us = 4 + 0.01 * ch.channels;  // each channel is one more block to start
-  return (launch_us + hops * hop_us[ch.proto] + static_cast<double>(bytes) * factor / (bw * 1e3)) *
+  return (launch_us + hops * hop_us[ch.proto] + bus_bytes / (bw * 1e3)) *
          sim_env_factor(model_.env, bytes) * sim_load_factor(model_.compute_load_pct, ch.channels);
 }
 

@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "bench/collectives.hpp"
-#include "bench/report.hpp"
+#include "bench/results.hpp"
 
 using namespace fabscope::bench;
 
@@ -23,6 +23,22 @@ TEST(BusBw, GatherScatterAlltoallFactorIsNMinusOneOverN) {
 TEST(BusBw, BroadcastReduceSendRecvFactorIsOne) {
   for (auto c : {Collective::Broadcast, Collective::Reduce, Collective::SendRecv})
     for (int n : {2, 3, 64}) EXPECT_DOUBLE_EQ(describe(c).busbw_factor(n), 1.0) << describe(c).name;
+}
+
+TEST(BusBw, BusBandwidthIsAlgbwTimesTheCollectivesFactor) {
+  // 8 ranks, algbw 100 GB/s.
+  EXPECT_DOUBLE_EQ(busbw_gbytes_per_s(Collective::AllReduce, 100, 8), 100 * 2.0 * 7 / 8);
+  for (auto c : {Collective::AllGather, Collective::ReduceScatter, Collective::AlltoAll, Collective::Gather,
+                 Collective::Scatter, Collective::AlltoAllv})
+    EXPECT_DOUBLE_EQ(busbw_gbytes_per_s(c, 100, 8), 100 * 7.0 / 8) << describe(c).name;
+  for (auto c : {Collective::Broadcast, Collective::Reduce, Collective::SendRecv, Collective::HyperCube})
+    EXPECT_DOUBLE_EQ(busbw_gbytes_per_s(c, 100, 8), 100.0) << describe(c).name;
+}
+
+TEST(BusBw, OneRankMovesNothingOverALinkForAllReduce) {
+  EXPECT_DOUBLE_EQ(busbw_gbytes_per_s(Collective::AllReduce, 100, 1), 0.0);
+  EXPECT_DOUBLE_EQ(busbw_gbytes_per_s(Collective::AllGather, 100, 1), 0.0);
+  EXPECT_DOUBLE_EQ(busbw_gbytes_per_s(Collective::Broadcast, 100, 1), 100.0);
 }
 
 TEST(BusBw, TimingFromSizeAndTime) {

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
+#include <string>
 
 #include "support/fixtures.hpp"
 
@@ -97,6 +99,28 @@ TEST_F(PortReaderOnCapture, NewDevice_AppearsAfterTheLayoutAge) {
   EXPECT_EQ(r.read(notes).size(), 3u);
   fabscope::testing::copy_tree(dir.path() / "sys/class/infiniband/mlx5_0", dir.path() / "sys/class/infiniband/mlx5_1");
   EXPECT_EQ(r.read(notes).size(), 4u);
+}
+
+// The capture has no device/ links, so no port carries a netdev: the test gives mlx5_0 the
+// capture's eth0 (MTU 1500) as its PCI function's netdev for port 1 (dev_port 0).
+TEST_F(PortReaderOnCapture, NetdevMtus_AreReadOnEveryScrape) {
+  fabscope::testing::write_file(dir.path() / "sys/class/infiniband/mlx5_0/device/net/eth0", "dev_port", "0\n");
+  PortReader r{core::Root(dir.path())};
+  std::vector<probe::Note> notes;
+  r.read(notes);
+  EXPECT_EQ(r.netdev_mtus(), (std::map<std::string, int>{{"eth0", 1500}}));
+  fabscope::testing::write_file(dir.path() / "sys/class/net/eth0", "mtu", "9000\n");
+  r.read(notes);
+  EXPECT_EQ(r.layout_walks(), 1u);
+  EXPECT_EQ(r.netdev_mtus(), (std::map<std::string, int>{{"eth0", 9000}}));
+  EXPECT_TRUE(notes.empty());
+  fabscope::testing::write_file(dir.path() / "sys/class/net/eth0", "mtu", "jumbo\n");
+  r.read(notes);
+  EXPECT_TRUE(r.netdev_mtus().empty());
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_EQ(notes[0].file, "sys/class/net/eth0/mtu");
+  EXPECT_EQ(notes[0].kind, probe::NoteKind::BadValue);
+  EXPECT_EQ(notes[0].detail, "not an MTU");
 }
 
 }  // namespace

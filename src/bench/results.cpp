@@ -1,4 +1,4 @@
-#include "bench/report.hpp"
+#include "bench/results.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -35,7 +35,7 @@ Timing make_timing(const CollectiveDesc& d, int nranks, std::uint64_t bytes, dou
   t.time_us = time_us;
   if (time_us > 0) {
     t.algbw_gbytes_per_s = static_cast<double>(bytes) / (time_us * 1e-6) / 1e9;
-    t.busbw_gbytes_per_s = t.algbw_gbytes_per_s * d.busbw_factor(nranks);
+    t.busbw_gbytes_per_s = busbw_gbytes_per_s(d.id, t.algbw_gbytes_per_s, nranks);
   }
   return t;
 }
