@@ -112,6 +112,12 @@ std::string port_netdev(const core::Root& root, const std::string& dev_dir, cons
                             [](const auto& a, const auto& b) { return a.second < b.second; })
         ->first;
   }
+  if (port.gids.empty()) {
+    // The table was not walked (the exporter's layout): entry 0 of a RoCE port is the
+    // link-local GID of the port's own netdev. Soft-RoCE (rxe) has no PCI function to ask.
+    const std::string ndev = dev_dir + "/ports/" + std::to_string(port.port) + "/gid_attrs/ndevs/0";
+    if (auto n = root.read_line(ndev); n && !n->empty() && is_valid_utf8(*n)) return *n;
+  }
   std::string net_dir = dev_dir + "/device/net";
   for (const auto& name : root.list(net_dir)) {
     auto dev_port = root.read_int(net_dir + "/" + name + "/dev_port");

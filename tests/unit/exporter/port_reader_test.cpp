@@ -123,5 +123,14 @@ TEST_F(PortReaderOnCapture, NetdevMtus_AreReadOnEveryScrape) {
   EXPECT_EQ(notes[0].detail, "not an MTU");
 }
 
+// Soft-RoCE has no PCI function: its ports name their netdev only in the GID table, which the
+// exporter's layout walk does not read; entry 0's ndevs file still gives it (rxe0 -> veth0).
+TEST(PortReaderOnRxe, NetdevOfASoftRocePort_ComesFromGidEntryZero) {
+  PortReader r{core::Root(fabscope::testing::fixture("rxe-vm"))};
+  std::vector<probe::Note> notes;
+  r.read(notes);
+  EXPECT_EQ(r.netdev_mtus(), (std::map<std::string, int>{{"veth0", 9000}, {"veth1", 9000}}));
+}
+
 }  // namespace
 }  // namespace fabscope::exporter
