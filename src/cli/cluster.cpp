@@ -1,46 +1,15 @@
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <cstdlib>
 #include <iostream>
 
-#include "checks/checks.hpp"
 #include "cli/commands.hpp"
-#include "cluster/exchange.hpp"
-#include "cluster/launch.hpp"
-#include "cluster/pair_engine.hpp"
-#include "cluster/render.hpp"
-#include "cluster/run.hpp"
+#include "cluster/command.hpp"
 #include "core/args.hpp"
-#include "core/error.hpp"
-#include "core/root.hpp"
-#include "ncclenv/collect.hpp"
-#include "ncclenv/plan.hpp"
-#include "probe/probe.hpp"
 
 namespace fabscope::cli {
 
 namespace {
 
-// Runs scontrol without a shell; returns its exit status (127 when it cannot be started).
-int run_argv(const std::vector<std::string>& argv) {
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = ::fork();
-  if (pid < 0) return 127;
-  if (pid == 0) {
-    ::execvp(args[0], args.data());
-    std::_Exit(127);
-  }
-  int status = 0;
-  if (::waitpid(pid, &status, 0) < 0) return 127;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
-}
-
-}  // namespace
-
-int cmd_cluster(int argc, char** argv) {
+core::ArgParser make_parser() {
   core::ArgParser args(
       "cluster",
       "Validate many nodes at once. Start one fabscope per node (mpirun, srun, torchrun --no-python, a\n"
@@ -74,109 +43,35 @@ int cmd_cluster(int argc, char** argv) {
               "\nEvery rank exits with rank 0's code. A node that never joins within --timeout is a\n"
               "cluster.node_missing failure named in the report; a wrong token, a bad launcher\n"
               "environment or a rank that cannot reach rank 0 exits 3 with the reason.");
-  if (!args.parse(argc, argv, std::cout)) return 0;
-  const cluster::PairsSpec pairs = cluster::parse_pairs(args.get("pairs"));
-  const double pair_seconds = args.get_double("pair-seconds", 0.1, 60);
-  const long long timeout_s = args.get_int("timeout", 1, 3600);
-  const long long seed = args.get_int("seed", 0, (1ll << 62));
-  const cluster::EngineMode engine_mode = cluster::parse_engine_mode(args.get("engine"));
-  const cluster::Launch launch = cluster::detect_launch(args.get("launcher"), [](const char* n) { return std::getenv(n); });
+  return args;
+}
 
+cluster::CommandSpec spec_from(const core::ArgParser& args) {
+  cluster::CommandSpec s;
+  s.run.pairs = cluster::parse_pairs(args.get("pairs"));
+  const double pair_seconds = args.get_double("pair-seconds", 0.1, 60);
+  s.run.pair_duration = std::chrono::milliseconds(static_cast<long long>(pair_seconds * 1000));
+  s.join_timeout = std::chrono::seconds(args.get_int("timeout", 1, 3600));
+  s.run.seed = static_cast<std::uint64_t>(args.get_int("seed", 0, (1ll << 62)));
+  s.engine_mode = cluster::parse_engine_mode(args.get("engine"));
+  s.launch = cluster::detect_launch(args.get("launcher"), [](const char* n) { return std::getenv(n); });
   std::string node_list = args.get("nodes");
   if (node_list.empty())
-    if (const char* s = std::getenv("SLURM_JOB_NODELIST")) node_list = s;
-  cluster::RunOptions ro;
-  ro.pairs = pairs;
-  ro.seed = static_cast<std::uint64_t>(seed);
-  ro.pair_duration = std::chrono::milliseconds(static_cast<long long>(pair_seconds * 1000));
-  if (!node_list.empty()) ro.node_names = cluster::expand_hostlist(node_list);
+    if (const char* env = std::getenv("SLURM_JOB_NODELIST")) node_list = env;
+  if (!node_list.empty()) s.run.node_names = cluster::expand_hostlist(node_list);
+  s.root = core::Root::from_option(args.get("root"));
+  if (const char* addr = std::getenv("FABSCOPE_CLUSTER_PAIR_ADDR")) s.pair_host = addr;
+  s.drain = args.has("drain");
+  s.json = args.has("json");
+  return s;
+}
 
-  // This node, judged here: only its summary travels.
-  const auto root = core::Root::from_option(args.get("root"));
-  cluster::NodeSummary mine;
-  try {
-    NodeInfo node = probe::collect(root);
-    ncclenv::PlanOptions po;
-    po.master_addr = launch.master_addr;
-    po.default_route_ifaces = ncclenv::default_route_interfaces(root);
-    const ncclenv::EnvPlan plan = ncclenv::plan(node, po);
-    if (node.hostname.empty()) {
-      char host[256] = "";
-      ::gethostname(host, sizeof host - 1);
-      node.hostname = host;
-    }
-    mine = cluster::summarize_node(launch.rank, node, &plan, checks::run(node));
-  } catch (const Error& e) {
-    char host[256] = "";
-    ::gethostname(host, sizeof host - 1);
-    mine.name = host;
-    mine.fabscope_version = FABSCOPE_VERSION;
-    mine.error = e.what();
-  }
+}  // namespace
 
-  if (launch.kind == "env" && launch.token_source == "SLURM_JOB_ID")
-    std::cerr << "fabscope cluster: warning: the only shared secret is SLURM_JOB_ID, which every user of the "
-                 "cluster can read (squeue): anyone could join this run or take a pair's place. Set "
-                 "FABSCOPE_CLUSTER_TOKEN to a secret value on every node (docs/cluster.md)\n";
-  std::unique_ptr<cluster::Exchange> ex;
-  if (launch.kind == "mpi") {
-    ex = cluster::make_mpi_exchange();
-  } else {
-    cluster::TcpOptions to;
-    to.rank = launch.rank;
-    to.world = launch.world;
-    to.master_addr = launch.master_addr;
-    to.master_port = launch.port;
-    to.token = launch.token;
-    to.name = mine.name;
-    to.join_timeout = std::chrono::seconds(timeout_s);
-    to.step_timeout = std::chrono::seconds(timeout_s) + 4 * ro.pair_duration;
-    if (engine_mode != cluster::EngineMode::Tcp && pairs.mode != cluster::PairsMode::None)
-      to.step_timeout += cluster::kRdmaPairAllowance;
-    ex = cluster::make_tcp_exchange(to);
-  }
-  // Every node offers what it has; each pair takes the engine both ends offer (engine_choice.hpp).
-  std::unique_ptr<cluster::PairEngine> tcp;
-  cluster::RdmaEngineSetup rdma;
-  cluster::PairEngines engines;
-  engines.mode = engine_mode;
-  if (pairs.mode != cluster::PairsMode::None) {
-    const char* addr = std::getenv("FABSCOPE_CLUSTER_PAIR_ADDR");
-    const std::string host = addr && *addr ? addr : ex->local_address();
-    if (engine_mode != cluster::EngineMode::Rdma) tcp = cluster::make_tcp_engine(host);
-    if (engine_mode != cluster::EngineMode::Tcp) rdma = cluster::make_rdma_engine(host);
-    else rdma.note = "--engine tcp";
-    engines.tcp = tcp.get();
-    engines.rdma = rdma.engine.get();
-    engines.rdma_note = rdma.note;
-  }
-  auto input = cluster::run_cluster(*ex, std::move(mine), engines, ro);
-  int code = 0;
-  if (input) {
-    cluster::ClusterResult r = cluster::judge(std::move(*input));
-    code = cluster::exit_code(r);
-    bool ran = false;
-    if (args.has("drain") && !r.drain.empty()) {
-      ran = true;
-      for (const auto& argv_ : cluster::drain_argv(r))
-        if (run_argv(argv_) != 0) {
-          std::cerr << "fabscope cluster: scontrol failed for " << argv_[2] << "\n";
-          ran = false;
-        }
-    }
-    if (args.has("json")) {
-      json j = cluster::cluster_json(r);
-      j["drain_ran"] = ran;
-      std::cout << dump_json(j) << "\n";
-    } else {
-      std::cout << cluster::render_text(r, ran);
-    }
-    std::cout.flush();
-  }
-  // Every rank leaves with rank 0's verdict (srun and mpirun report the worst rank's code).
-  std::string c = ex->broadcast(std::to_string(code));
-  if (ex->rank() != 0) code = std::atoi(c.c_str());
-  return code;
+int cmd_cluster(int argc, char** argv) {
+  core::ArgParser args = make_parser();
+  if (!args.parse(argc, argv, std::cout)) return 0;
+  return cluster::run_command(spec_from(args), std::cout, std::cerr);
 }
 
 }  // namespace fabscope::cli

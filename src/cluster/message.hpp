@@ -65,7 +65,7 @@ bool token_equal(const std::string& a, const std::string& b);
 // A payload that must be a JSON object (Data messages). Throws Error naming the peer.
 json parse_payload(const std::string& payload, const std::string& from);
 
-// The pair plan rank 0 broadcasts (cluster/run.cpp): the ranks that joined, what each offers
+// The pair plan rank 0 broadcasts (cluster/pair_plan.cpp): the ranks that joined, what each offers
 // (name, TCP pair address, RDMA address, RDMA note), the pairs mode, the schedule's seed and
 // the job's pair secret.
 // Every field is type- and range-checked (a float where an integer belongs would be undefined

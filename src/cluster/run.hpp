@@ -1,8 +1,8 @@
 #pragma once
 // One `fabscope cluster` run on every rank: gather the node summaries on rank 0, then the pair
-// rounds (rank 0 broadcasts the plan once; every rank runs its pair of each round with the engine
-// both ends offer; rank 0 gathers the rates, which also keeps the rounds apart), then rank 0
-// judges. Non-zero ranks return nullopt.
+// rounds (rank 0 broadcasts the plan once, pair_plan.hpp; every rank runs its pair of each round
+// with the engine both ends offer; rank 0 gathers the rates, which also keeps the rounds apart,
+// pair_round.hpp), then rank 0 judges. Non-zero ranks return nullopt.
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -33,5 +33,8 @@ struct PairEngines {
 
 std::optional<ClusterInput> run_cluster(Exchange& ex, NodeSummary mine, const PairEngines& engines,
                                         const RunOptions& opts);
+
+// A rank as reports name it: its --nodes name, else "rankN".
+std::string rank_name(const RunOptions& o, int rank);
 
 }  // namespace fabscope::cluster

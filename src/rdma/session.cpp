@@ -4,7 +4,8 @@
 //                                <-     welcome {endpoint, choices, cm_address, findings}
 //   --oob tcp: qps {qpn, psn, gid, lid} both ways; RDMA CM: one connect per QP
 //   buf {addr, rkey, stride}     <->    buf
-//   per size: run {size} -> <- ready; the loop; sent/done both ways (progress while running)
+//   per size: run {size} -> <- ready; the loop; sent/done both ways, progress while running
+//     (size_protocol.hpp)
 //   bye                          <->    bye
 // Any failure sends {"error": finding} to the peer (best effort), so both sides explain it.
 #include <atomic>
@@ -82,8 +83,7 @@ void run_sizes_client(Engine& eng, Control& ctl, Watchdog& wd, Result& res) {
     eng.prepare(size);
     ctl.send(json{{"run", size}}, wd);
     expect(ctl, wd, "ready");
-    json peer_done;
-    res.sizes.push_back(eng.run_size(size, ctl, peer_done));
+    res.sizes.push_back(eng.run_size(size, ctl));
   }
   wd.begin("bye");
   ctl.send(json{{"bye", true}}, wd);
@@ -290,8 +290,7 @@ struct Server::Impl {
                                                                " it did not announce"));
         eng.prepare(size);
         ctl.send(json{{"ready", size}}, wd);
-        json peer_done;
-        res.sizes.push_back(eng.run_size(size, ctl, peer_done));
+        res.sizes.push_back(eng.run_size(size, ctl));
       }
       res.completed = true;
     } catch (const PeerFailure& f) {
