@@ -472,7 +472,7 @@ Causality reason(const LogSummary& s) {
     c.notes.push_back(r.note(ctx));
     c.remedies.push_back(r.remedy(ctx));
   }
-  c.remedies.push_back(phase_info(cause.phase).remedy);
+  if (phase_remedy_applies(cause.id)) c.remedies.push_back(phase_info(cause.phase).remedy);
   return c;
 }
 

@@ -29,7 +29,7 @@ struct Causality {
   long consequences = 0;                   // later failures that follow from the first cause
   long causes = 0;                         // failures that are causes (the first one included)
   std::vector<std::string> notes;          // what the cause rules add ("bootstrap interface ib0:...")
-  std::vector<std::string> remedies;       // the cause rules' remedies, then the phase's
+  std::vector<std::string> remedies;       // the cause rules' remedies, then the phase's (not for usage errors)
   std::vector<std::string> rules_applied;  // cause rule ids
 };
 

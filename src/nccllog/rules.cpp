@@ -295,6 +295,19 @@ const FallbackRule* trace_fallback(const LogSummary& s, const ProcessInfo& p) {
   return nullptr;
 }
 
+namespace {
+// Catalog ids of usage errors (signatures.cpp): the job's launch or its calls, not the network.
+constexpr std::string_view kUsageErrors[] = {"rank_out_of_range",     "gpu_duplicate",  "gpu_shared_by_ranks",
+                                             "collective_mismatch",   "version_mismatch", "nccl_invalid_usage",
+                                             "ib_collective_mismatch"};
+}  // namespace
+
+bool phase_remedy_applies(std::string_view id) {
+  for (sv u : kUsageErrors)
+    if (id == u) return false;
+  return true;
+}
+
 const PhaseInfo& phase_info(Phase p) {
   for (const auto& i : kPhases)
     if (i.phase == p) return i;

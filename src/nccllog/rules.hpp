@@ -65,6 +65,11 @@ struct PhaseInfo {
   const char* remedy;  // what fits a failure in this phase
 };
 const PhaseInfo& phase_info(Phase p);
+// Whether the remedy of the phase a failure happened in belongs to its first-cause remedy. Not
+// for the catalog entries whose cause is how the job was launched or called (a rank outside the
+// communicator, two ranks on one GPU, collectives that differ between ranks, NCCL versions
+// that differ): the phase is only where NCCL noticed, and its network advice would mislead.
+bool phase_remedy_applies(std::string_view id);
 
 // The phase a failure line proves by itself (logs quoted without their INFO lines): a QP, a
 // memory registration, an SHM segment or a proxy operation is a connection; a completion error or
