@@ -21,7 +21,8 @@ int cmd_exporter(int argc, char** argv) {
   core::ArgParser args("exporter",
                        "Serve RDMA port counters, RoCE congestion counters, node facts and check "
                        "verdicts to Prometheus over HTTP (/metrics, /healthz, /). Every scrape reads "
-                       "sysfs afresh; the full probe and checks run on their own interval.");
+                       "sysfs afresh; the full probe and checks run on their own interval. With --fabric, "
+                       "also the InfiniBand subnet, collected in the background and served from memory.");
   args.option("--listen", "ADDR:PORT", "address to serve on: HOST:PORT, :PORT (all IPv4), [V6]:PORT", ":9417")
       .option("--root", "DIR", "read sys/ and proc/ under DIR instead of / (env FABSCOPE_ROOT)")
       .flag("--once", "print one exposition to stdout and exit (no server)")
