@@ -105,6 +105,11 @@ leaf_link=$(q 'fabscope_fabric_link_width_lanes{remote_node_name="S-leaf1",remot
 grep -q 'node_name=H-node3,port=1,' <<<"$leaf_link" && grep -q '=1$' <<<"$leaf_link" ||
   fail "the H-node3 cable at 1X with both ends named: $leaf_link"
 echo "ok   master SM, 4 switches, H-node3's cable at 1 lane"
+# The fabric's findings join fabscope_check_status: the 1X and EDR links warn (1), SMs are fine.
+value_is 'fabscope_check_status{check="fabric.link_degraded"}' 1 ||
+  fail "fabric.link_degraded warns: $(q 'fabscope_check_status{check="fabric.link_degraded"}')"
+value_is 'fabscope_check_status{check="fabric.sm_none"}' 0 || fail "fabric.sm_none ok: $(q 'fabscope_check_status{check=~"fabric.sm.*"}')"
+echo "ok   fabric.link_degraded 1 and fabric.sm_none 0 in fabscope_check_status"
 
 sym='fabscope_fabric_port_symbol_errors_total{node_name="S-spine2",port="2"}'
 wait_for 20 "the spine port's symbol errors at 0 in Prometheus" value_is "$sym" 0

@@ -5,6 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
 #include <stdexcept>
 
 #include "exporter/exporter.hpp"
@@ -138,6 +141,38 @@ TEST(FabricCollector, LinkGoneAtTheNextDiscoveryIsKeptAsMissing) {
   EXPECT_EQ(missing[0].a.node_guid, 0x100000u);
   EXPECT_EQ(missing[0].b.node_guid, 0x200000u);
   EXPECT_EQ(missing[0].b.port, 1);
+}
+
+TEST(FabricCollector, ASnapshotNeverWaitsForACollectionInProgress) {
+  FakeFabric f;
+  FabricOptions o = f.options(300);
+  std::mutex mu;
+  std::condition_variable cv;
+  bool entered = false, release = false;
+  o.counters_fn = [&](subnet::Subnet&, const subnet::SweepOptions&) {
+    std::unique_lock<std::mutex> lock(mu);
+    entered = true;
+    cv.notify_all();
+    cv.wait(lock, [&] { return release; });  // a fabric that is slow to answer
+  };
+  FabricCollector c(o);
+  c.collect();
+  const auto first = c.snapshot();
+  std::thread slow([&] { c.collect(); });
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return entered; });
+  }
+  // The counters read is stuck in the fabric: the last complete collection is served at once.
+  EXPECT_EQ(c.snapshot(), first);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    release = true;
+  }
+  cv.notify_all();
+  slow.join();
+  EXPECT_NE(c.snapshot(), first);
+  EXPECT_EQ(c.snapshot()->view.counters.runs_total, 1u);
 }
 
 TEST(FabricCollector, BackgroundThreadStopsPromptly) {
