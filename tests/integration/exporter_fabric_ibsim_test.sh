@@ -99,6 +99,13 @@ alert_in() { alerts "$1" | grep -q "$2"; }
 wait_for 60 "Prometheus to scrape the exporter" value_is 'up{job="fabric"}' 1
 wait_for 30 "10 cables, all up" lines_are 'fabscope_fabric_link_up == 1' 10
 echo "ok   10 links up"
+# The exposition itself passes promtool's lint (names, units, help, types) where promtool is installed.
+if command -v promtool >/dev/null; then
+  python3 -c 'import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode())' \
+    "http://127.0.0.1:$exp_port/metrics" >"$SIM_DIR/metrics.txt"
+  promtool check metrics <"$SIM_DIR/metrics.txt" >"$SIM_DIR/promtool.txt" 2>&1 || { cat "$SIM_DIR/promtool.txt"; fail "promtool check metrics"; }
+  echo "ok   promtool check metrics clean on $(grep -c '^fabscope_fabric_' "$SIM_DIR/metrics.txt") fabric samples"
+fi
 value_is 'fabscope_fabric_sms{state="MASTER"}' 1 || fail "one master SM: $(q 'fabscope_fabric_sms')"
 value_is 'fabscope_fabric_nodes{type="switch"}' 4 || fail "4 switches: $(q 'fabscope_fabric_nodes')"
 leaf_link=$(q 'fabscope_fabric_link_width_lanes{remote_node_name="S-leaf1",remote_port="3"}')
