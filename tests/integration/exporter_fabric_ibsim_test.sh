@@ -8,9 +8,11 @@
 #     FabscopeFabricSymbolErrorsRising rule fires in Prometheus;
 #   - an Unlinked cable (S-spine2 port 2 <-> S-leaf2 port 8) turns its fabscope_fabric_link_up to 0
 #     and FabscopeFabricLinkDown goes pending.
-# Every wait polls under a deadline. Usage: exporter_fabric_ibsim_test.sh FABSCOPE PROMETHEUS RULES
+#   - every query of the fabric's Grafana dashboard evaluates, with data where the fabric has some.
+# Every wait polls under a deadline.
+# Usage: exporter_fabric_ibsim_test.sh FABSCOPE PROMETHEUS RULES DASHBOARD
 set -euo pipefail
-fabscope=$(realpath "$1") prometheus=$2 rules=$(realpath "$3")
+fabscope=$(realpath "$1") prometheus=$2 rules=$(realpath "$3") dashboard=$(realpath "$4")
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/ibsim/harness.sh"
 sim_skip_unless_available
@@ -25,7 +27,6 @@ fail() {
   exit 1
 }
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-exp_port=$(free_port)
 prom_port=$(free_port)
 pids=()
 stop_all() {
@@ -36,9 +37,19 @@ stop_all() {
 trap stop_all EXIT
 
 # The exporter is a client of the simulator (umad2sim preloaded); Prometheus is not.
-LD_PRELOAD=$UMAD2SIM SIM_HOST=H-node1 "$fabscope" exporter --listen "127.0.0.1:$exp_port" --checks-interval 0 \
+# Port 0: the kernel picks a free one, which the exporter names once it serves ("(port N)").
+LD_PRELOAD=$UMAD2SIM SIM_HOST=H-node1 "$fabscope" exporter --listen 127.0.0.1:0 --checks-interval 0 \
   --fabric --fabric-interval 1 --fabric-discovery-interval 2 >"$SIM_DIR/exporter.log" 2>&1 &
 pids+=($!)
+serving() { grep -q "(port [0-9]*)" "$SIM_DIR/exporter.log"; }
+end=$((SECONDS + 60))
+until serving; do
+  [ $SECONDS -lt $end ] || fail "the exporter is not serving after 60 s"
+  kill -0 "${pids[0]}" 2>/dev/null || fail "the exporter exited"
+  sleep 0.2
+done
+exp_port=$(sed -n 's/.*(port \([0-9]*\)).*/\1/p' "$SIM_DIR/exporter.log" | head -1)
+[ "$exp_port" != "$prom_port" ] || fail "the exporter and Prometheus were given the same port"
 cat >"$SIM_DIR/prometheus.yml" <<YML
 global:
   scrape_interval: 1s
@@ -146,5 +157,20 @@ echo "ok   Unlink: the cable's link_up 0, link_state 1 (Down), 9 others up"
 wait_for 30 "FabscopeFabricLinkDown pending for the cable" \
   alert_in FabscopeFabricLinkDown "^pending .*remote_node_name=S-.*"
 echo "ok   FabscopeFabricLinkDown pending in Prometheus"
+python3 - "$prom_port" "$dashboard" <<'PY' || fail "the dashboard's queries"
+import json, sys, urllib.parse, urllib.request
+port, path = sys.argv[1], sys.argv[2]
+exprs = [t["expr"] for p in json.load(open(path))["panels"] for t in p.get("targets", [])]
+empty = []
+for e in exprs:
+    url = f"http://127.0.0.1:{port}/api/v1/query?" + urllib.parse.urlencode({"query": e.replace("$instance", ".*")})
+    reply = json.load(urllib.request.urlopen(url, timeout=5))  # a bad query is an HTTP error: raises
+    assert reply["status"] == "success", (e, reply)
+    # Only the link-error panel may be empty: nothing but symbol errors was set.
+    if not reply["data"]["result"] and "link_error_recoveries" not in e:
+        empty.append(e)
+assert not empty, f"queries without data: {empty}"
+print(f"ok   all {len(exprs)} dashboard queries evaluate")
+PY
 value_is 'sum(fabscope_fabric_collection_errors_total)' 0 || fail "no collection errors: $(q 'fabscope_fabric_collection_errors_total')"
 echo "PASS"
