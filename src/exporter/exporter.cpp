@@ -73,12 +73,12 @@ std::vector<MetricFamily> Exporter::scrape(const ServerStats& http) {
   }
   std::shared_ptr<const FabricSnapshot> fabric;
   if (fabric_) fabric = fabric_->snapshot();
-  if (fabric) {
-    // One fabscope_check_status family for the node's checks and the fabric's.
+  if (fabric && fabric->view.subnet) {
+    // One fabscope_check_status family for the node's checks and the fabric's. Before the first
+    // complete collection the fabric's ids have no series: nothing was judged, nothing is ok.
     auto merged = checks ? std::make_shared<CheckResults>(*checks) : std::make_shared<CheckResults>();
     for (const auto& c : subnet::fabric_checks()) merged->ids.push_back(c.id);
-    if (fabric->view.subnet)
-      merged->findings.insert(merged->findings.end(), fabric->findings.begin(), fabric->findings.end());
+    merged->findings.insert(merged->findings.end(), fabric->findings.begin(), fabric->findings.end());
     checks = std::move(merged);
   }
   if (checks)

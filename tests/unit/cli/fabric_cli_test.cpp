@@ -218,6 +218,7 @@ TEST(ExporterFabricCli, WithoutFabricAccessServesTheNodeAndCountsTheFailedDiscov
   EXPECT_NE(r.out.find("fabscope_fabric_last_success_timestamp_seconds{kind=\"discovery\"} 0\n"), std::string::npos);
   EXPECT_NE(r.out.find("fabscope_fabric_collection_interval_seconds{kind=\"counters\"} 30\n"), std::string::npos);
   EXPECT_EQ(r.out.find("fabscope_fabric_link_up"), std::string::npos);
+  EXPECT_EQ(r.out.find("check=\"fabric."), std::string::npos) << "no verdict on a fabric never read";
 }
 
 TEST(ExporterFabricCli, FabricFlagsWithoutFabricAreUsageErrors) {
