@@ -8,6 +8,7 @@
 #include "core/root.hpp"
 #include "exporter/exporter.hpp"
 #include "exporter/http.hpp"
+#include "subnet/thresholds.hpp"
 
 namespace fabscope::cli {
 
@@ -20,16 +21,34 @@ int cmd_exporter(int argc, char** argv) {
   core::ArgParser args("exporter",
                        "Serve RDMA port counters, RoCE congestion counters, node facts and check "
                        "verdicts to Prometheus over HTTP (/metrics, /healthz, /). Every scrape reads "
-                       "sysfs afresh; the full probe and checks run on their own interval.");
+                       "sysfs afresh; the full probe and checks run on their own interval. With --fabric, "
+                       "also the InfiniBand subnet, collected in the background and served from memory.");
   args.option("--listen", "ADDR:PORT", "address to serve on: HOST:PORT, :PORT (all IPv4), [V6]:PORT", ":9417")
       .option("--root", "DIR", "read sys/ and proc/ under DIR instead of / (env FABSCOPE_ROOT)")
       .flag("--once", "print one exposition to stdout and exit (no server)")
       .flag("--json", "with --once: print the metrics as JSON (schema fabscope.metrics)")
       .option("--checks-interval", "SECONDS", "run the full probe and checks this often; 0 never", "60")
       .option("--max-connections", "N", "open connections at most; beyond, the oldest idle one is closed", "256")
+      .flag("--fabric", "also serve the InfiniBand subnet seen from a local port: every port's counters, every "
+                        "link, the subnet managers, the fabric.* checks (collected in the background)")
+      .option("--fabric-interval", "SECONDS", "with --fabric: read every port's counters this often (1-86400)", "30")
+      .option("--fabric-discovery-interval", "SECONDS",
+              "with --fabric: discover the topology again this often (1-604800)", "300")
+      .option("--fabric-ca", "NAME", "with --fabric: sweep from this InfiniBand device (default: the first with an "
+                                     "active port)")
+      .option("--fabric-port", "N", "with --fabric: sweep from this port of the device (default: its first active port)")
+      .option("--fabric-timeout-ms", "N", "with --fabric: timeout of one MAD in milliseconds (1-60000)", "100")
+      .option("--fabric-retries", "N", "with --fabric: retries of one MAD (0-20)", "3")
+      .option("--fabric-thresholds", "FILE",
+              "with --fabric: error-counter thresholds, ibqueryerrors' format (Counter=value lines)")
+      .option("--fabric-xmit-wait-tick-ns", "NS",
+              "with --fabric: length of one PortXmitWait tick of your devices; exported so alerts can judge "
+              "the time spent waiting (0 unknown)", "0")
       .example("fabscope exporter", "serve on every IPv4 interface, port 9417")
       .example("fabscope exporter --listen 127.0.0.1:9417 --checks-interval 300",
                "loopback only, checks every 5 minutes")
+      .example("fabscope exporter --fabric --fabric-ca mlx5_0",
+               "also the whole InfiniBand fabric: counters every 30 s, topology every 5 minutes")
       .example("fabscope exporter --once --root /tmp/capture | promtool check metrics",
                "lint one exposition of a captured sysfs tree")
       .footer(
@@ -45,8 +64,32 @@ int cmd_exporter(int argc, char** argv) {
   sopts.max_connections = static_cast<std::size_t>(args.get_int("max-connections", 1, 65536));
   if (args.has("json") && !args.has("once")) throw UsageError("exporter: --json needs --once");
 
+  std::shared_ptr<exporter::FabricCollector> fabric;
+  if (args.has("fabric")) {
+    exporter::FabricOptions fo;
+    fo.sweep.ca = args.get("fabric-ca");
+    if (args.has("fabric-port")) fo.sweep.port = static_cast<int>(args.get_int("fabric-port", 1, 254));
+    fo.sweep.timeout_ms = static_cast<int>(args.get_int("fabric-timeout-ms", 1, 60000));
+    fo.sweep.retries = static_cast<int>(args.get_int("fabric-retries", 0, 20));
+    fo.counters_interval_seconds = args.get_double("fabric-interval", 1, 86400);
+    fo.discovery_interval_seconds = args.get_double("fabric-discovery-interval", 1, 7 * 24 * 3600);
+    fo.xmit_wait_tick_ns = args.get_double("fabric-xmit-wait-tick-ns", 0, 1e9);
+    if (args.has("fabric-thresholds")) fo.thresholds = subnet::load_thresholds(args.get("fabric-thresholds"));
+    fabric = std::make_shared<exporter::FabricCollector>(std::move(fo));
+  } else {
+    for (const char* f : {"fabric-interval", "fabric-discovery-interval", "fabric-ca", "fabric-port",
+                          "fabric-timeout-ms", "fabric-retries", "fabric-thresholds", "fabric-xmit-wait-tick-ns"})
+      if (args.has(f)) throw UsageError(std::string("exporter: --") + f + " needs --fabric");
+  }
+
   exporter::Exporter ex(root, opts);
   if (opts.checks_interval_seconds > 0) ex.refresh_checks();
+  if (fabric) {
+    // The first discovery before serving: a scrape then has the fabric from the start (a failure
+    // is counted in fabscope_fabric_collection_errors_total and retried in the background).
+    fabric->collect();
+    ex.set_fabric(fabric);
+  }
   if (args.has("once")) {
     auto fams = ex.scrape({});
     if (args.has("json")) std::cout << exporter::families_to_json(fams).dump(2) << "\n";
@@ -69,7 +112,9 @@ int cmd_exporter(int argc, char** argv) {
   std::cerr << "fabscope exporter: serving /metrics on " << args.get("listen") << " (port " << server.port()
             << "), root " << root.dir().string() << "\n";
   ex.start_background_checks();
+  if (fabric) fabric->start();
   server.run(g_stop);
+  if (fabric) fabric->stop();
   ex.stop_background_checks();
   return 0;
 }

@@ -5,6 +5,7 @@
 
 #include "probe/probe.hpp"
 #include "probe/rdma.hpp"
+#include "subnet/judge.hpp"
 #if FABSCOPE_EXPORTER_WITH_CHECKS
 #include "checks/checks.hpp"
 #endif
@@ -60,8 +61,20 @@ std::vector<MetricFamily> Exporter::scrape(const ServerStats& http) {
     checks = checks_;
     errors_[kErrorChecks] = checks_errors_;
   }
+  std::shared_ptr<const FabricSnapshot> fabric;
+  if (fabric_) fabric = fabric_->snapshot();
+  if (fabric && fabric->view.subnet) {
+    // One fabscope_check_status family for the node's checks and the fabric's. Before the first
+    // complete collection the fabric's ids have no series: nothing was judged, nothing is ok.
+    auto merged = checks ? std::make_shared<CheckResults>(*checks) : std::make_shared<CheckResults>();
+    for (const auto& c : subnet::fabric_checks()) merged->ids.push_back(c.id);
+    merged->findings.insert(merged->findings.end(), fabric->findings.begin(), fabric->findings.end());
+    checks = std::move(merged);
+  }
   if (checks)
     for (auto& f : check_families(*checks)) fams.push_back(std::move(f));
+  if (fabric)
+    for (auto& f : fabric_families(fabric->view)) fams.push_back(std::move(f));
 
   SelfStats self;
   self.scrape_errors_total = errors_;

@@ -15,6 +15,7 @@
 #include "core/json.hpp"
 #include "core/root.hpp"
 #include "exporter/counter_watch.hpp"
+#include "exporter/fabric_collector.hpp"
 #include "exporter/families.hpp"
 #include "exporter/http.hpp"
 #include "exporter/port_reader.hpp"
@@ -52,6 +53,10 @@ class Exporter {
 
   std::uint64_t errors(const std::string& reason) const;
 
+  // Fabric mode: every scrape also renders the collector's last collection (fabscope_fabric_*),
+  // and its fabric.* findings join fabscope_check_status.
+  void set_fabric(std::shared_ptr<FabricCollector> fabric) { fabric_ = std::move(fabric); }
+
  private:
   void count_notes(const std::vector<probe::Note>& notes);
 
@@ -72,6 +77,8 @@ class Exporter {
   std::condition_variable bg_cv_;
   bool bg_stop_ = false;
   std::thread bg_;
+
+  std::shared_ptr<FabricCollector> fabric_;
 
   std::uint64_t cached_batch_ = 0;
   std::shared_ptr<const std::string> cached_body_;

@@ -205,3 +205,26 @@ TEST(FabricCli, FromStdinReadsTheSavedSweep) {
   EXPECT_EQ(r.exit_code, 0) << r.out;
   EXPECT_EQ(json::parse(r.out)["nodes"].size(), 8u);
 }
+
+// `fabscope exporter --fabric` where the fabric cannot be reached (no InfiniBand management
+// access here): the node's metrics are still served, the failed discovery is counted, and no
+// fabric series is invented.
+TEST(ExporterFabricCli, WithoutFabricAccessServesTheNodeAndCountsTheFailedDiscovery) {
+  auto r = run_fabscope("exporter --once --checks-interval 0 --fabric --root " + quote(fixture("rxe-vm").string()),
+                        "", false);
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("fabscope_port_state{"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("fabscope_fabric_collection_errors_total{kind=\"discovery\"} 1\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("fabscope_fabric_last_success_timestamp_seconds{kind=\"discovery\"} 0\n"), std::string::npos);
+  EXPECT_NE(r.out.find("fabscope_fabric_collection_interval_seconds{kind=\"counters\"} 30\n"), std::string::npos);
+  EXPECT_EQ(r.out.find("fabscope_fabric_link_up"), std::string::npos);
+  EXPECT_EQ(r.out.find("check=\"fabric."), std::string::npos) << "no verdict on a fabric never read";
+}
+
+TEST(ExporterFabricCli, FabricFlagsWithoutFabricAreUsageErrors) {
+  auto r = run_fabscope("exporter --once --checks-interval 0 --fabric-interval 5");
+  EXPECT_EQ(r.exit_code, 3) << r.out;
+  EXPECT_NE(r.out.find("--fabric-interval needs --fabric"), std::string::npos) << r.out;
+  r = run_fabscope("exporter --once --checks-interval 0 --fabric --fabric-interval 0");
+  EXPECT_EQ(r.exit_code, 3) << r.out;
+}

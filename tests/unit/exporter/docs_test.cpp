@@ -4,7 +4,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "exporter/fabric_families.hpp"
 #include "exporter/families.hpp"
+#include "support/fixtures.hpp"
 
 namespace fabscope::exporter {
 namespace {
@@ -26,6 +28,13 @@ TEST(MetricsDoc, NamesEveryFamilyTheExporterCanProduce) {
   checks.timestamp_seconds = 1;
   for (auto& f : check_families(checks)) fams.push_back(f);
   for (auto& f : self_families({})) fams.push_back(f);
+  // --fabric: every family, a saturated counter and the tick included.
+  auto sub = subnet::load_subnet((testing::fixture("fabric-leaf-spine") / "fabric.json").string());
+  (*sub.nodes[0].ports[0].counters)[subnet::Counter::LinkDownedCounter] = 255;
+  FabricView v;
+  v.subnet = std::make_shared<const subnet::Subnet>(std::move(sub));
+  v.xmit_wait_tick_ns = 64;
+  for (auto& f : fabric_families(v)) fams.push_back(f);
   auto doc = read_doc("docs/metrics.md");
   ASSERT_FALSE(doc.empty());
   for (const auto& f : fams) EXPECT_NE(doc.find("`" + f.name + "`"), std::string::npos) << f.name;

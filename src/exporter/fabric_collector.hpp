@@ -1,0 +1,85 @@
+#pragma once
+// The exporter's fabric mode: a background thread sweeps the InfiniBand subnet with the subnet
+// library, the topology every discovery interval and every port's counters every (shorter)
+// counters interval, and keeps the last complete collection in memory. A scrape renders that
+// copy (fabric_families) and never waits on the fabric. Counters are only read, never cleared.
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/finding.hpp"
+#include "exporter/fabric_families.hpp"
+#include "subnet/sweep.hpp"
+#include "subnet/thresholds.hpp"
+
+namespace fabscope::exporter {
+
+struct FabricOptions {
+  subnet::SweepOptions sweep;
+  double counters_interval_seconds = 30;
+  double discovery_interval_seconds = 300;
+  subnet::Thresholds thresholds;        // for the fabric.* error-counter findings
+  double xmit_wait_tick_ns = 0;         // 0: unknown
+  // The I/O, replaceable in tests: a full sweep, and a counters-only re-read of a subnet.
+  std::function<subnet::Subnet(const subnet::SweepOptions&)> sweep_fn = subnet::sweep;
+  std::function<void(subnet::Subnet&, const subnet::SweepOptions&)> counters_fn = subnet::read_counters;
+};
+
+// What a scrape renders: the view for fabric_families and the findings of judge() on it (error
+// counters judged by their growth since the previous collection).
+struct FabricSnapshot {
+  FabricView view;
+  std::vector<Finding> findings;
+};
+
+class FabricCollector {
+ public:
+  explicit FabricCollector(FabricOptions opts);
+  ~FabricCollector();
+  FabricCollector(const FabricCollector&) = delete;
+  FabricCollector& operator=(const FabricCollector&) = delete;
+
+  // One collection now, on the calling thread: a discovery when none succeeded yet or one is
+  // due, else a counters re-read. Never throws: a failure is counted and logged (once per
+  // distinct message) and the previous collection stays served.
+  void collect();
+  void discover();
+  void read_counters();
+
+  // collect() on a background thread every counters interval (the first after one interval: call
+  // collect() before for a collection at once); a discovery when its own interval has passed.
+  void start();
+  void stop();
+
+  std::shared_ptr<const FabricSnapshot> snapshot() const;
+
+ private:
+  void publish(subnet::Subnet s, std::chrono::steady_clock::time_point now);
+  void failed(CollectionStats& st, const char* kind, const std::exception& e);
+
+  FabricOptions opts_;
+  // Owned by the collecting thread (collect() is not called concurrently).
+  std::shared_ptr<const subnet::Subnet> base_;           // the last discovery
+  std::shared_ptr<const subnet::Subnet> previous_;       // the last collection, for growth
+  std::chrono::steady_clock::time_point previous_at_{};
+  std::chrono::steady_clock::time_point discovered_at_{};
+  std::set<LinkKey> known_links_;
+  CollectionStats discovery_, counters_;
+  std::string last_error_;
+
+  mutable std::mutex mu_;  // guards snapshot_
+  std::shared_ptr<const FabricSnapshot> snapshot_;
+
+  std::mutex bg_mu_;
+  std::condition_variable bg_cv_;
+  bool bg_stop_ = false;
+  std::thread bg_;
+};
+
+}  // namespace fabscope::exporter
