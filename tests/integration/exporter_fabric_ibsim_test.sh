@@ -27,7 +27,6 @@ fail() {
   exit 1
 }
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-prom_port=$(free_port)
 pids=()
 stop_all() {
   local p
@@ -49,7 +48,9 @@ until serving; do
   sleep 0.2
 done
 exp_port=$(sed -n 's/.*(port \([0-9]*\)).*/\1/p' "$SIM_DIR/exporter.log" | head -1)
-[ "$exp_port" != "$prom_port" ] || fail "the exporter and Prometheus were given the same port"
+# Prometheus' port is chosen once the exporter holds its own, so the two never coincide.
+prom_port=$(free_port)
+while [ "$prom_port" = "$exp_port" ]; do prom_port=$(free_port); done
 cat >"$SIM_DIR/prometheus.yml" <<YML
 global:
   scrape_interval: 1s
