@@ -2,6 +2,7 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <sstream>
 #include <thread>
 
 #include "cli/commands.hpp"
@@ -210,10 +211,18 @@ int cmd_fabric(int argc, char** argv) {
   } catch (const AccessError& e) {
     return access_failed("fabric", e);
   }
-  if (args.has("save")) core::write_output(args.get("save"), dump_json(to_json(now)) + "\n");
+  if (args.has("save")) {
+    std::ostringstream text;  // the file is written whole (core::write_output), the nodes streamed into it
+    write_json(text, now, to_json_without_nodes(now));
+    text << "\n";
+    core::write_output(args.get("save"), text.str());
+  }
   const auto findings = judge(now, jo);
   const auto facts = link_facts(now);
-  if (args.has("json")) std::cout << dump_json(fabric_json(now, facts, findings)) << "\n";
+  if (args.has("json")) {
+    write_fabric_json(std::cout, now, facts, findings);
+    std::cout << "\n";
+  }
   else std::cout << core::printable_lines(render_text(now, facts, findings));  // names come from the fabric
   return exit_code_for(findings);
 }

@@ -10,6 +10,7 @@
 // bonds, IRQs) read from its sysfs; this is the subnet between the nodes, read with MADs.
 #include <array>
 #include <cstdint>
+#include <iosfwd>
 #include <optional>
 #include <string>
 #include <vector>
@@ -155,6 +156,11 @@ struct Subnet {
 // JSON: the "fabscope.fabric" schema, version 1. from_json checks every field (types, ranges,
 // indexes in bounds, ports numbered as said above) and throws fabscope::Error naming the place.
 json to_json(const Subnet& s);
+// to_json(s) without "nodes", and the writer that streams the nodes into such a document (doc
+// may carry more keys: fabric_json's): the text of dump_json(to_json(s)) without holding every
+// node's JSON at once (a 2,144-node fabric's tree took about 80 MiB).
+json to_json_without_nodes(const Subnet& s);
+void write_json(std::ostream& out, const Subnet& s, const json& doc);
 Subnet subnet_from_json(const json& j);
 constexpr int kFabricSchemaVersion = 1;
 // A saved sweep (`fabscope fabric --save`/`--json`; "-" is stdin), read whole and checked by

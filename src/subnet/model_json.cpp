@@ -5,12 +5,14 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
-#include <utility>
 #include <limits>
+#include <ostream>
 #include <set>
+#include <utility>
 
 #include "core/error.hpp"
 #include "core/files.hpp"
+#include "core/json_stream.hpp"
 #include "subnet/model.hpp"
 
 namespace fabscope::subnet {
@@ -358,8 +360,18 @@ void check_links(const Subnet& s) {
 }  // namespace
 
 json to_json(const Subnet& s) {
+  json j = to_json_without_nodes(s);
   json nodes = json::array();
   for (const auto& n : s.nodes) nodes.push_back(node_json(n));
+  j["nodes"] = std::move(nodes);
+  return j;
+}
+
+void write_json(std::ostream& out, const Subnet& s, const json& doc) {
+  write_json_streaming_array(out, doc, "nodes", s.nodes.size(), [&s](std::size_t i) { return node_json(s.nodes[i]); });
+}
+
+json to_json_without_nodes(const Subnet& s) {
   // The links as the ports give them (s.links may be stale in a Subnet built by hand).
   json links = json::array();
   for (int n = 0; n < static_cast<int>(s.nodes.size()); ++n)
@@ -374,8 +386,8 @@ json to_json(const Subnet& s) {
                    {"state", to_string(m.state)}, {"act_count", m.act_count}, {"node", m.node}});
   return json{{"schema", "fabscope.fabric"}, {"schema_version", kFabricSchemaVersion},
               {"source", s.source},          {"swept_at", s.swept_at},
-              {"sweep_s", s.sweep_s},        {"nodes", std::move(nodes)},
-              {"links", std::move(links)},   {"sms", std::move(sms)},
+              {"sweep_s", s.sweep_s},        {"links", std::move(links)},
+              {"sms", std::move(sms)},
               {"notes", s.notes}};
 }
 

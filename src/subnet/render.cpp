@@ -78,7 +78,19 @@ std::string render_text(const Subnet& s, const std::vector<LinkFact>& facts, con
 }
 
 json fabric_json(const Subnet& s, const std::vector<LinkFact>& facts, const std::vector<Finding>& findings) {
-  json j = to_json(s);
+  json j = fabric_json_without_nodes(s, facts, findings);
+  json nodes = to_json(s)["nodes"];
+  j["nodes"] = std::move(nodes);
+  return j;
+}
+
+void write_fabric_json(std::ostream& out, const Subnet& s, const std::vector<LinkFact>& facts,
+                       const std::vector<Finding>& findings) {
+  write_json(out, s, fabric_json_without_nodes(s, facts, findings));
+}
+
+json fabric_json_without_nodes(const Subnet& s, const std::vector<LinkFact>& facts, const std::vector<Finding>& findings) {
+  json j = to_json_without_nodes(s);
   json lf = json::array();
   for (const auto& f : facts) lf.push_back(to_json(f));
   j["link_facts"] = std::move(lf);

@@ -2,6 +2,7 @@
 // `fabscope fabric` as people and programs read it: the summary of the subnet, the problem
 // links, the findings (the same table as every judging command), a route hop by hop; and the
 // --json document (the "fabscope.fabric" schema with the judgement added, docs/formats.md).
+#include <iosfwd>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,11 @@ std::string render_text(const Subnet& s, const std::vector<LinkFact>& facts, con
 
 // to_json(s) plus "link_facts", "checks", "findings", "summary" and "exit_code".
 json fabric_json(const Subnet& s, const std::vector<LinkFact>& facts, const std::vector<Finding>& findings);
+// The same document written as dump_json(fabric_json(...)) writes it, the nodes streamed.
+void write_fabric_json(std::ostream& out, const Subnet& s, const std::vector<LinkFact>& facts,
+                       const std::vector<Finding>& findings);
+json fabric_json_without_nodes(const Subnet& s, const std::vector<LinkFact>& facts,
+                               const std::vector<Finding>& findings);
 
 // A route like ibtracert: one line per hop with the node, its LID, the ports in and out and the
 // link the packet leaves by.

@@ -78,3 +78,18 @@ TEST(FabricRender, JsonAddsLinkFactsChecksFindingsAndExitCode) {
   // Still a saved sweep.
   EXPECT_EQ(subnet_from_json(j).nodes.size(), 8u);
 }
+
+TEST(FabricRender, StreamedJsonIsTheDocumentByteForByte) {
+  Subnet s = healthy_fabric();
+  connect(s, kLeaf.leaf1, 7, kLeaf.spine1, 1, 1, Speed::HDR);  // a finding and a degraded link fact
+  s.nodes[kLeaf.leaf2].description = "name with \"quotes\" and \\ backslash";
+  const auto facts = subnet::link_facts(s);
+  const auto findings = subnet::judge(s, {});
+  std::ostringstream fabric;
+  subnet::write_fabric_json(fabric, s, facts, findings);
+  EXPECT_EQ(fabric.str(), dump_json(subnet::fabric_json(s, facts, findings)));
+  std::ostringstream saved;
+  subnet::write_json(saved, s, subnet::to_json_without_nodes(s));
+  EXPECT_EQ(saved.str(), dump_json(subnet::to_json(s)));
+  EXPECT_EQ(subnet::subnet_from_json(json::parse(saved.str())).nodes.size(), s.nodes.size());
+}
