@@ -68,8 +68,12 @@ got=$(bash --norc --noprofile -c '
 [ "$got" = "k8s" ] || fail "completion of 'fabscope env --format k' gave '$got'"
 systemd-analyze verify /lib/systemd/system/fabscope-exporter.service 2>/dev/null ||
   echo "(systemd-analyze unavailable or not booted with systemd: unit not verified)"
-grep -q '^ExecStart=/usr/bin/fabscope-exporter ' /lib/systemd/system/fabscope-exporter.service ||
-  fail "the installed unit does not start /usr/bin/fabscope-exporter"
+for u in fabscope-exporter fabscope-fabric-exporter; do
+  grep -q '^ExecStart=/usr/bin/fabscope-exporter ' "/lib/systemd/system/$u.service" ||
+    fail "the installed unit $u does not start /usr/bin/fabscope-exporter"
+done
+systemd-analyze verify /lib/systemd/system/fabscope-fabric-exporter.service 2>/dev/null ||
+  echo "(systemd-analyze unavailable or not booted with systemd: fabric unit not verified)"
 /usr/bin/fabscope-exporter --once --checks-interval 0 > /dev/null || fail "fabscope-exporter --once exited $?"
 
 echo "== purge"
