@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# `fabscope exporter --fabric` at scale, side by side with the way the open-source fabric
+# exporters collect (treydock/infiniband_exporter's method reproduced with the diag tools: one
+# `ibnetdiscover`, then one `perfquery -x -l` per switch, every port), on the same simulated
+# fat tree (bench/fattree-topology.py: 64 leaves, 32 spines, 2,048 HCAs) in one run
+# (bench/RESULTS.md, "fabscope exporter --fabric at scale").
+#
+# Per round, alternating: the diag-tool method (wall time of the whole collection, processes
+# started sequentially as that exporter does), then the exporter's own collections as it reports
+# them (fabscope_fabric_collection_duration_seconds of a discovery and of a counters collection).
+# Meanwhile a client scrapes /metrics back to back: the scrape latency while collections run
+# (median, p90, p99), and the exporter's VmRSS at the end.
+#
+# usage: bench/fabric-exporter-bench.sh FABSCOPE_EXPORTER [ROUNDS] [LEAVES SPINES HCAS_PER_LEAF]
+set -euo pipefail
+exporter=$(realpath "$1")
+rounds=${2:-3}
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../tests/integration/ibsim/harness.sh"
+sim_skip_unless_available
+topo=$(mktemp "${TMPDIR:-/tmp}/fattree.XXXXXX.net")
+python3 "$here/fattree-topology.py" "${3:-64}" "${4:-32}" "${5:-32}" >"$topo"
+sim_start "$topo" -N 4096 -S 256 -P 16384
+rm -f "$topo"
+sm_start H-l00-00
+
+LD_PRELOAD=$UMAD2SIM SIM_HOST=H-l00-00 "$exporter" --listen 127.0.0.1:0 --checks-interval 0 --fabric \
+  --fabric-interval 5 --fabric-discovery-interval 20 >"$SIM_DIR/exporter.log" 2>&1 &
+exp_pid=$!
+trap 'kill $exp_pid 2>/dev/null || true; wait $exp_pid 2>/dev/null || true; sim_stop' EXIT
+end=$((SECONDS + 300))
+until grep -q "(port [0-9]*)" "$SIM_DIR/exporter.log"; do
+  [ $SECONDS -lt $end ] || { cat "$SIM_DIR/exporter.log"; echo "exporter not serving"; exit 1; }
+  sleep 0.5
+done
+port=$(sed -n 's/.*(port \([0-9]*\)).*/\1/p' "$SIM_DIR/exporter.log" | head -1)
+
+# The diag-tool method: every switch's LID from ibnetdiscover, then perfquery per switch.
+diag_round() {
+  python3 - "$UMAD2SIM" <<'PY'
+import os, re, subprocess, sys, time
+env = dict(os.environ, LD_PRELOAD=sys.argv[1], SIM_HOST="H-l00-00")
+t = time.monotonic()
+topo = subprocess.run(["ibnetdiscover"], env=env, capture_output=True, text=True, check=True).stdout
+lids = sorted({int(m.group(1)) for m in re.finditer(r'^Switch\s.*?\slid (\d+)', topo, re.M)})
+bad = 0
+for lid in lids:
+    r = subprocess.run(["perfquery", "-x", "-l", str(lid)], env=env, capture_output=True, text=True)
+    bad += r.returncode != 0
+print(f"{time.monotonic() - t:.3f} {len(lids)} {bad}")
+PY
+}
+
+metric() {  # metric NAME KIND: the value of NAME{kind="KIND"}
+  python3 - "$port" "$1" "$2" <<'PY'
+import sys, urllib.request
+port, name, kind = sys.argv[1:]
+for line in urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=30).read().decode().splitlines():
+    if line.startswith(f'{name}{{kind="{kind}"}} '):
+        print(line.split()[-1])
+PY
+}
+
+# Scrapes back to back for the whole run, one keep-alive connection, latencies to a file.
+python3 - "$port" "$SIM_DIR/scrapes.txt" <<'PY' &
+import http.client, sys, time
+port, out = sys.argv[1], sys.argv[2]
+c = http.client.HTTPConnection("127.0.0.1", int(port), timeout=30)
+with open(out, "w") as f:
+    while True:
+        t = time.monotonic()
+        try:
+            c.request("GET", "/metrics"); r = c.getresponse(); r.read()
+        except Exception:
+            break
+        f.write(f"{(time.monotonic() - t) * 1000:.3f}\n"); f.flush()
+PY
+scraper=$!
+
+for ((r = 1; r <= rounds; r++)); do
+  read -r t n bad < <(diag_round)
+  printf 'diag tools (ibnetdiscover + perfquery -x -l per switch) round %d: %7.3f s  %d switches  %d failed\n' \
+    "$r" "$t" "$n" "$bad"
+  d=$(metric fabscope_fabric_collection_duration_seconds discovery)
+  c=$(metric fabscope_fabric_collection_duration_seconds counters)
+  printf 'fabscope exporter --fabric             round %d: discovery %s s, counters %s s\n' "$r" "$d" "$c"
+  sleep 6  # at least one more counters collection before the next reading
+done
+kill $scraper 2>/dev/null || true
+python3 - "$SIM_DIR/scrapes.txt" "$exp_pid" <<'PY'
+import statistics, sys
+v = sorted(float(x) for x in open(sys.argv[1]) if x.strip())
+q = lambda p: v[min(len(v) - 1, int(p * len(v)))]
+rss = [l for l in open(f"/proc/{sys.argv[2]}/status") if l.startswith(("VmRSS", "VmHWM"))]
+print(f"scrapes while collecting: {len(v)}, median {statistics.median(v):.2f} ms, p90 {q(0.9):.2f} ms, "
+      f"p99 {q(0.99):.2f} ms, max {v[-1]:.2f} ms")
+print("exporter " + ", ".join(l.split()[0] + " " + str(round(int(l.split()[1]) / 1024, 1)) + " MiB" for l in rss))
+PY
+echo "machine: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
