@@ -46,6 +46,30 @@ void Exporter::count_notes(const std::vector<probe::Note>& notes) {
 }
 
 std::vector<MetricFamily> Exporter::scrape(const ServerStats& http) {
+  std::shared_ptr<const FabricSnapshot> fabric;
+  if (fabric_) fabric = fabric_->snapshot();
+  auto fams = scrape_families(http, fabric.get());
+  if (fabric)
+    for (auto& f : fabric_families(fabric->view)) fams.push_back(std::move(f));
+  return fams;
+}
+
+std::string Exporter::scrape_text(const ServerStats& http) {
+  std::shared_ptr<const FabricSnapshot> fabric;
+  if (fabric_) fabric = fabric_->snapshot();
+  std::string out = render_text(scrape_families(http, fabric.get()));
+  if (fabric && fabric->text) out += *fabric->text;
+  return out;
+}
+
+std::pair<std::string, std::shared_ptr<const std::string>> Exporter::scrape_parts(const ServerStats& http) {
+  std::shared_ptr<const FabricSnapshot> fabric;
+  if (fabric_) fabric = fabric_->snapshot();
+  std::string node = render_text(scrape_families(http, fabric.get()));
+  return {std::move(node), fabric ? fabric->text : nullptr};
+}
+
+std::vector<MetricFamily> Exporter::scrape_families(const ServerStats& http, const FabricSnapshot* fabric) {
   auto t0 = std::chrono::steady_clock::now();
   std::vector<probe::Note> notes;
   const auto& devices = ports_.read(notes);
@@ -61,8 +85,6 @@ std::vector<MetricFamily> Exporter::scrape(const ServerStats& http) {
     checks = checks_;
     errors_[kErrorChecks] = checks_errors_;
   }
-  std::shared_ptr<const FabricSnapshot> fabric;
-  if (fabric_) fabric = fabric_->snapshot();
   if (fabric && fabric->view.subnet) {
     // One fabscope_check_status family for the node's checks and the fabric's. Before the first
     // complete collection the fabric's ids have no series: nothing was judged, nothing is ok.
@@ -73,8 +95,6 @@ std::vector<MetricFamily> Exporter::scrape(const ServerStats& http) {
   }
   if (checks)
     for (auto& f : check_families(*checks)) fams.push_back(std::move(f));
-  if (fabric)
-    for (auto& f : fabric_families(fabric->view)) fams.push_back(std::move(f));
 
   SelfStats self;
   self.scrape_errors_total = errors_;
@@ -89,7 +109,6 @@ std::vector<MetricFamily> Exporter::scrape(const ServerStats& http) {
   return fams;
 }
 
-std::string Exporter::scrape_text(const ServerStats& http) { return render_text(scrape(http)); }
 
 void Exporter::refresh_checks() {
   auto t0 = std::chrono::steady_clock::now();
@@ -168,11 +187,15 @@ HttpResponse Exporter::handle(const HttpRequest& req, std::uint64_t batch, const
     // Requests answered in the same event-loop iteration arrived together: one collection
     // serves them all, so a burst of clients costs one sysfs walk, not one each.
     if (!cached_body_ || cached_batch_ != batch) {
-      cached_body_ = std::make_shared<const std::string>(scrape_text(http));
+      // The fabric's part is the snapshot's own text, sent after the node's without a copy.
+      auto [node, fabric] = scrape_parts(http);
+      cached_body_ = std::make_shared<const std::string>(std::move(node));
+      cached_tail_ = std::move(fabric);
       cached_batch_ = batch;
     }
     r.content_type = kTextContentType;
     r.body = cached_body_;
+    r.tail = cached_tail_;
   }
   return r;
 }

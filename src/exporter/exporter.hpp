@@ -10,6 +10,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "core/json.hpp"
@@ -40,7 +41,11 @@ class Exporter {
   // Every family of one scrape: reads sys/class/infiniband and the netdev MTUs now. Never throws
   // for what it reads: problems are counted in fabscope_scrape_errors_total.
   std::vector<MetricFamily> scrape(const ServerStats& http);
+  // The exposition of scrape(), with the fabric's families as its snapshot rendered them.
   std::string scrape_text(const ServerStats& http);
+  // scrape_text in two parts: the node's exposition, then the fabric snapshot's text (null
+  // without --fabric), which is shared, not copied.
+  std::pair<std::string, std::shared_ptr<const std::string>> scrape_parts(const ServerStats& http);
 
   // Full probe and checks, now, on the calling thread.
   void refresh_checks();
@@ -59,6 +64,8 @@ class Exporter {
 
  private:
   void count_notes(const std::vector<probe::Note>& notes);
+  // Every family but the fabric's own (fabscope_fabric_*), which the snapshot holds.
+  std::vector<MetricFamily> scrape_families(const ServerStats& http, const FabricSnapshot* fabric);
 
   core::Root root_;
   ExporterOptions opts_;
@@ -81,7 +88,7 @@ class Exporter {
   std::shared_ptr<FabricCollector> fabric_;
 
   std::uint64_t cached_batch_ = 0;
-  std::shared_ptr<const std::string> cached_body_;
+  std::shared_ptr<const std::string> cached_body_, cached_tail_;  // the batch's response: node part, fabric part
 };
 
 // Families as JSON (schema "fabscope.metrics", version 1), for `fabscope exporter --once --json`.

@@ -1,9 +1,12 @@
 #include "exporter/fabric_collector.hpp"
 
+#include <malloc.h>
+
 #include <algorithm>
 #include <iostream>
 
 #include "core/strings.hpp"
+#include "exporter/metrics.hpp"
 #include "subnet/judge.hpp"
 
 namespace fabscope::exporter {
@@ -17,6 +20,14 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+void render(FabricSnapshot& snap) {
+  snap.text = std::make_shared<const std::string>(render_text(fabric_families(snap.view)));
+  // The families behind the text (a sample with its labels each: about 75 MB for 188,000
+  // samples) were freed in this thread's malloc arena, which keeps them: hand them back, or the
+  // exporter stays at its peak between collections.
+  malloc_trim(0);
+}
+
 }  // namespace
 
 FabricCollector::FabricCollector(FabricOptions opts) : opts_(std::move(opts)) {
@@ -26,6 +37,7 @@ FabricCollector::FabricCollector(FabricOptions opts) : opts_(std::move(opts)) {
   snap->view.discovery = discovery_;
   snap->view.counters = counters_;
   snap->view.xmit_wait_tick_ns = opts_.xmit_wait_tick_ns;
+  render(*snap);
   snapshot_ = std::move(snap);
 }
 
@@ -56,6 +68,7 @@ void FabricCollector::publish(subnet::Subnet s, std::chrono::steady_clock::time_
   snap->view.xmit_wait_tick_ns = opts_.xmit_wait_tick_ns;
   previous_ = current;
   previous_at_ = now;
+  render(*snap);  // outside the lock: scrapes keep the previous snapshot meanwhile
   std::lock_guard<std::mutex> lock(mu_);
   snapshot_ = std::move(snap);
 }
@@ -65,11 +78,13 @@ void FabricCollector::failed(CollectionStats& st, const char* kind, const std::e
   std::string text = core::printable_lines(e.what());
   if (text != last_error_) std::cerr << "fabscope exporter: fabric " << kind << " failed: " << text << "\n";
   last_error_ = text;
-  // The last complete collection stays; only the collector's own numbers change.
-  std::lock_guard<std::mutex> lock(mu_);
-  auto snap = std::make_shared<FabricSnapshot>(*snapshot_);
+  // The last complete collection stays; only the collector's own numbers change. Only this
+  // thread replaces the snapshot, so it is copied, changed and rendered outside the lock.
+  auto snap = std::make_shared<FabricSnapshot>(*snapshot());
   snap->view.discovery = discovery_;
   snap->view.counters = counters_;
+  render(*snap);
+  std::lock_guard<std::mutex> lock(mu_);
   snapshot_ = std::move(snap);
 }
 

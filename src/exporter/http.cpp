@@ -70,7 +70,8 @@ std::string response_head(const HttpResponse& r, bool keep_alive) {
   h.reserve(192);
   h.append("HTTP/1.1 ").append(std::to_string(r.status)).append(" ").append(reason_phrase(r.status)).append("\r\n");
   h.append("Content-Type: ").append(r.content_type).append("\r\n");
-  h.append("Content-Length: ").append(std::to_string(r.body ? r.body->size() : 0)).append("\r\n");
+  const std::size_t length = (r.body ? r.body->size() : 0) + (r.tail ? r.tail->size() : 0);
+  h.append("Content-Length: ").append(std::to_string(length)).append("\r\n");
   for (const auto& [k, v] : r.headers) h.append(k).append(": ").append(v).append("\r\n");
   h.append(keep_alive ? "Connection: keep-alive\r\n" : "Connection: close\r\n");
   h.append("\r\n");
@@ -89,7 +90,7 @@ struct Conn {
   bool writing = false;
   std::string in;
   std::string head;
-  std::shared_ptr<const std::string> body;
+  std::shared_ptr<const std::string> body, tail;
   bool send_body = true;
   bool close_after = false;
   bool peer_done = false;  // the client half-closed (FIN): answer what it sent, then close
@@ -138,6 +139,7 @@ struct HttpServer::Impl {
     c.writing = false;
     c.head.clear();
     c.body.reset();
+    c.tail.reset();
     c.sent = 0;
     c.since_ms = now;
     c.deadline_ms = now + opts.request_timeout_ms;
@@ -147,18 +149,22 @@ struct HttpServer::Impl {
   // Returns false when the connection was closed.
   bool write_some(Conn& c) {
     while (true) {
-      std::size_t body_size = c.send_body && c.body ? c.body->size() : 0;
-      std::size_t total = c.head.size() + body_size;
-      if (c.sent >= total) break;
-      iovec iov[2];
+      // The response is head, body, tail back to back; c.sent counts bytes over all three.
+      const std::string* parts[3] = {&c.head, c.send_body ? c.body.get() : nullptr,
+                                     c.send_body ? c.tail.get() : nullptr};
+      iovec iov[3];
       int n = 0;
-      if (c.sent < c.head.size()) {
-        iov[n++] = {c.head.data() + c.sent, c.head.size() - c.sent};
-        if (body_size) iov[n++] = {const_cast<char*>(c.body->data()), body_size};
-      } else {
-        std::size_t off = c.sent - c.head.size();
-        iov[n++] = {const_cast<char*>(c.body->data()) + off, body_size - off};
+      std::size_t skip = c.sent;
+      for (const std::string* p : parts) {
+        if (!p || p->empty()) continue;
+        if (skip >= p->size()) {
+          skip -= p->size();
+          continue;
+        }
+        iov[n++] = {const_cast<char*>(p->data()) + skip, p->size() - skip};
+        skip = 0;
       }
+      if (n == 0) break;
       msghdr msg{};
       msg.msg_iov = iov;
       msg.msg_iovlen = n;
@@ -190,6 +196,7 @@ struct HttpServer::Impl {
     c.close_after = !keep_alive;
     c.head = response_head(r, keep_alive);
     c.body = std::move(r.body);
+    c.tail = std::move(r.tail);
     c.send_body = !head_only;
     c.sent = 0;
     c.deadline_ms = now_ms() + opts.write_timeout_ms;

@@ -36,6 +36,9 @@ struct HttpResponse {
   int status = 200;
   std::string content_type = "text/plain; charset=utf-8";
   std::shared_ptr<const std::string> body;
+  // Sent right after body, as one response: a large part kept elsewhere (the fabric's rendered
+  // families) goes out without being copied into body.
+  std::shared_ptr<const std::string> tail;
   std::vector<std::pair<std::string, std::string>> headers;  // extra, e.g. Allow
 };
 

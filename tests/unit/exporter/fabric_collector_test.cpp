@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <condition_variable>
 #include <mutex>
+#include <set>
+#include <sstream>
 #include <thread>
 #include <stdexcept>
 
@@ -211,6 +213,46 @@ TEST(ExporterWithFabric, FabricChecksJoinTheOneCheckStatusFamily) {
   EXPECT_EQ(sm_none, 0);
   EXPECT_TRUE(link_family);
   EXPECT_NO_THROW(render_text(fams));
+}
+
+// The text of a scrape carries the fabric's families as its snapshot rendered them: the same
+// exposition as rendering every family of scrape(), but for the scrape's own duration.
+TEST(ExporterWithFabric, ScrapeTextAppendsTheSnapshotsRenderedFamilies) {
+  testing::TempDir root;
+  FakeFabric f;
+  auto c = std::make_shared<FabricCollector>(f.options(300));
+  c->collect();
+  ExporterOptions o;
+  o.checks_interval_seconds = 0;
+  Exporter ex(core::Root(root.path()), o);
+  ex.set_fabric(c);
+  auto without_duration = [](const std::string& text) {
+    std::istringstream in(text);
+    std::multiset<std::string> lines;
+    for (std::string l; std::getline(in, l);)
+      if (l.rfind("fabscope_scrape_duration_seconds ", 0) != 0) lines.insert(l);
+    return lines;
+  };
+  const auto snap = c->snapshot();
+  ASSERT_TRUE(snap->text);
+  EXPECT_EQ(*snap->text, render_text(fabric_families(snap->view)));
+  const std::string text = ex.scrape_text({});
+  EXPECT_NE(text.find(*snap->text), std::string::npos);
+  EXPECT_EQ(without_duration(text), without_duration(render_text(ex.scrape({}))));
+  // /metrics sends the node's part as the body and the snapshot's own text, not a copy, after it.
+  HttpRequest req;
+  req.method = "GET";
+  req.path = "/metrics";
+  const HttpResponse r = ex.handle(req, 1, {});
+  ASSERT_TRUE(r.body);
+  EXPECT_EQ(r.tail, snap->text);
+  EXPECT_EQ(without_duration(*r.body + *r.tail), without_duration(text));
+  // A failed collection renders the snapshot again with the collector's new numbers.
+  f.fail = true;
+  c->collect();
+  ASSERT_NE(c->snapshot(), snap);
+  EXPECT_EQ(*c->snapshot()->text, render_text(fabric_families(c->snapshot()->view)));
+  EXPECT_NE(*c->snapshot()->text, *snap->text);
 }
 
 }  // namespace
