@@ -55,10 +55,8 @@ std::vector<MetricFamily> Exporter::scrape(const ServerStats& http) {
 }
 
 std::string Exporter::scrape_text(const ServerStats& http) {
-  std::shared_ptr<const FabricSnapshot> fabric;
-  if (fabric_) fabric = fabric_->snapshot();
-  std::string out = render_text(scrape_families(http, fabric.get()));
-  if (fabric && fabric->text) out += *fabric->text;
+  auto [out, fabric] = scrape_parts(http);
+  if (fabric) out += *fabric;
   return out;
 }
 
