@@ -136,26 +136,11 @@ void Exporter::refresh_checks() {
 }
 
 void Exporter::start_background_checks() {
-  if (opts_.checks_interval_seconds <= 0 || bg_.joinable()) return;
-  bg_ = std::thread([this] {
-    auto interval = std::chrono::duration<double>(opts_.checks_interval_seconds);
-    std::unique_lock<std::mutex> lock(bg_mu_);
-    while (!bg_cv_.wait_for(lock, interval, [this] { return bg_stop_; })) {
-      lock.unlock();
-      refresh_checks();
-      lock.lock();
-    }
-  });
+  if (opts_.checks_interval_seconds <= 0) return;
+  bg_.start(std::chrono::duration<double>(opts_.checks_interval_seconds), [this] { refresh_checks(); });
 }
 
-void Exporter::stop_background_checks() {
-  {
-    std::lock_guard<std::mutex> lock(bg_mu_);
-    bg_stop_ = true;
-  }
-  bg_cv_.notify_all();
-  if (bg_.joinable()) bg_.join();
-}
+void Exporter::stop_background_checks() { bg_.stop(); }
 
 std::uint64_t Exporter::errors(const std::string& reason) const {
   auto it = errors_.find(reason);

@@ -19,6 +19,7 @@
 #include "exporter/fabric_collector.hpp"
 #include "exporter/families.hpp"
 #include "exporter/http.hpp"
+#include "exporter/periodic.hpp"
 #include "exporter/port_reader.hpp"
 
 namespace fabscope::exporter {
@@ -80,15 +81,12 @@ class Exporter {
   std::shared_ptr<const CheckResults> checks_;
   std::uint64_t checks_errors_ = 0;
 
-  std::mutex bg_mu_;
-  std::condition_variable bg_cv_;
-  bool bg_stop_ = false;
-  std::thread bg_;
-
   std::shared_ptr<FabricCollector> fabric_;
 
   std::uint64_t cached_batch_ = 0;
   std::shared_ptr<const std::string> cached_body_, cached_tail_;  // the batch's response: node part, fabric part
+
+  Periodic bg_;  // last member: its thread stops before the rest is destroyed
 };
 
 // Families as JSON (schema "fabscope.metrics", version 1), for `fabscope exporter --once --json`.

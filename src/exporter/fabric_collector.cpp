@@ -136,26 +136,9 @@ void FabricCollector::collect() {
 }
 
 void FabricCollector::start() {
-  if (bg_.joinable()) return;
-  bg_stop_ = false;
-  bg_ = std::thread([this] {
-    const auto interval = std::chrono::duration<double>(std::max(0.01, opts_.counters_interval_seconds));
-    std::unique_lock<std::mutex> lock(bg_mu_);
-    while (!bg_cv_.wait_for(lock, interval, [this] { return bg_stop_; })) {
-      lock.unlock();
-      collect();
-      lock.lock();
-    }
-  });
+  bg_.start(std::chrono::duration<double>(std::max(0.01, opts_.counters_interval_seconds)), [this] { collect(); });
 }
 
-void FabricCollector::stop() {
-  {
-    std::lock_guard<std::mutex> lock(bg_mu_);
-    bg_stop_ = true;
-  }
-  bg_cv_.notify_all();
-  if (bg_.joinable()) bg_.join();
-}
+void FabricCollector::stop() { bg_.stop(); }
 
 }  // namespace fabscope::exporter

@@ -15,6 +15,7 @@
 
 #include "core/finding.hpp"
 #include "exporter/fabric_families.hpp"
+#include "exporter/periodic.hpp"
 #include "subnet/sweep.hpp"
 #include "subnet/thresholds.hpp"
 
@@ -80,10 +81,7 @@ class FabricCollector {
   mutable std::mutex mu_;  // guards snapshot_
   std::shared_ptr<const FabricSnapshot> snapshot_;
 
-  std::mutex bg_mu_;
-  std::condition_variable bg_cv_;
-  bool bg_stop_ = false;
-  std::thread bg_;
+  Periodic bg_;  // last member: its thread stops before the rest is destroyed
 };
 
 }  // namespace fabscope::exporter
