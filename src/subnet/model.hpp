@@ -112,10 +112,22 @@ struct Node {
   int num_ports = 0;
   std::vector<Port> ports;              // ports[i].number == i for switches (0..num_ports); HCAs 1..num_ports at [i-1]
   std::string dr_path;                  // directed route from the local port, "0,1,31"
+  // Switches, when the sweep read routes (SweepOptions::routes): the LinearForwardingTable,
+  // index LID -> output port (0 = the switch itself, 0xff = no entry), LIDs 0..LinearFDBTop.
+  // Empty: not read.
+  std::vector<std::uint8_t> lft;
   std::string note;                     // why something of this node is missing
   const Port* port(int number) const;   // nullptr when absent
   Port* port(int number);
   std::uint16_t lid() const;            // switch: port 0's; HCA: first port with a LID; 0 none
+};
+
+// One hop of a route: the node, the port the packet enters by (0 at the source) and the port it
+// leaves by (0 at the destination).
+struct Hop {
+  int node = -1;
+  int in_port = 0;
+  int out_port = 0;
 };
 
 // A cable: both ends. a is the end with the lower (node index, port) pair, so each link is listed

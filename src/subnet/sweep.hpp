@@ -41,13 +41,6 @@ Subnet sweep(const SweepOptions& opt);
 // s (same nodes and ports; what does not answer gets nullopt and a note).
 void read_counters(Subnet& s, const SweepOptions& opt);
 
-// One hop of a route: the node, the port the packet enters by (0 at the source) and the port it
-// leaves by (0 at the destination).
-struct Hop {
-  int node = -1;
-  int in_port = 0;
-  int out_port = 0;
-};
 // The path the forwarding tables give from node src (an HCA or switch of s; for an HCA, its first
 // active port) to destination LID dst_lid, hop by hop, like ibtracert: reads each switch's
 // LinearForwardingTable block on the way. Throws Error naming the switch where the route breaks
