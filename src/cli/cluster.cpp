@@ -4,6 +4,7 @@
 #include "cli/commands.hpp"
 #include "cluster/command.hpp"
 #include "core/args.hpp"
+#include "core/error.hpp"
 
 namespace fabscope::cli {
 
@@ -27,6 +28,8 @@ core::ArgParser make_parser() {
       .option("--timeout", "S", "seconds rank 0 waits for every node to join (env launcher)", "60")
       .option("--nodes", "LIST", "node names by rank, Slurm hostlist syntax (default $SLURM_JOB_NODELIST)")
       .option("--seed", "N", "seed of the random rounds of --pairs K", "1")
+      .option("--fabric", "FILE", "locate slow pairs: route them through this saved sweep (fabscope fabric --routes --save)")
+      .option("--from", "FILE", "with --fabric: locate the slow pairs of a saved --json result; launches nothing")
       .flag("--drain", "run the printed scontrol drain commands for failing nodes")
       .flag("--json", "print the result as JSON (schema fabscope.cluster, docs/formats.md)")
       .choices("engine", {"auto", "rdma", "tcp"})
@@ -37,6 +40,9 @@ core::ArgParser make_parser() {
       .example("RANK=$i WORLD_SIZE=4 MASTER_ADDR=n0 MASTER_PORT=29400 FABSCOPE_CLUSTER_TOKEN=t fabscope cluster",
                "the env contract, one process per node")
       .example("fabscope cluster --pairs none --json | jq '.findings[].id'", "consistency only")
+      .example("srun -N 64 --ntasks-per-node=1 --mpi=pmix fabscope cluster --pairs all --fabric fabric.json",
+               "the cables and switches the slow pairs share (fabric.json: fabscope fabric --routes --save)")
+      .example("fabscope cluster --from run.json --fabric fabric.json", "locate a saved run's slow pairs later")
       .example("mpirun -np 8 --map-by ppr:1:node fabscope cluster --pairs all --engine rdma",
                "every pair over RDMA WRITE; a node without RDMA is reported, not measured")
       .footer(std::string(core::kExitCodesHelp) +
@@ -63,6 +69,7 @@ cluster::CommandSpec spec_from(const core::ArgParser& args) {
   if (const char* addr = std::getenv("FABSCOPE_CLUSTER_PAIR_ADDR")) s.pair_host = addr;
   s.drain = args.has("drain");
   s.json = args.has("json");
+  s.fabric = args.get("fabric");
   return s;
 }
 
@@ -71,6 +78,10 @@ cluster::CommandSpec spec_from(const core::ArgParser& args) {
 int cmd_cluster(int argc, char** argv) {
   core::ArgParser args = make_parser();
   if (!args.parse(argc, argv, std::cout)) return 0;
+  if (!args.get("from").empty()) {
+    if (args.get("fabric").empty()) throw UsageError("--from needs --fabric FILE (the saved sweep to route the pairs through)");
+    return cluster::localize_command(args.get("from"), args.get("fabric"), args.has("json"), std::cout);
+  }
   return cluster::run_command(spec_from(args), std::cout, std::cerr);
 }
 

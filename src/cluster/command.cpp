@@ -14,6 +14,12 @@
 #include "ncclenv/collect.hpp"
 #include "ncclenv/plan.hpp"
 #include "probe/probe.hpp"
+#include "cluster/saved.hpp"
+#include "core/files.hpp"
+#include "core/strings.hpp"
+#include "checks/report.hpp"
+#include "subnet/model.hpp"
+#include "subnet/routes.hpp"
 
 namespace fabscope::cluster {
 
@@ -147,10 +153,65 @@ int run_command(const CommandSpec& spec, std::ostream& out, std::ostream& err) {
   NodeSummary mine = summarize_this_node(spec.root, spec.launch);
   warn_about_token(spec.launch, err);
   const std::unique_ptr<Exchange> ex = make_exchange(spec, mine.name);
+  // --fabric is read by rank 0 before the pairs run, so a bad file is said at once; the pairs are
+  // measured and judged anyway, only not located.
+  std::shared_ptr<const subnet::Subnet> fabric;
+  std::string fabric_error;
+  if (ex->rank() == 0 && !spec.fabric.empty()) {
+    try {
+      fabric = std::make_shared<const subnet::Subnet>(subnet::load_subnet(spec.fabric));
+      if (!subnet::has_routes(*fabric))
+        err << "fabscope cluster: --fabric " << spec.fabric
+            << " has no forwarding tables (save it with `fabscope fabric --routes --save`): the slow pairs "
+               "will not be located\n";
+    } catch (const std::exception& e) {
+      fabric_error = std::string("--fabric: ") + e.what();
+      err << "fabscope cluster: " << fabric_error << " (the pairs are measured, not located)\n";
+    }
+  }
   const OwnedEngines engines = open_engines(spec, *ex);
   auto input = run_cluster(*ex, std::move(mine), engines.view, spec.run);
+  if (input) {
+    input->fabric = std::move(fabric);
+    input->fabric_error = std::move(fabric_error);
+  }
   const int code = input ? report(std::move(*input), spec, out, err) : 0;
   return rank0_code(*ex, code);
+}
+
+int localize_command(const std::string& from, const std::string& fabric_path, bool as_json, std::ostream& out) {
+  SavedRun run;
+  {
+    const std::string body = core::read_input(from, 512u << 20);
+    const json doc = json::parse(body, nullptr, false);
+    if (doc.is_discarded()) throw Error(from + ": not JSON (expected the output of fabscope cluster --json)");
+    try {
+      run = saved_run_from_json(doc);
+    } catch (const Error& e) {
+      throw Error(from + ": " + e.what());
+    }
+  }
+  const subnet::Subnet fabric = subnet::load_subnet(fabric_path);
+  const Localization l = localize_saved(run, fabric);
+  std::vector<Finding> findings = localization_findings(l, run.names);
+  const int code = exit_code_for(findings);
+  if (as_json) {
+    out << dump_json(json{{"schema", "fabscope.cluster.localization"},
+                          {"schema_version", 1},
+                          {"from", from},
+                          {"fabric", fabric_path},
+                          {"engine", run.engine},
+                          {"localization", localization_json(l, run.names)},
+                          {"findings", findings},
+                          {"exit_code", code}})
+        << "\n";
+    return code;
+  }
+  out << "cluster result " << from << ": " << run.nodes.size() << " node(s), " << run.pairs.size() << " pair(s) over "
+      << (run.engine.empty() ? "no engine" : run.engine) << "\n";
+  out << core::printable_lines(render_localization(l, run.names));
+  out << "\n" << (findings.empty() ? "no findings\n" : checks::render_findings(findings, 100, true));
+  return code;
 }
 
 }  // namespace fabscope::cluster

@@ -24,11 +24,18 @@ struct CommandSpec {
   std::string pair_host;              // FABSCOPE_CLUSTER_PAIR_ADDR; "" = the exchange's local address
   bool drain = false;                 // run the scontrol drain commands
   bool json = false;                  // out gets the result as JSON
+  std::string fabric;                 // --fabric: a saved sweep with routes, read by rank 0
 };
 
 // Runs the command; out gets rank 0's report, err the warnings. Returns this rank's exit code,
 // rank 0's on every rank. Throws fabscope::Error (a bad launcher environment, a rank that cannot
 // reach rank 0, a malformed pair plan).
 int run_command(const CommandSpec& spec, std::ostream& out, std::ostream& err);
+
+// `fabscope cluster --from RESULT.json --fabric FABRIC.json`: locates the slow pairs of a saved
+// result in a saved fabric, without launching anything. Prints the located suspects and their
+// findings (JSON: schema fabscope.cluster.localization); returns the findings' exit code. Throws
+// fabscope::Error naming the file and field of bad input.
+int localize_command(const std::string& from, const std::string& fabric, bool json, std::ostream& out);
 
 }  // namespace fabscope::cluster

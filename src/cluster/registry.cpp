@@ -24,6 +24,8 @@ const std::vector<checks::CheckInfo>& registry() {
       {"cluster.env_plan_differs", "cluster", Severity::Warn, "the planned NCCL environment differs"},
       {"cluster.slow_node", "cluster", Severity::Fail, "every pair of one node is slow"},
       {"cluster.slow_link", "cluster", Severity::Warn, "one pair is slow, both nodes are fine elsewhere"},
+      {"cluster.slow_fabric_link", "cluster", Severity::Warn, "the slow pairs share one cable between switches"},
+      {"cluster.slow_switch", "cluster", Severity::Warn, "the slow pairs share one switch, on all its cables"},
       {"cluster.pair_failed", "cluster", Severity::Fail, "a pairwise measurement did not complete"},
       {"cluster.pair_engine_fallback", "cluster", Severity::Warn, "a node's pairs ran over tcp, not RDMA"},
   };

@@ -159,6 +159,51 @@ std::string render_matrix(int n, const std::vector<PairResult>& pairs, const std
   return os.str();
 }
 
+std::string render_localization(const Localization& l, const std::vector<std::string>& names, std::size_t width) {
+  std::ostringstream os;
+  os << "\nwhere the slow pairs meet (routes from " << l.fabric_source << "):\n";
+  if (!l.attempted) {
+    for (const auto& line : checks::wrap_lines("  not located: " + l.why_not, width)) os << line << "\n";
+    return os.str();
+  }
+  os << "  " << l.observations << " pair direction(s) routed: " << l.slow << " slow, " << l.fast << " fast";
+  if (l.unrouted) os << ", " << l.unrouted << " not routed";
+  os << "\n";
+  auto rank = [&](int r) {
+    return r >= 0 && static_cast<std::size_t>(r) < names.size() ? names[static_cast<std::size_t>(r)] : "rank" + std::to_string(r);
+  };
+  if (l.suspects.empty()) {
+    os << (l.slow ? "  no cable or switch is shared by most slow directions and few fast ones\n"
+                  : "  no slow direction to locate\n");
+  } else {
+    core::Table t({"#", "KIND", "COMPONENT", "SLOW", "FAST"});
+    t.align_right(0);
+    t.align_right(3);
+    t.align_right(4);
+    std::size_t k = 0;
+    for (const auto& sp : l.suspects) {
+      std::string kind = sp.kind == SuspectKind::Switch ? "switch" : sp.kind == SuspectKind::Cable ? "cable" : "host";
+      std::string what = sp.name;
+      if (sp.kind == SuspectKind::HostCable) what = rank(sp.host_rank) + " (NIC or cable): " + sp.name;
+      t.add({std::to_string(++k), kind, cut(what, width > 40 ? width - 32 : 8),
+             std::to_string(sp.slow_crossing) + "/" + std::to_string(l.slow),
+             std::to_string(sp.fast_crossing) + "/" + std::to_string(l.fast)});
+    }
+    os << t.render(width);
+    os << "  SLOW/FAST: slow and fast pair directions crossing it, of all routed\n";
+    for (std::size_t i = 0; i < l.suspects.size(); ++i)
+      if (!l.suspects[i].alternatives.empty()) {
+        std::string alt = "  #" + std::to_string(i + 1) + " is crossed by exactly the same pairs as: ";
+        for (std::size_t j = 0; j < l.suspects[i].alternatives.size(); ++j)
+          alt += (j ? ", " : "") + l.suspects[i].alternatives[j];
+        for (const auto& line : checks::wrap_lines(alt, width)) os << line << "\n";
+      }
+    if (l.unexplained) os << "  " << l.unexplained << " slow direction(s) explained by none of these\n";
+  }
+  for (const auto& n : l.notes) os << cut("  note: " + n, width) << "\n";
+  return os.str();
+}
+
 std::string render_text(const ClusterResult& r, bool drain_ran, std::size_t width) {
   std::ostringstream os;
   const auto& in = r.input;
@@ -197,6 +242,7 @@ std::string render_text(const ClusterResult& r, bool drain_ran, std::size_t widt
       os << render_matrix(in.world, in.pair_results, names, 0, width);
       os << "only " << r.outliers.measured << " pair(s) measured: too few to tell slow nodes or links apart\n";
     }
+    if (in.fabric || !in.fabric_error.empty()) os << render_localization(r.localization, names, width);
   }
   os << "\n";
   if (r.findings.empty()) os << "no findings\n";

@@ -14,6 +14,9 @@ namespace fabscope::cluster {
 std::string render_consistency(const Consistency& c, std::size_t width = 100);
 std::string render_matrix(int n, const std::vector<PairResult>& pairs, const std::vector<std::string>& names,
                           double median_gbps, std::size_t width = 100);
+// The suspects of --fabric, a table and the notes.
+std::string render_localization(const Localization& l, const std::vector<std::string>& names,
+                                std::size_t width = 100);
 std::string render_text(const ClusterResult& r, bool drain_ran, std::size_t width = 100);
 
 }  // namespace fabscope::cluster

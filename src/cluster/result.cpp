@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "cluster/registry.hpp"
+#include "cluster/saved.hpp"
 
 namespace fabscope::cluster {
 
@@ -70,10 +71,7 @@ ClusterResult judge(ClusterInput input, const OutlierOptions& opts) {
 
   // Pair ranks are job ranks; names come from the summaries (a rank that did not join has none).
   const int world = std::max<int>(r.input.world, nodes.empty() ? 0 : nodes.back().rank + 1);
-  std::vector<std::string> names(static_cast<std::size_t>(std::max(world, 0)));
-  for (std::size_t i = 0; i < names.size(); ++i) names[i] = "rank" + std::to_string(i);
-  for (const auto& n : nodes)
-    if (n.rank >= 0 && n.rank < world && !n.name.empty()) names[static_cast<std::size_t>(n.rank)] = n.name;
+  const std::vector<std::string> names = names_of(r);
   // Outliers are judged among the pairs of one engine, the one that measured most (rdma on a
   // tie): a tcp fallback pair beside RDMA pairs is slower by nature, not because of its nodes.
   std::map<std::string, std::size_t> per_engine;
@@ -89,6 +87,13 @@ ClusterResult judge(ClusterInput input, const OutlierOptions& opts) {
     if (p.engine == judged) same_engine.push_back(p);
   r.outliers = detect_outliers(world, same_engine, opts);
   auto pair_findings = outlier_findings(r.outliers, r.input.pair_results, names);
+  if (r.input.fabric) {
+    r.localization = localize_nodes(*r.input.fabric, nodes, world, same_engine,
+                                    r.outliers.judged ? std::optional<double>(r.outliers.threshold_gbps) : std::nullopt);
+    for (auto& f : localization_findings(r.localization, names)) pair_findings.push_back(std::move(f));
+  } else if (!r.input.fabric_error.empty()) {
+    r.localization.why_not = r.input.fabric_error;
+  }
   for (auto& f : engine_fallback_findings(r.input)) pair_findings.push_back(std::move(f));
 
   for (auto* fs : {&node_findings, &r.consistency.findings, &pair_findings})
@@ -138,13 +143,32 @@ std::vector<std::string> drain_commands(const ClusterResult& r) {
 
 int exit_code(const ClusterResult& r) { return exit_code_for(r.findings); }
 
+std::vector<std::string> names_of(const ClusterResult& r) {
+  const auto& nodes = r.input.nodes;
+  const int world = std::max<int>(r.input.world, nodes.empty() ? 0 : nodes.back().rank + 1);
+  std::vector<std::string> names(static_cast<std::size_t>(std::max(world, 0)));
+  for (std::size_t i = 0; i < names.size(); ++i) names[i] = "rank" + std::to_string(i);
+  for (const auto& n : nodes)
+    if (n.rank >= 0 && n.rank < world && !n.name.empty()) names[static_cast<std::size_t>(n.rank)] = n.name;
+  return names;
+}
+
+namespace {
+json ib_ports_json(const NodeSummary& n) {
+  json ports = json::array();
+  for (const auto& p : n.ib_ports)
+    ports.push_back({{"port", p.port}, {"lid", p.lid}, {"node_guid", p.node_guid}, {"state", p.state}});
+  return ports;
+}
+}  // namespace
+
 json cluster_json(const ClusterResult& r) {
   const auto& in = r.input;
   json nodes = json::array();
   for (const auto& n : in.nodes)
     nodes.push_back({{"rank", n.rank}, {"name", n.name}, {"fabscope_version", n.fabscope_version},
                      {"pair_address", n.pair_address}, {"rdma_address", n.rdma_address}, {"rdma_note", n.rdma_note},
-                     {"error", n.error}, {"findings", n.findings}});
+                     {"error", n.error}, {"findings", n.findings}, {"ib_ports", ib_ports_json(n)}});
   json attrs = json::array();
   for (const auto& a : r.consistency.attributes) {
     json odd = json::array();
@@ -194,6 +218,7 @@ json cluster_json(const ClusterResult& r) {
                 {"mad_gbps", r.outliers.judged ? num(r.outliers.mad_gbps) : json(nullptr)},
                 {"threshold_gbps", r.outliers.judged ? num(r.outliers.threshold_gbps) : json(nullptr)},
                 {"slow_nodes", slow_nodes}, {"slow_links", slow_links}}},
+              {"localization", localization_json(r.localization, names_of(r))},
               {"findings", r.findings},
               {"drain", drain},
               {"summary", {{"fail", counts.fail}, {"warn", counts.warn}, {"info", counts.info}, {"worst", to_string(worst(r.findings))}}},

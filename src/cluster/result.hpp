@@ -3,11 +3,13 @@
 // measurements by judge() (pure), rendered as text (render.hpp) or JSON (schema fabscope.cluster
 // version 1, docs/formats.md).
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "cluster/consistency.hpp"
+#include "cluster/localize.hpp"
 #include "cluster/outliers.hpp"
 #include "cluster/schedule.hpp"
 #include "cluster/summary.hpp"
@@ -26,6 +28,9 @@ struct ClusterInput {
   std::string engine_mode;             // --engine: "auto" | "rdma" | "tcp"
   std::string engine;                  // judge(): the engine of most measured pairs, "" none
   double pair_seconds = 0;             // per direction
+  // --fabric: the saved sweep (with forwarding tables) the pairs are routed through; null none.
+  std::shared_ptr<const subnet::Subnet> fabric;
+  std::string fabric_error;            // --fabric given but not read: why
 };
 
 struct ClusterResult {
@@ -33,6 +38,7 @@ struct ClusterResult {
   ClusterInput input;                  // nodes sorted by rank
   Consistency consistency;
   Outliers outliers;
+  Localization localization;           // attempted only with a fabric and judged pairs
   std::vector<Finding> findings;       // most severe first, registry order within a severity
   // Nodes to drain, each with the failing ids that make the reason.
   std::map<std::string, std::set<std::string>> drain;
@@ -47,6 +53,8 @@ std::vector<std::string> drain_commands(const ClusterResult& r);
 std::vector<std::vector<std::string>> drain_argv(const ClusterResult& r);
 
 json cluster_json(const ClusterResult& r);
+// Node names by rank ("rankN" for a rank without one), as the findings name them.
+std::vector<std::string> names_of(const ClusterResult& r);
 int exit_code(const ClusterResult& r);
 
 }  // namespace fabscope::cluster

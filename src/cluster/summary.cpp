@@ -89,6 +89,11 @@ NodeSummary summarize_node(int rank, const NodeInfo& node, const ncclenv::EnvPla
   s.name = node.hostname;
   s.fabscope_version = FABSCOPE_VERSION;
   s.attributes = node_attributes(node, plan);
+  for (const auto& dev : node.rdma_devices)
+    for (const auto& port : dev.ports)
+      if (port.link_layer == "InfiniBand" && port.lid && *port.lid != 0 && *port.lid < 0xc000 &&
+          s.ib_ports.size() < kMaxIbPorts)
+        s.ib_ports.push_back({port_name(dev, port), *port.lid, dev.node_guid, port.state});
   std::size_t dropped = 0;
   for (const auto& f : findings) {
     if (f.severity < Severity::Warn) continue;
@@ -111,6 +116,10 @@ void to_json(json& j, const NodeSummary& s) {
            {"rank", s.rank}, {"name", s.name}, {"fabscope_version", s.fabscope_version},
            {"attributes", s.attributes}, {"findings", s.findings}, {"pair_address", s.pair_address},
            {"rdma_address", s.rdma_address}, {"rdma_note", s.rdma_note}, {"error", s.error}};
+  json ports = json::array();
+  for (const auto& p : s.ib_ports)
+    ports.push_back({{"port", p.port}, {"lid", p.lid}, {"node_guid", p.node_guid}, {"state", p.state}});
+  j["ib_ports"] = std::move(ports);
 }
 
 NodeSummary summary_from_json(const json& j) {
@@ -146,6 +155,29 @@ NodeSummary summary_from_json(const json& j) {
   // endpoint offered" (its version is flagged by cluster.version_mismatch anyway).
   for (auto [name, into] : {std::pair{"rdma_address", &s.rdma_address}, std::pair{"rdma_note", &s.rdma_note}})
     if (j.contains(name)) *into = field(name, json::value_t::string).get<std::string>();
+  // Added with fabric localization: absent from an older sender means "none reported".
+  if (j.contains("ib_ports")) {
+    const json& ports = field("ib_ports", json::value_t::array);
+    if (ports.size() > kMaxIbPorts)
+      throw Error("node summary: " + std::to_string(ports.size()) + " ib_ports, at most " +
+                  std::to_string(kMaxIbPorts) + " are sent");
+    for (const auto& p : ports) {
+      if (!p.is_object()) throw Error("node summary: an ib_ports entry is not an object");
+      IbPortFact f;
+      for (auto [name, into] : {std::pair{"port", &f.port}, std::pair{"node_guid", &f.node_guid},
+                                std::pair{"state", &f.state}}) {
+        auto it = p.find(name);
+        if (it == p.end() || !it->is_string())
+          throw Error(std::string("node summary: ib_ports entry field '") + name + "' missing or not a string");
+        *into = it->get<std::string>();
+      }
+      auto lid = p.find("lid");
+      if (lid == p.end() || !lid->is_number_unsigned() || lid->get<unsigned long long>() > 0xffff)
+        throw Error("node summary: ib_ports entry '" + f.port + "': lid missing or not a 16-bit number");
+      f.lid = static_cast<std::uint32_t>(lid->get<unsigned long long>());
+      s.ib_ports.push_back(std::move(f));
+    }
+  }
   const json& attrs = field("attributes", json::value_t::object);
   for (auto it = attrs.begin(); it != attrs.end(); ++it) {
     if (!it.value().is_string()) throw Error("node summary: attribute '" + it.key() + "' is not a string");

@@ -2,6 +2,7 @@
 // NodeSummary: what one node sends to rank 0. Not the whole NodeInfo (a real node's probe is
 // 50-300 KiB; 10,000 of them would not fit rank 0), but the attributes the cluster compares,
 // computed on the node itself, and its own warn/fail findings. A few KiB per node.
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -12,6 +13,14 @@
 #include "ncclenv/plan.hpp"
 
 namespace fabscope::cluster {
+
+// An InfiniBand port a node reports of itself, so rank 0 can place it in a saved fabric.
+struct IbPortFact {
+  std::string port;        // "mlx5_0:1"
+  std::uint32_t lid = 0;
+  std::string node_guid;   // as the kernel writes it ("0002:c903:00a1:b2c3"), or "0x..."
+  std::string state;       // "ACTIVE", ...
+};
 
 struct NodeSummary {
   static constexpr int kSchemaVersion = 1;
@@ -25,7 +34,10 @@ struct NodeSummary {
   std::string rdma_address;       // where peers reach this node's rdma pair engine ("" none)
   std::string rdma_note;          // the RDMA device behind rdma_address, or why there is none
   std::string error;              // the node could not probe itself: why
+  std::vector<IbPortFact> ib_ports;  // InfiniBand ports with a LID (at most kMaxIbPorts)
 };
+
+constexpr std::size_t kMaxIbPorts = 64;
 
 // A rank that never joined or was lost: its name (--nodes, else "rankN") and what rank 0 saw.
 struct MissingNode {

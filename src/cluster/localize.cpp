@@ -1,0 +1,342 @@
+#include "cluster/localize.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <cstdio>
+#include <set>
+
+#include "cluster/registry.hpp"
+#include "subnet/routes.hpp"
+
+namespace fabscope::cluster {
+
+namespace {
+
+using subnet::NodeType;
+
+// "0x0002c90300a1b2c3", "0002:c903:00a1:b2c3" or "0002c90300a1b2c3" -> the GUID; 0 unparsable.
+std::uint64_t parse_guid(std::string text) {
+  if (text.rfind("0x", 0) == 0 || text.rfind("0X", 0) == 0) text = text.substr(2);
+  std::string hex;
+  for (char c : text)
+    if (c != ':') hex += c;
+  if (hex.empty() || hex.size() > 16) return 0;
+  std::uint64_t v = 0;
+  for (char c : hex) {
+    int d = (c >= '0' && c <= '9') ? c - '0' : (c >= 'a' && c <= 'f') ? c - 'a' + 10 : (c >= 'A' && c <= 'F') ? c - 'A' + 10 : -1;
+    if (d < 0) return 0;
+    v = v << 4 | static_cast<std::uint64_t>(d);
+  }
+  return v;
+}
+
+bool is_switch(const subnet::Subnet& s, int node) {
+  return node >= 0 && node < static_cast<int>(s.nodes.size()) && s.nodes[node].type == NodeType::Switch;
+}
+
+std::string end_name(const subnet::Subnet& s, int node, int port) { return s.name(node) + ":" + std::to_string(port); }
+
+// A component: kind, and for cables the sending end (node, port) whose link gives the other end.
+struct Comp {
+  SuspectKind kind = SuspectKind::Cable;
+  int node = -1, port = 0, peer_node = -1, peer_port = 0;
+  std::vector<std::uint32_t> obs;  // observations crossing it, ascending
+};
+
+std::uint64_t comp_key(SuspectKind k, int node, int port) {
+  return (static_cast<std::uint64_t>(k == SuspectKind::Switch) << 40) | (static_cast<std::uint64_t>(node) << 8) |
+         static_cast<std::uint64_t>(port & 0xff);
+}
+
+struct Obs {
+  int from = 0, to = 0;  // ranks
+  bool slow = false;
+};
+
+std::string comp_name(const subnet::Subnet& s, const Comp& c) {
+  if (c.kind == SuspectKind::Switch) return s.name(c.node);
+  return end_name(s, c.node, c.port) + " -> " + end_name(s, c.peer_node, c.peer_port);
+}
+
+}  // namespace
+
+const char* to_string(SuspectKind k) {
+  switch (k) {
+    case SuspectKind::Cable: return "cable";
+    case SuspectKind::HostCable: return "host_cable";
+    case SuspectKind::Switch: return "switch";
+  }
+  return "?";
+}
+
+HostPort find_host(const subnet::Subnet& s, const std::vector<IbPortFact>& ports, const std::string& preferred,
+                   std::string* why) {
+  auto say = [&](const std::string& w) {
+    if (why) *why = w;
+    return HostPort{};
+  };
+  const IbPortFact* pick = nullptr;
+  if (!preferred.empty())
+    for (const auto& p : ports)
+      if (p.port == preferred && p.lid != 0) pick = &p;
+  if (!pick)
+    for (const auto& p : ports)
+      if (p.state == "ACTIVE" && p.lid != 0) {
+        pick = &p;
+        break;
+      }
+  if (!pick) return say(ports.empty() ? "no InfiniBand port" : "no ACTIVE InfiniBand port with a LID");
+  if (pick->lid >= 0xc000) return say(pick->port + ": LID " + std::to_string(pick->lid) + " is not a unicast LID");
+  const auto lid = static_cast<std::uint16_t>(pick->lid);
+  const int node = s.find_lid(lid);
+  if (node < 0) return say(pick->port + ": LID " + std::to_string(lid) + " is not in the fabric (" + s.source + ")");
+  const auto& n = s.nodes[static_cast<std::size_t>(node)];
+  if (n.type == NodeType::Switch)
+    return say(pick->port + ": LID " + std::to_string(lid) + " is switch " + s.name(node) + " in the fabric");
+  const std::uint64_t guid = parse_guid(pick->node_guid);
+  if (guid != 0 && guid != n.guid)
+    return say(pick->port + ": LID " + std::to_string(lid) + " is " + s.name(node) + " (" + subnet::guid_hex(n.guid) +
+               ") in the fabric, but this node's GUID is " + subnet::guid_hex(guid) +
+               " (a fabric saved elsewhere, or LIDs reassigned since)");
+  for (const auto& p : n.ports) {
+    if (!p.info || p.info->lid == 0) continue;
+    const unsigned span = 1u << std::min(p.info->lmc, 7);
+    if (lid >= p.info->lid && lid < p.info->lid + span) return HostPort{node, p.number, lid};
+  }
+  return HostPort{node, 0, lid};
+}
+
+Localization localize(const subnet::Subnet& s, const std::vector<HostPort>& hosts,
+                      const std::vector<PairResult>& pairs, double threshold_gbps, const LocalizeOptions& opts) {
+  Localization l;
+  l.fabric_source = s.source;
+  l.threshold_gbps = threshold_gbps;
+  if (!subnet::has_routes(s)) {
+    l.why_not = "the fabric (" + s.source + ") has no forwarding tables: save it with `fabscope fabric --routes --save`";
+    return l;
+  }
+  if (!(threshold_gbps > 0)) {
+    l.why_not = "no outlier threshold (too few measured pairs to judge)";
+    return l;
+  }
+  l.attempted = true;
+  auto note = [&](const std::string& n) {
+    if (l.notes.size() < opts.max_notes) l.notes.push_back(n);
+  };
+
+  std::vector<Comp> comps;
+  std::map<std::uint64_t, std::size_t> index;
+  auto comp_for = [&](SuspectKind k, int node, int port, int peer_node, int peer_port) -> Comp& {
+    auto [it, fresh] = index.try_emplace(comp_key(k, node, port), comps.size());
+    if (fresh) comps.push_back(Comp{k, node, port, peer_node, peer_port, {}});
+    return comps[it->second];
+  };
+  std::vector<Obs> obs;
+  std::set<int> unplaced;
+  auto host_of = [&](int rank) -> const HostPort* {
+    if (rank < 0 || rank >= static_cast<int>(hosts.size()) || hosts[static_cast<std::size_t>(rank)].node < 0) {
+      unplaced.insert(rank);
+      return nullptr;
+    }
+    return &hosts[static_cast<std::size_t>(rank)];
+  };
+  auto observe = [&](int from, int to, const std::optional<double>& gbps) {
+    if (!gbps) return;
+    const HostPort* src = host_of(from);
+    const HostPort* dst = host_of(to);
+    if (!src || !dst) {
+      ++l.unrouted;
+      return;
+    }
+    std::vector<subnet::Hop> hops;
+    try {
+      hops = subnet::route_from_lfts(s, src->node, src->port, dst->lid);
+    } catch (const std::exception& e) {
+      ++l.unrouted;
+      note("rank " + std::to_string(from) + " -> rank " + std::to_string(to) + ": " + e.what());
+      return;
+    }
+    const auto id = static_cast<std::uint32_t>(obs.size());
+    obs.push_back({from, to, *gbps < threshold_gbps});
+    for (std::size_t i = 0; i < hops.size(); ++i) {
+      const auto& h = hops[i];
+      if (is_switch(s, h.node)) comp_for(SuspectKind::Switch, h.node, 0, -1, 0).obs.push_back(id);
+      if (h.out_port == 0 || i + 1 == hops.size()) continue;
+      const auto& next = hops[i + 1];
+      const bool host = !is_switch(s, h.node) || !is_switch(s, next.node);
+      comp_for(host ? SuspectKind::HostCable : SuspectKind::Cable, h.node, h.out_port, next.node, next.in_port)
+          .obs.push_back(id);
+    }
+  };
+  for (const auto& p : pairs) {
+    observe(p.a, p.b, p.a_to_b_gbps);
+    observe(p.b, p.a, p.b_to_a_gbps);
+  }
+  for (int r : unplaced) note("rank " + std::to_string(r) + " is not placed in the fabric: its pairs are not routed");
+  l.observations = obs.size();
+  for (const auto& o : obs) (o.slow ? l.slow : l.fast) += 1;
+
+  // Crossings per component (fixed) and the greedy cover over the unexplained slow ones.
+  std::vector<std::size_t> slow_x(comps.size()), fast_x(comps.size());
+  for (std::size_t c = 0; c < comps.size(); ++c)
+    for (auto o : comps[c].obs) (obs[o].slow ? slow_x[c] : fast_x[c]) += 1;
+  std::vector<char> explained(obs.size(), 0);
+  std::vector<char> picked(comps.size(), 0);
+  std::vector<std::size_t> order;
+  struct Pick {
+    std::size_t comp, explained;
+  };
+  std::vector<Pick> picks;
+  while (picks.size() < opts.max_suspects * 2) {  // both directions of a cable count once below
+    std::size_t best = comps.size(), best_new = 0;
+    double best_purity = 0;
+    for (std::size_t c = 0; c < comps.size(); ++c) {
+      if (picked[c]) continue;
+      const double purity = static_cast<double>(slow_x[c]) / static_cast<double>(slow_x[c] + fast_x[c]);
+      if (purity < opts.min_purity) continue;
+      std::size_t fresh = 0;
+      for (auto o : comps[c].obs) fresh += obs[o].slow && !explained[o];
+      if (fresh < opts.min_slow) continue;
+      bool better = best == comps.size() || fresh > best_new;
+      if (!better && fresh == best_new) {
+        if (purity != best_purity) better = purity > best_purity;
+        else if ((comps[c].kind == SuspectKind::Switch) != (comps[best].kind == SuspectKind::Switch))
+          better = comps[c].kind != SuspectKind::Switch;
+      }
+      if (better) best = c, best_new = fresh, best_purity = purity;
+    }
+    if (best == comps.size()) break;
+    picked[best] = 1;
+    for (auto o : comps[best].obs)
+      if (obs[o].slow) explained[o] = 1;
+    picks.push_back({best, best_new});
+    // Stop counting once max_suspects distinct cables/switches are named.
+    std::set<std::uint64_t> distinct;
+    for (const auto& p : picks) {
+      const Comp& c = comps[p.comp];
+      const int lo = std::min(c.node * 256 + c.port, c.peer_node * 256 + c.peer_port);
+      distinct.insert(c.kind == SuspectKind::Switch ? (1ull << 40) | static_cast<std::uint64_t>(c.node)
+                                                    : static_cast<std::uint64_t>(lo));
+    }
+    if (distinct.size() >= opts.max_suspects) break;
+  }
+  for (std::size_t o = 0; o < obs.size(); ++o) l.unexplained += obs[o].slow && !explained[o];
+
+  for (const auto& p : picks) {
+    const Comp& c = comps[p.comp];
+    // The other direction of a cable already named: one suspect, both directions.
+    bool merged = false;
+    if (c.kind != SuspectKind::Switch)
+      for (auto& prev : l.suspects)
+        if (prev.kind == c.kind && prev.a_node == c.peer_node && prev.a_port == c.peer_port && prev.b_node == c.node &&
+            prev.b_port == c.port) {
+          prev.both_directions = true;
+          // Both directions: the ends in the model's link order (lower node index first).
+          if (std::pair{prev.b_node, prev.b_port} < std::pair{prev.a_node, prev.a_port}) {
+            std::swap(prev.a_node, prev.b_node);
+            std::swap(prev.a_port, prev.b_port);
+          }
+          prev.name = end_name(s, prev.a_node, prev.a_port) + " <-> " + end_name(s, prev.b_node, prev.b_port);
+          prev.explained += p.explained;
+          prev.slow_crossing += slow_x[p.comp];
+          prev.fast_crossing += fast_x[p.comp];
+          merged = true;
+        }
+    if (merged) continue;
+    Suspect sp;
+    sp.kind = c.kind;
+    sp.a_node = c.node, sp.a_port = c.port, sp.b_node = c.peer_node, sp.b_port = c.peer_port;
+    sp.name = comp_name(s, c);
+    sp.explained = p.explained;
+    sp.slow_crossing = slow_x[p.comp];
+    sp.fast_crossing = fast_x[p.comp];
+    for (std::size_t k = 0; k < comps.size() && sp.alternatives.size() < opts.max_alternatives; ++k)
+      if (k != p.comp && comps[k].obs == c.obs) sp.alternatives.push_back(comp_name(s, comps[k]));
+    for (auto o : c.obs)
+      if (obs[o].slow && sp.examples.size() < 3) sp.examples.emplace_back(obs[o].from, obs[o].to);
+    if (c.kind == SuspectKind::HostCable) {
+      const int hca = is_switch(s, c.node) ? c.peer_node : c.node;
+      for (std::size_t r = 0; r < hosts.size(); ++r)
+        if (hosts[r].node == hca) sp.host_rank = static_cast<int>(r);
+    }
+    l.suspects.push_back(std::move(sp));
+  }
+  return l;
+}
+
+namespace {
+
+std::string rank_name(const std::vector<std::string>& names, int r) {
+  return r >= 0 && r < static_cast<int>(names.size()) ? names[static_cast<std::size_t>(r)] : "rank" + std::to_string(r);
+}
+
+std::string evidence_of(const Localization& l, const Suspect& sp, const std::vector<std::string>& names) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", l.threshold_gbps);
+  std::string e = std::to_string(sp.slow_crossing) + " of " + std::to_string(l.slow) + " slow pair directions cross it, " +
+      std::to_string(sp.fast_crossing) + " of " + std::to_string(l.fast) + " fast ones do (slow: below " + buf +
+      " Gb/s)";
+  if (!sp.examples.empty()) {
+    e += "; e.g.";
+    for (const auto& [a, b] : sp.examples) e += " " + rank_name(names, a) + "->" + rank_name(names, b);
+  }
+  if (!sp.alternatives.empty()) {
+    e += "; crossed by exactly the same pairs, so not told apart: ";
+    for (std::size_t i = 0; i < sp.alternatives.size(); ++i) e += (i ? ", " : "") + sp.alternatives[i];
+  }
+  return e;
+}
+
+}  // namespace
+
+std::vector<Finding> localization_findings(const Localization& l, const std::vector<std::string>& names) {
+  std::vector<Finding> out;
+  for (const auto& sp : l.suspects) {
+    if (sp.kind == SuspectKind::HostCable) continue;
+    const std::string ev = evidence_of(l, sp, names);
+    if (sp.kind == SuspectKind::Cable)
+      out.push_back(registered_finding(
+          "cluster.slow_fabric_link", Severity::Warn, sp.name,
+          "the slow pairs share the cable " + sp.name + (sp.both_directions ? " (both directions)" : " (this direction)"),
+          ev,
+          "check that cable on the switches: `fabscope fabric --interval 10` (its width and speed against what both "
+          "ends support, its error counters growing, PortXmitWait); reseat or replace the cable or transceiver, or "
+          "disable the port so the subnet manager routes around it"));
+    else
+      out.push_back(registered_finding(
+          "cluster.slow_switch", Severity::Warn, sp.name,
+          "the slow pairs share the switch " + sp.name + ": the pairs through it are slow on all of its cables", ev,
+          "check the switch: `fabscope fabric --interval 10` (every port of " + sp.name +
+              ": errors, PortXmitWait, degraded links), its firmware, temperature and fans; move traffic off it "
+              "(disable its ports so the subnet manager routes around it) until it is fixed"));
+  }
+  return out;
+}
+
+json localization_json(const Localization& l, const std::vector<std::string>& names) {
+  json suspects = json::array();
+  for (const auto& sp : l.suspects) {
+    json ex = json::array();
+    for (const auto& [a, b] : sp.examples) ex.push_back({{"from", a}, {"to", b}, {"from_name", rank_name(names, a)},
+                                                          {"to_name", rank_name(names, b)}});
+    json j = {{"kind", to_string(sp.kind)}, {"name", sp.name}, {"explained", sp.explained},
+              {"slow_crossing", sp.slow_crossing}, {"fast_crossing", sp.fast_crossing},
+              {"alternatives", sp.alternatives}, {"examples", ex}};
+    if (sp.kind == SuspectKind::Switch) {
+      j["node_index"] = sp.a_node;
+    } else {
+      j["a"] = {{"node_index", sp.a_node}, {"port", sp.a_port}};
+      j["b"] = {{"node_index", sp.b_node}, {"port", sp.b_port}};
+      j["both_directions"] = sp.both_directions;
+    }
+    if (sp.host_rank >= 0) j["host_rank"] = sp.host_rank;
+    suspects.push_back(std::move(j));
+  }
+  return json{{"attempted", l.attempted}, {"why_not", l.why_not}, {"fabric_source", l.fabric_source},
+              {"threshold_gbps", l.threshold_gbps}, {"observations", l.observations}, {"slow", l.slow},
+              {"fast", l.fast}, {"unrouted", l.unrouted}, {"unexplained", l.unexplained},
+              {"suspects", suspects}, {"notes", l.notes}};
+}
+
+}  // namespace fabscope::cluster

@@ -1,0 +1,36 @@
+#pragma once
+// A saved `fabscope cluster --json` result read back, for locating its slow pairs afterwards
+// (`fabscope cluster --from RESULT.json --fabric FABRIC.json`): the fabric dump is often taken
+// apart from the validation run, by someone with management access.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cluster/localize.hpp"
+#include "cluster/outliers.hpp"
+#include "cluster/summary.hpp"
+#include "core/json.hpp"
+
+namespace fabscope::cluster {
+
+struct SavedRun {
+  int world = 0;
+  std::vector<NodeSummary> nodes;     // rank, name, rdma_address, rdma_note, ib_ports
+  std::vector<PairResult> pairs;      // the judged engine's pairs
+  std::string engine;                 // the judged engine
+  std::optional<double> threshold_gbps;  // null: the pairs were not judged
+  std::vector<std::string> names;     // by rank
+};
+
+// Reads the parts of a fabscope.cluster document (docs/formats.md) that locating needs; throws
+// fabscope::Error naming the field ("nodes[3].ib_ports[0].lid: ...").
+SavedRun saved_run_from_json(const json& doc);
+
+// Places each saved node in the fabric and locates the slow directions (as judge() does).
+Localization localize_saved(const SavedRun& run, const subnet::Subnet& fabric);
+
+// Places the nodes (the pair engine's port first) and locates; shared with judge().
+Localization localize_nodes(const subnet::Subnet& fabric, const std::vector<NodeSummary>& nodes, int world,
+                            const std::vector<PairResult>& pairs, std::optional<double> threshold_gbps);
+
+}  // namespace fabscope::cluster
