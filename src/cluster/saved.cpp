@@ -121,8 +121,8 @@ Localization localize_nodes(const subnet::Subnet& fabric, const std::vector<Node
   // The per-rank reasons replace the generic "not placed" notes.
   std::erase_if(l.notes, [](const std::string& s) { return s.find("is not placed in the fabric") != std::string::npos; });
   if (unplaced.size() > 20) {
-    const std::size_t more = unplaced.size() - 20;
-    unplaced.resize(20);
+    const std::size_t more = unplaced.size() - 19;
+    unplaced.resize(19);
     unplaced.push_back(std::to_string(more) + " more rank(s) not placed in the fabric");
   }
   l.notes.insert(l.notes.begin(), unplaced.begin(), unplaced.end());
