@@ -234,9 +234,22 @@ void count_families(const FabricView& v, std::vector<MetricFamily>& out) {
                  "Cables an earlier discovery found that the last one did not (pulled, or an end gone).",
                  {Sample::of({}, static_cast<double>(v.missing_links.size()))}});
   int without = 0;
-  for (const auto& n : s.nodes)
-    for (const auto& p : n.ports)
-      if (!(p.number == 0 && n.type == subnet::NodeType::Switch) && !p.counters) ++without;
+  // Each node with a port the last collection could not read, named (its own timeout: the rest
+  // of the sweep went on); only such nodes have a series, so a healthy fabric has none.
+  auto unanswered = gauge("fabscope_fabric_node_unanswered",
+                          "Ports of this node whose counters the last collection could not read (no answer within "
+                          "its timeout and retries); absent when every port was read.");
+  for (int n = 0; n < static_cast<int>(s.nodes.size()); ++n) {
+    const auto& node = s.nodes[static_cast<std::size_t>(n)];
+    int missing = 0;
+    for (const auto& p : node.ports)
+      if (!(p.number == 0 && node.type == subnet::NodeType::Switch) && !p.counters) ++missing;
+    if (missing)
+      unanswered.samples.push_back(
+          Sample::of({{"node_guid", subnet::guid_hex(node.guid)}, {"node_name", s.name(n)}}, missing));
+    without += missing;
+  }
+  out.push_back(std::move(unanswered));
   out.push_back({"fabscope_fabric_ports_without_counters", MetricType::Gauge,
                  "Ports whose counters the last collection could not read (no answer within the retries, "
                  "or PortInfo missing).",
