@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <cstdio>
+#include <functional>
 #include <set>
 
 #include "cluster/registry.hpp"
@@ -37,26 +38,116 @@ bool is_switch(const subnet::Subnet& s, int node) {
 
 std::string end_name(const subnet::Subnet& s, int node, int port) { return s.name(node) + ":" + std::to_string(port); }
 
-// A component: kind, and for cables the sending end (node, port) whose link gives the other end.
+// A component: what the suspect list names, and the observations crossing it.
 struct Comp {
   SuspectKind kind = SuspectKind::Cable;
-  int node = -1, port = 0, peer_node = -1, peer_port = 0;
+  std::string name;       // this direction: "S-leaf03:33 -> S-spine01:4"; a switch's name
+  std::string both_name;  // both directions: "S-leaf03:33 <-> S-spine01:4" ("" for a switch)
+  std::string cable;      // the cable both directions share ("" for a switch)
+  int a_node = -1, a_port = 0, b_node = -1, b_port = 0;  // subnet indexes (-1: not from a subnet)
+  int host_rank = -1;
   std::vector<std::uint32_t> obs;  // observations crossing it, ascending
 };
-
-std::uint64_t comp_key(SuspectKind k, int node, int port) {
-  return (static_cast<std::uint64_t>(k == SuspectKind::Switch) << 40) | (static_cast<std::uint64_t>(node) << 8) |
-         static_cast<std::uint64_t>(port & 0xff);
-}
 
 struct Obs {
   int from = 0, to = 0;  // ranks
   bool slow = false;
 };
 
-std::string comp_name(const subnet::Subnet& s, const Comp& c) {
-  if (c.kind == SuspectKind::Switch) return s.name(c.node);
-  return end_name(s, c.node, c.port) + " -> " + end_name(s, c.peer_node, c.peer_port);
+// Components and observations, filled by a path builder (routes through a subnet's forwarding
+// tables, or top-of-rack switches from LLDP), then covered.
+struct Paths {
+  std::vector<Comp> comps;
+  std::map<std::string, std::size_t> index;  // key -> comps index
+  std::vector<Obs> obs;
+  Comp& comp(const std::string& key, const std::function<Comp()>& make) {
+    auto [it, fresh] = index.try_emplace(key, comps.size());
+    if (fresh) comps.push_back(make());
+    return comps[it->second];
+  }
+  std::uint32_t observe(int from, int to, bool slow) {
+    obs.push_back({from, to, slow});
+    return static_cast<std::uint32_t>(obs.size() - 1);
+  }
+};
+
+// The greedy cover of the header's rule over built paths; fills l's counts and suspects.
+void cover(const Paths& P, const LocalizeOptions& opts, Localization& l) {
+  const auto& comps = P.comps;
+  const auto& obs = P.obs;
+  l.observations = obs.size();
+  for (const auto& o : obs) (o.slow ? l.slow : l.fast) += 1;
+  std::vector<std::size_t> slow_x(comps.size()), fast_x(comps.size());
+  for (std::size_t c = 0; c < comps.size(); ++c)
+    for (auto o : comps[c].obs) (obs[o].slow ? slow_x[c] : fast_x[c]) += 1;
+  std::vector<char> explained(obs.size(), 0), picked(comps.size(), 0);
+  struct Pick {
+    std::size_t comp, explained;
+  };
+  std::vector<Pick> picks;
+  std::set<std::string> distinct;  // cables (either direction) and switches named
+  while (distinct.size() < opts.max_suspects) {
+    std::size_t best = comps.size(), best_new = 0;
+    double best_purity = 0;
+    for (std::size_t c = 0; c < comps.size(); ++c) {
+      if (picked[c]) continue;
+      const double purity = static_cast<double>(slow_x[c]) / static_cast<double>(slow_x[c] + fast_x[c]);
+      if (purity < opts.min_purity) continue;
+      std::size_t fresh = 0;
+      for (auto o : comps[c].obs) fresh += obs[o].slow && !explained[o];
+      if (fresh < opts.min_slow) continue;
+      bool better = best == comps.size() || fresh > best_new;
+      if (!better && fresh == best_new) {
+        if (purity != best_purity) better = purity > best_purity;
+        else if ((comps[c].kind == SuspectKind::Switch) != (comps[best].kind == SuspectKind::Switch))
+          better = comps[c].kind != SuspectKind::Switch;
+      }
+      if (better) best = c, best_new = fresh, best_purity = purity;
+    }
+    if (best == comps.size()) break;
+    picked[best] = 1;
+    for (auto o : comps[best].obs)
+      if (obs[o].slow) explained[o] = 1;
+    picks.push_back({best, best_new});
+    distinct.insert(comps[best].cable.empty() ? "switch " + comps[best].name : comps[best].cable);
+  }
+  for (std::size_t o = 0; o < obs.size(); ++o) l.unexplained += obs[o].slow && !explained[o];
+
+  for (const auto& p : picks) {
+    const Comp& c = comps[p.comp];
+    // The other direction of a cable already named: one suspect, both directions.
+    bool merged = false;
+    if (!c.cable.empty())
+      for (auto& prev : l.suspects)
+        if (prev.kind == c.kind && !prev.both_directions && prev.name != c.name && prev.cable == c.cable) {
+          prev.both_directions = true;
+          prev.name = c.both_name;
+          // Both directions: the ends in the model's link order (lower node index first).
+          if (std::pair{prev.b_node, prev.b_port} < std::pair{prev.a_node, prev.a_port}) {
+            std::swap(prev.a_node, prev.b_node);
+            std::swap(prev.a_port, prev.b_port);
+          }
+          prev.explained += p.explained;
+          prev.slow_crossing += slow_x[p.comp];
+          prev.fast_crossing += fast_x[p.comp];
+          merged = true;
+        }
+    if (merged) continue;
+    Suspect sp;
+    sp.kind = c.kind;
+    sp.a_node = c.a_node, sp.a_port = c.a_port, sp.b_node = c.b_node, sp.b_port = c.b_port;
+    sp.name = c.name;
+    sp.cable = c.cable;
+    sp.host_rank = c.host_rank;
+    sp.explained = p.explained;
+    sp.slow_crossing = slow_x[p.comp];
+    sp.fast_crossing = fast_x[p.comp];
+    for (std::size_t k = 0; k < comps.size() && sp.alternatives.size() < opts.max_alternatives; ++k)
+      if (k != p.comp && comps[k].obs == c.obs) sp.alternatives.push_back(comps[k].name);
+    for (auto o : c.obs)
+      if (obs[o].slow && sp.examples.size() < 3) sp.examples.emplace_back(obs[o].from, obs[o].to);
+    l.suspects.push_back(std::move(sp));
+  }
 }
 
 }  // namespace
@@ -125,14 +216,7 @@ Localization localize(const subnet::Subnet& s, const std::vector<HostPort>& host
     if (l.notes.size() < opts.max_notes) l.notes.push_back(n);
   };
 
-  std::vector<Comp> comps;
-  std::map<std::uint64_t, std::size_t> index;
-  auto comp_for = [&](SuspectKind k, int node, int port, int peer_node, int peer_port) -> Comp& {
-    auto [it, fresh] = index.try_emplace(comp_key(k, node, port), comps.size());
-    if (fresh) comps.push_back(Comp{k, node, port, peer_node, peer_port, {}});
-    return comps[it->second];
-  };
-  std::vector<Obs> obs;
+  Paths P;
   std::set<int> unplaced;
   auto host_of = [&](int rank) -> const HostPort* {
     if (rank < 0 || rank >= static_cast<int>(hosts.size()) || hosts[static_cast<std::size_t>(rank)].node < 0) {
@@ -140,6 +224,11 @@ Localization localize(const subnet::Subnet& s, const std::vector<HostPort>& host
       return nullptr;
     }
     return &hosts[static_cast<std::size_t>(rank)];
+  };
+  auto rank_of_hca = [&](int node) {
+    for (std::size_t r = 0; r < hosts.size(); ++r)
+      if (hosts[r].node == node) return static_cast<int>(r);
+    return -1;
   };
   auto observe = [&](int from, int to, const std::optional<double>& gbps) {
     if (!gbps) return;
@@ -157,16 +246,33 @@ Localization localize(const subnet::Subnet& s, const std::vector<HostPort>& host
       note("rank " + std::to_string(from) + " -> rank " + std::to_string(to) + ": " + e.what());
       return;
     }
-    const auto id = static_cast<std::uint32_t>(obs.size());
-    obs.push_back({from, to, *gbps < threshold_gbps});
+    const std::uint32_t id = P.observe(from, to, *gbps < threshold_gbps);
     for (std::size_t i = 0; i < hops.size(); ++i) {
       const auto& h = hops[i];
-      if (is_switch(s, h.node)) comp_for(SuspectKind::Switch, h.node, 0, -1, 0).obs.push_back(id);
+      if (is_switch(s, h.node))
+        P.comp("s" + std::to_string(h.node), [&] {
+           Comp c;
+           c.kind = SuspectKind::Switch;
+           c.name = s.name(h.node);
+           c.a_node = h.node;
+           return c;
+         }).obs.push_back(id);
       if (h.out_port == 0 || i + 1 == hops.size()) continue;
       const auto& next = hops[i + 1];
-      const bool host = !is_switch(s, h.node) || !is_switch(s, next.node);
-      comp_for(host ? SuspectKind::HostCable : SuspectKind::Cable, h.node, h.out_port, next.node, next.in_port)
-          .obs.push_back(id);
+      P.comp("c" + std::to_string(h.node) + ":" + std::to_string(h.out_port), [&] {
+         Comp c;
+         const bool host = !is_switch(s, h.node) || !is_switch(s, next.node);
+         c.kind = host ? SuspectKind::HostCable : SuspectKind::Cable;
+         c.a_node = h.node, c.a_port = h.out_port, c.b_node = next.node, c.b_port = next.in_port;
+         c.name = end_name(s, h.node, h.out_port) + " -> " + end_name(s, next.node, next.in_port);
+         const bool a_first = std::pair{h.node, h.out_port} < std::pair{next.node, next.in_port};
+         const std::string lo = a_first ? end_name(s, h.node, h.out_port) : end_name(s, next.node, next.in_port);
+         const std::string hi = a_first ? end_name(s, next.node, next.in_port) : end_name(s, h.node, h.out_port);
+         c.both_name = lo + " <-> " + hi;
+         c.cable = "cable " + c.both_name;
+         if (host) c.host_rank = rank_of_hca(is_switch(s, h.node) ? next.node : h.node);
+         return c;
+       }).obs.push_back(id);
     }
   };
   for (const auto& p : pairs) {
@@ -174,94 +280,7 @@ Localization localize(const subnet::Subnet& s, const std::vector<HostPort>& host
     observe(p.b, p.a, p.b_to_a_gbps);
   }
   for (int r : unplaced) note("rank " + std::to_string(r) + " is not placed in the fabric: its pairs are not routed");
-  l.observations = obs.size();
-  for (const auto& o : obs) (o.slow ? l.slow : l.fast) += 1;
-
-  // Crossings per component (fixed) and the greedy cover over the unexplained slow ones.
-  std::vector<std::size_t> slow_x(comps.size()), fast_x(comps.size());
-  for (std::size_t c = 0; c < comps.size(); ++c)
-    for (auto o : comps[c].obs) (obs[o].slow ? slow_x[c] : fast_x[c]) += 1;
-  std::vector<char> explained(obs.size(), 0);
-  std::vector<char> picked(comps.size(), 0);
-  std::vector<std::size_t> order;
-  struct Pick {
-    std::size_t comp, explained;
-  };
-  std::vector<Pick> picks;
-  while (picks.size() < opts.max_suspects * 2) {  // both directions of a cable count once below
-    std::size_t best = comps.size(), best_new = 0;
-    double best_purity = 0;
-    for (std::size_t c = 0; c < comps.size(); ++c) {
-      if (picked[c]) continue;
-      const double purity = static_cast<double>(slow_x[c]) / static_cast<double>(slow_x[c] + fast_x[c]);
-      if (purity < opts.min_purity) continue;
-      std::size_t fresh = 0;
-      for (auto o : comps[c].obs) fresh += obs[o].slow && !explained[o];
-      if (fresh < opts.min_slow) continue;
-      bool better = best == comps.size() || fresh > best_new;
-      if (!better && fresh == best_new) {
-        if (purity != best_purity) better = purity > best_purity;
-        else if ((comps[c].kind == SuspectKind::Switch) != (comps[best].kind == SuspectKind::Switch))
-          better = comps[c].kind != SuspectKind::Switch;
-      }
-      if (better) best = c, best_new = fresh, best_purity = purity;
-    }
-    if (best == comps.size()) break;
-    picked[best] = 1;
-    for (auto o : comps[best].obs)
-      if (obs[o].slow) explained[o] = 1;
-    picks.push_back({best, best_new});
-    // Stop counting once max_suspects distinct cables/switches are named.
-    std::set<std::uint64_t> distinct;
-    for (const auto& p : picks) {
-      const Comp& c = comps[p.comp];
-      const int lo = std::min(c.node * 256 + c.port, c.peer_node * 256 + c.peer_port);
-      distinct.insert(c.kind == SuspectKind::Switch ? (1ull << 40) | static_cast<std::uint64_t>(c.node)
-                                                    : static_cast<std::uint64_t>(lo));
-    }
-    if (distinct.size() >= opts.max_suspects) break;
-  }
-  for (std::size_t o = 0; o < obs.size(); ++o) l.unexplained += obs[o].slow && !explained[o];
-
-  for (const auto& p : picks) {
-    const Comp& c = comps[p.comp];
-    // The other direction of a cable already named: one suspect, both directions.
-    bool merged = false;
-    if (c.kind != SuspectKind::Switch)
-      for (auto& prev : l.suspects)
-        if (prev.kind == c.kind && prev.a_node == c.peer_node && prev.a_port == c.peer_port && prev.b_node == c.node &&
-            prev.b_port == c.port) {
-          prev.both_directions = true;
-          // Both directions: the ends in the model's link order (lower node index first).
-          if (std::pair{prev.b_node, prev.b_port} < std::pair{prev.a_node, prev.a_port}) {
-            std::swap(prev.a_node, prev.b_node);
-            std::swap(prev.a_port, prev.b_port);
-          }
-          prev.name = end_name(s, prev.a_node, prev.a_port) + " <-> " + end_name(s, prev.b_node, prev.b_port);
-          prev.explained += p.explained;
-          prev.slow_crossing += slow_x[p.comp];
-          prev.fast_crossing += fast_x[p.comp];
-          merged = true;
-        }
-    if (merged) continue;
-    Suspect sp;
-    sp.kind = c.kind;
-    sp.a_node = c.node, sp.a_port = c.port, sp.b_node = c.peer_node, sp.b_port = c.peer_port;
-    sp.name = comp_name(s, c);
-    sp.explained = p.explained;
-    sp.slow_crossing = slow_x[p.comp];
-    sp.fast_crossing = fast_x[p.comp];
-    for (std::size_t k = 0; k < comps.size() && sp.alternatives.size() < opts.max_alternatives; ++k)
-      if (k != p.comp && comps[k].obs == c.obs) sp.alternatives.push_back(comp_name(s, comps[k]));
-    for (auto o : c.obs)
-      if (obs[o].slow && sp.examples.size() < 3) sp.examples.emplace_back(obs[o].from, obs[o].to);
-    if (c.kind == SuspectKind::HostCable) {
-      const int hca = is_switch(s, c.node) ? c.peer_node : c.node;
-      for (std::size_t r = 0; r < hosts.size(); ++r)
-        if (hosts[r].node == hca) sp.host_rank = static_cast<int>(r);
-    }
-    l.suspects.push_back(std::move(sp));
-  }
+  cover(P, opts, l);
   return l;
 }
 

@@ -60,6 +60,7 @@ struct Suspect {
   int a_node = -1, a_port = 0, b_node = -1, b_port = 0;
   bool both_directions = false;
   std::string name;                      // "S-leaf03:33 -> S-spine01:4", "S-leaf03"
+  std::string cable;                     // what both directions share ("" for a switch)
   std::size_t explained = 0;             // slow observations it was picked for
   std::size_t slow_crossing = 0;         // slow observations crossing it (all)
   std::size_t fast_crossing = 0;         // fast observations crossing it
