@@ -5,6 +5,7 @@
 #include <map>
 #include <cstdio>
 #include <functional>
+#include <iterator>
 #include <set>
 
 #include "cluster/registry.hpp"
@@ -46,6 +47,7 @@ struct Comp {
   std::string cable;      // the cable both directions share ("" for a switch)
   int a_node = -1, a_port = 0, b_node = -1, b_port = 0;  // subnet indexes (-1: not from a subnet)
   int host_rank = -1;
+  bool both = false;               // both directions of the cable as one candidate
   std::vector<std::uint32_t> obs;  // observations crossing it, ascending
 };
 
@@ -72,9 +74,32 @@ struct Paths {
 };
 
 // The greedy cover of the header's rule over built paths; fills l's counts and suspects.
-void cover(const Paths& P, const LocalizeOptions& opts, Localization& l) {
-  const auto& comps = P.comps;
-  const auto& obs = P.obs;
+void cover(const Paths& built, const LocalizeOptions& opts, Localization& l) {
+  // Each cable crossed both ways is also a candidate as a whole: a degraded cable is slow both
+  // ways, and a group like a rack's uplinks is crossed out of and into the rack by different
+  // pairs, each direction alone explaining half of them.
+  std::vector<Comp> comps = built.comps;
+  const auto& obs = built.obs;
+  {
+    std::map<std::string, std::vector<std::size_t>> by_cable;
+    for (std::size_t c = 0; c < built.comps.size(); ++c)
+      if (!built.comps[c].cable.empty()) by_cable[built.comps[c].cable].push_back(c);
+    for (const auto& [cable, dirs] : by_cable) {
+      if (dirs.size() != 2) continue;
+      Comp both = built.comps[dirs[0]];
+      const Comp& other = built.comps[dirs[1]];
+      both.name = both.both_name;
+      both.both = true;
+      if (std::pair{both.b_node, both.b_port} < std::pair{both.a_node, both.a_port}) {
+        std::swap(both.a_node, both.b_node);
+        std::swap(both.a_port, both.b_port);
+      }
+      both.obs.clear();
+      std::set_union(built.comps[dirs[0]].obs.begin(), built.comps[dirs[0]].obs.end(), other.obs.begin(),
+                     other.obs.end(), std::back_inserter(both.obs));
+      comps.push_back(std::move(both));
+    }
+  }
   l.observations = obs.size();
   for (const auto& o : obs) (o.slow ? l.slow : l.fast) += 1;
   std::vector<std::size_t> slow_x(comps.size()), fast_x(comps.size());
@@ -138,12 +163,13 @@ void cover(const Paths& P, const LocalizeOptions& opts, Localization& l) {
     sp.a_node = c.a_node, sp.a_port = c.a_port, sp.b_node = c.b_node, sp.b_port = c.b_port;
     sp.name = c.name;
     sp.cable = c.cable;
+    sp.both_directions = c.both;
     sp.host_rank = c.host_rank;
     sp.explained = p.explained;
     sp.slow_crossing = slow_x[p.comp];
     sp.fast_crossing = fast_x[p.comp];
     for (std::size_t k = 0; k < comps.size() && sp.alternatives.size() < opts.max_alternatives; ++k)
-      if (k != p.comp && comps[k].obs == c.obs) sp.alternatives.push_back(comps[k].name);
+      if (k != p.comp && comps[k].obs == c.obs && comps[k].cable != c.cable) sp.alternatives.push_back(comps[k].name);
     for (auto o : c.obs)
       if (obs[o].slow && sp.examples.size() < 3) sp.examples.emplace_back(obs[o].from, obs[o].to);
     l.suspects.push_back(std::move(sp));
@@ -157,6 +183,7 @@ const char* to_string(SuspectKind k) {
     case SuspectKind::Cable: return "cable";
     case SuspectKind::HostCable: return "host_cable";
     case SuspectKind::Switch: return "switch";
+    case SuspectKind::Uplinks: return "uplinks";
   }
   return "?";
 }
@@ -284,6 +311,92 @@ Localization localize(const subnet::Subnet& s, const std::vector<HostPort>& host
   return l;
 }
 
+Localization localize_by_switch(const std::vector<TorPlace>& places, const std::vector<PairResult>& pairs,
+                                double threshold_gbps, const LocalizeOptions& opts) {
+  Localization l;
+  l.fabric_source = "LLDP neighbours";
+  l.threshold_gbps = threshold_gbps;
+  if (!(threshold_gbps > 0)) {
+    l.why_not = "no outlier threshold (too few measured pairs to judge)";
+    return l;
+  }
+  std::set<std::string> switches;
+  for (const auto& p : places)
+    if (!p.sw.empty()) switches.insert(p.sw);
+  if (switches.empty()) {
+    l.why_not = "no node reported an LLDP neighbour on its RDMA netdev (lldpd not running?)";
+    return l;
+  }
+  l.attempted = true;
+  Paths P;
+  std::set<int> unplaced;
+  auto place = [&](int r) -> const TorPlace* {
+    if (r < 0 || r >= static_cast<int>(places.size()) || places[static_cast<std::size_t>(r)].sw.empty()) {
+      unplaced.insert(r);
+      return nullptr;
+    }
+    return &places[static_cast<std::size_t>(r)];
+  };
+  auto host_cable = [&](int rank, const TorPlace& t, bool up) -> Comp& {
+    const std::string host = "rank" + std::to_string(rank);
+    const std::string sw = t.sw + ":" + (t.port.empty() ? "?" : t.port);
+    return P.comp((up ? "u" : "d") + std::to_string(rank), [&] {
+      Comp c;
+      c.kind = SuspectKind::HostCable;
+      c.name = up ? host + " -> " + sw : sw + " -> " + host;
+      c.both_name = host + " <-> " + sw;
+      c.cable = "host " + host;
+      c.host_rank = rank;
+      return c;
+    });
+  };
+  auto sw_comp = [&](const std::string& sw) -> Comp& {
+    return P.comp("s" + sw, [&] {
+      Comp c;
+      c.kind = SuspectKind::Switch;
+      c.name = sw;
+      return c;
+    });
+  };
+  auto uplinks = [&](const std::string& sw, bool out) -> Comp& {
+    return P.comp((out ? "o" : "i") + sw, [&] {
+      Comp c;
+      c.kind = SuspectKind::Uplinks;
+      c.name = sw + (out ? " uplinks (out of the rack)" : " uplinks (into the rack)");
+      c.both_name = sw + " uplinks";
+      c.cable = "uplinks " + sw;
+      return c;
+    });
+  };
+  auto observe = [&](int from, int to, const std::optional<double>& gbps) {
+    if (!gbps) return;
+    const TorPlace* a = place(from);
+    const TorPlace* b = place(to);
+    if (!a || !b) {
+      ++l.unrouted;
+      return;
+    }
+    const std::uint32_t id = P.observe(from, to, *gbps < threshold_gbps);
+    host_cable(from, *a, true).obs.push_back(id);
+    sw_comp(a->sw).obs.push_back(id);
+    if (a->sw != b->sw) {
+      uplinks(a->sw, true).obs.push_back(id);
+      uplinks(b->sw, false).obs.push_back(id);
+      sw_comp(b->sw).obs.push_back(id);
+    }
+    host_cable(to, *b, false).obs.push_back(id);
+  };
+  for (const auto& p : pairs) {
+    observe(p.a, p.b, p.a_to_b_gbps);
+    observe(p.b, p.a, p.b_to_a_gbps);
+  }
+  for (int r : unplaced)
+    if (l.notes.size() < opts.max_notes)
+      l.notes.push_back("rank " + std::to_string(r) + " has no LLDP neighbour: its pairs are not placed");
+  cover(P, opts, l);
+  return l;
+}
+
 namespace {
 
 std::string rank_name(const std::vector<std::string>& names, int r) {
@@ -314,7 +427,16 @@ std::vector<Finding> localization_findings(const Localization& l, const std::vec
   for (const auto& sp : l.suspects) {
     if (sp.kind == SuspectKind::HostCable) continue;
     const std::string ev = evidence_of(l, sp, names);
-    if (sp.kind == SuspectKind::Cable)
+    if (sp.kind == SuspectKind::Uplinks)
+      out.push_back(registered_finding(
+          "cluster.slow_fabric_link", Severity::Warn, sp.name,
+          "the slow pairs are the ones leaving or entering one rack: " + sp.name +
+              (sp.both_directions ? " (both directions)" : ""),
+          ev + "; ECMP spreads flows over the uplinks, so which uplink is not known from the hosts",
+          "on the switch: the uplink ports' error counters, speeds and drops (`show interface counters errors` "
+          "or your switch's equivalent), ECN/PFC counters; a flapping or degraded uplink, or an ECMP group "
+          "missing a member"));
+    else if (sp.kind == SuspectKind::Cable)
       out.push_back(registered_finding(
           "cluster.slow_fabric_link", Severity::Warn, sp.name,
           "the slow pairs share the cable " + sp.name + (sp.both_directions ? " (both directions)" : " (this direction)"),
@@ -342,12 +464,13 @@ json localization_json(const Localization& l, const std::vector<std::string>& na
     json j = {{"kind", to_string(sp.kind)}, {"name", sp.name}, {"explained", sp.explained},
               {"slow_crossing", sp.slow_crossing}, {"fast_crossing", sp.fast_crossing},
               {"alternatives", sp.alternatives}, {"examples", ex}};
-    if (sp.kind == SuspectKind::Switch) {
+    if (sp.kind != SuspectKind::Switch) j["both_directions"] = sp.both_directions;
+    // Indexes into the fabric file's nodes (InfiniBand); none for LLDP-placed suspects.
+    if (sp.kind == SuspectKind::Switch && sp.a_node >= 0) {
       j["node_index"] = sp.a_node;
-    } else {
+    } else if (sp.a_node >= 0) {
       j["a"] = {{"node_index", sp.a_node}, {"port", sp.a_port}};
       j["b"] = {{"node_index", sp.b_node}, {"port", sp.b_port}};
-      j["both_directions"] = sp.both_directions;
     }
     if (sp.host_rank >= 0) j["host_rank"] = sp.host_rank;
     suspects.push_back(std::move(j));

@@ -50,8 +50,8 @@ struct LocalizeOptions {
   std::size_t max_notes = 20;
 };
 
-enum class SuspectKind { Cable, HostCable, Switch };
-const char* to_string(SuspectKind k);  // "cable", "host_cable", "switch"
+enum class SuspectKind { Cable, HostCable, Switch, Uplinks };
+const char* to_string(SuspectKind k);  // "cable", "host_cable", "switch", "uplinks"
 
 struct Suspect {
   SuspectKind kind = SuspectKind::Cable;
@@ -85,6 +85,18 @@ struct Localization {
 // hosts: indexed by rank (node -1 = not in the fabric). threshold: a direction below it is slow.
 Localization localize(const subnet::Subnet& s, const std::vector<HostPort>& hosts,
                       const std::vector<PairResult>& pairs, double threshold_gbps, const LocalizeOptions& opts = {});
+
+// RoCE / Ethernet: where each rank's NIC is cabled (its LLDP neighbour: the top-of-rack switch and
+// its port; empty switch = unknown). The path between two hosts is only known to its first and
+// last switch: ECMP spreads flows over the uplinks, so the components are each host's cable (both
+// directions), each top-of-rack switch, and each switch's uplinks as one group per direction
+// (out of the rack, into the rack), crossed by every pair between two racks.
+struct TorPlace {
+  std::string sw;    // the neighbour's system name (or chassis id)
+  std::string port;  // its port id / description
+};
+Localization localize_by_switch(const std::vector<TorPlace>& places, const std::vector<PairResult>& pairs,
+                                double threshold_gbps, const LocalizeOptions& opts = {});
 
 // cluster.slow_fabric_link (a switch-to-switch cable) and cluster.slow_switch findings with the
 // route evidence; host cables are the slow node's (cluster.slow_node says it) and get none.

@@ -182,7 +182,7 @@ std::string render_localization(const Localization& l, const std::vector<std::st
     t.align_right(4);
     std::size_t k = 0;
     for (const auto& sp : l.suspects) {
-      std::string kind = sp.kind == SuspectKind::Switch ? "switch" : sp.kind == SuspectKind::Cable ? "cable" : "host";
+      std::string kind = sp.kind == SuspectKind::HostCable ? "host" : to_string(sp.kind);
       std::string what = sp.name;
       if (sp.kind == SuspectKind::HostCable) what = rank(sp.host_rank) + " (NIC or cable): " + sp.name;
       t.add({std::to_string(++k), kind, cut(what, width > 40 ? width - 32 : 8),

@@ -277,5 +277,73 @@ TEST(Localize, JudgeRoutesThePairsThroughTheFabricAndReportsIt) {
   EXPECT_EQ(j["nodes"][0]["ib_ports"][0]["port"], "mlx5_0:1");
 }
 
+// RoCE: 4 racks of 4 hosts, placed by their LLDP neighbour; every pair measured.
+std::vector<TorPlace> racks() {
+  std::vector<TorPlace> out;
+  for (int t = 0; t < 4; ++t)
+    for (int h = 0; h < 4; ++h) out.push_back({"tor" + std::to_string(t), "Ethernet" + std::to_string(h + 1)});
+  return out;
+}
+template <class SlowFn>
+std::vector<PairResult> measure_racks(SlowFn slow) {
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<double> noise(0.98, 1.02);
+  std::vector<PairResult> out;
+  for (int a = 0; a < 16; ++a)
+    for (int b = a + 1; b < 16; ++b) {
+      PairResult p;
+      p.a = a, p.b = b, p.engine = "rdma";
+      p.a_to_b_gbps = (slow(a, b) ? 30.0 : 100.0) * noise(rng);
+      p.b_to_a_gbps = (slow(b, a) ? 30.0 : 100.0) * noise(rng);
+      out.push_back(p);
+    }
+  return out;
+}
+Localization run_racks(const std::vector<PairResult>& pairs) {
+  const Outliers o = detect_outliers(16, pairs);
+  EXPECT_TRUE(o.judged);
+  return localize_by_switch(racks(), pairs, o.threshold_gbps);
+}
+
+TEST(LocalizeBySwitch, ARacksUplinksAreNamedWhenOnlyPairsLeavingOrEnteringItAreSlow) {
+  auto l = run_racks(measure_racks([](int a, int b) { return (a / 4 == 2) != (b / 4 == 2); }));
+  ASSERT_TRUE(l.attempted) << l.why_not;
+  ASSERT_FALSE(l.suspects.empty());
+  EXPECT_EQ(l.suspects[0].kind, SuspectKind::Uplinks);
+  EXPECT_EQ(l.suspects[0].name, "tor2 uplinks");
+  EXPECT_TRUE(l.suspects[0].both_directions);
+  const auto f = localization_findings(l, {});
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].id, "cluster.slow_fabric_link");
+  EXPECT_NE(f[0].evidence.find("ECMP"), std::string::npos);
+}
+
+TEST(LocalizeBySwitch, ASwitchSlowForItsOwnRackTooIsTheSwitch) {
+  auto l = run_racks(measure_racks([](int a, int b) { return a / 4 == 1 || b / 4 == 1; }));
+  ASSERT_FALSE(l.suspects.empty());
+  EXPECT_EQ(l.suspects[0].kind, SuspectKind::Switch);
+  EXPECT_EQ(l.suspects[0].name, "tor1");
+}
+
+TEST(LocalizeBySwitch, ASlowHostIsItsCable) {
+  auto l = run_racks(measure_racks([](int a, int b) { return a == 9 || b == 9; }));
+  ASSERT_FALSE(l.suspects.empty());
+  EXPECT_EQ(l.suspects[0].kind, SuspectKind::HostCable);
+  EXPECT_EQ(l.suspects[0].host_rank, 9);
+  EXPECT_EQ(l.suspects[0].name, "rank9 <-> tor2:Ethernet2");
+}
+
+TEST(LocalizeBySwitch, WithoutNeighboursItSaysWhy) {
+  std::vector<TorPlace> none(16);
+  auto l = localize_by_switch(none, measure_racks([](int, int) { return false; }), 50);
+  EXPECT_FALSE(l.attempted);
+  EXPECT_NE(l.why_not.find("LLDP"), std::string::npos);
+  auto places = racks();
+  places[5] = {};
+  l = localize_by_switch(places, measure_racks([](int, int) { return false; }), 50);
+  EXPECT_TRUE(l.attempted);
+  EXPECT_EQ(l.unrouted, 30u);  // rank 5's 15 pairs, both directions
+}
+
 }  // namespace
 }  // namespace fabscope::cluster
