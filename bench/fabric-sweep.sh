@@ -12,7 +12,8 @@
 # usage: bench/fabric-sweep.sh DRIVER [REPS] [LEAVES SPINES HCAS_PER_LEAF]
 #   DRIVER  the subnet driver program (build/tests/fabscope_subnet_driver); until `fabscope
 #           fabric` exists this is how the collector is timed
-# env: EXTRA='label|command args;...' adds commands (e.g. other --max-smps/--max-inflight values)
+# env: EXTRA='label|command args;...' adds commands (e.g. other --max-smps/--max-inflight values);
+#      ONLY=1 runs the EXTRA commands alone (e.g. the forwarding-table reads against dump_fts)
 set -euo pipefail
 driver=$(realpath "$1")
 reps=${2:-5}
@@ -34,6 +35,7 @@ cmds=(
   "ibnetdiscover|ibnetdiscover"
   "ibnetdiscover -o 16|ibnetdiscover -o 16"
 )
+[ -n "${ONLY:-}" ] && cmds=()
 IFS=';' read -r -a extra <<<"${EXTRA:-}"
 for e in "${extra[@]}"; do [ -n "$e" ] && cmds+=("${e/\$driver/$driver}"); done
 

@@ -13,6 +13,7 @@
 #include "core/strings.hpp"
 #include "subnet/judge.hpp"
 #include "subnet/render.hpp"
+#include "subnet/routes.hpp"
 #include "subnet/sweep.hpp"
 #include "subnet/thresholds.hpp"
 
@@ -68,9 +69,17 @@ int access_failed(const std::string& cmd, const AccessError& e) {
   return kExitUsage;
 }
 
-// SRC/DST of a route: a node GUID or port GUID (0x...), a LID (digits), or a node description
-// (whole, or its first word: "hca1" for "hca1 mlx5_0").
-int resolve(const Subnet& s, const std::string& what, const std::string& value) {
+// SRC/DST of a route: a node, and where the value names one, the port (a port GUID, or a LID an
+// HCA port holds) and its LID.
+struct End {
+  int node = -1;
+  int port = 0;             // 0: the node (its first Active port, a switch itself)
+  std::uint16_t lid = 0;    // 0: the node's own
+};
+
+// A node GUID or port GUID (0x...), a LID (digits), or a node description (whole, or its first
+// word: "hca1" for "hca1 mlx5_0").
+End resolve(const Subnet& s, const std::string& what, const std::string& value) {
   const int count = static_cast<int>(s.nodes.size());
   if (value.size() > 2 && value[0] == '0' && (value[1] == 'x' || value[1] == 'X')) {
     std::uint64_t g = 0;
@@ -78,11 +87,14 @@ int resolve(const Subnet& s, const std::string& what, const std::string& value) 
     for (std::size_t i = 2; ok && i < value.size(); ++i) ok = std::isxdigit(static_cast<unsigned char>(value[i]));
     if (!ok) throw UsageError("fabric route: " + what + " '" + value + "' is not a GUID (0x and up to 16 hex digits)");
     g = std::stoull(value.substr(2), nullptr, 16);
-    for (int n = 0; n < count; ++n) {
-      if (s.nodes[n].guid == g) return n;
+    for (int n = 0; n < count; ++n)
+      if (s.nodes[n].guid == g) return {n, 0, 0};
+    for (int n = 0; n < count; ++n)
       for (const auto& p : s.nodes[n].ports)
-        if (p.guid == g) return n;
-    }
+        if (p.guid == g) {
+          if (s.nodes[n].type == NodeType::Switch) return {n, 0, 0};
+          return {n, p.number, p.info ? p.info->lid : std::uint16_t{0}};
+        }
     throw UsageError("fabric route: " + what + " '" + value + "': no node or port has this GUID in the sweep");
   }
   if (!value.empty() && value.find_first_not_of("0123456789") == std::string::npos) {
@@ -90,7 +102,11 @@ int resolve(const Subnet& s, const std::string& what, const std::string& value) 
     if (lid < 1 || lid > 0xbfff) throw UsageError("fabric route: " + what + " '" + value + "' is not a unicast LID (1-49151)");
     const int n = s.find_lid(static_cast<std::uint16_t>(lid));
     if (n < 0) throw UsageError("fabric route: " + what + " LID " + value + " is held by no port in the sweep");
-    return n;
+    End e{n, 0, static_cast<std::uint16_t>(lid)};
+    if (s.nodes[n].type != NodeType::Switch)
+      for (const auto& p : s.nodes[n].ports)
+        if (p.info && p.info->lid && lid >= p.info->lid && lid < p.info->lid + (1LL << p.info->lmc)) e.port = p.number;
+    return e;
   }
   std::vector<int> exact, first_word;
   for (int n = 0; n < count; ++n) {
@@ -99,7 +115,7 @@ int resolve(const Subnet& s, const std::string& what, const std::string& value) 
     else if (d.compare(0, d.find(' '), value) == 0 && d.find(' ') == value.size()) first_word.push_back(n);
   }
   const auto& found = exact.empty() ? first_word : exact;
-  if (found.size() == 1) return found.front();
+  if (found.size() == 1) return {found.front(), 0, 0};
   if (found.empty())
     throw UsageError("fabric route: " + what + " '" + value +
                      "' names no node of the sweep (give a node description, a GUID 0x... or a LID)");
@@ -133,7 +149,8 @@ int cmd_fabric_route(int argc, char** argv) {
   args.example("fabscope fabric route gpu01 gpu17", "the switches between two hosts' HCAs")
       .example("fabscope fabric route 0x0002c90300a1b2c3 42", "from a port GUID to LID 42")
       .example("fabscope fabric route --from fabric.json gpu01 gpu17",
-               "names resolved in a saved sweep; the tables are still read from the fabric")
+               "computed from the forwarding tables the file saved (fabric --routes --save), no fabric; "
+               "from a file without them, names resolve there and the tables are read from the fabric")
       .footer("Exit codes: 0 the route was printed, 3 usage error (an unknown or ambiguous SRC/DST names the\n"
               "value), no fabric access, or a route that breaks (the switch where it breaks is named)." +
               std::string(kAccessHelp));
@@ -143,11 +160,13 @@ int cmd_fabric_route(int argc, char** argv) {
   const SweepOptions o = sweep_options(args);
   try {
     const Subnet s = load_or_sweep(args, o);
-    const int src = resolve(s, "SRC", args.positionals()[0]);
-    const int dst = resolve(s, "DST", args.positionals()[1]);
-    const std::uint16_t lid = s.nodes[dst].lid();
-    if (lid == 0) throw UsageError("fabric route: DST " + s.name(dst) + " has no LID in the sweep");
-    const auto hops = trace_route(s, src, lid, o);
+    const End src = resolve(s, "SRC", args.positionals()[0]);
+    const End dst = resolve(s, "DST", args.positionals()[1]);
+    const std::uint16_t lid = dst.lid ? dst.lid : s.nodes[dst.node].lid();
+    if (lid == 0) throw UsageError("fabric route: DST " + s.name(dst.node) + " has no LID in the sweep");
+    // A saved sweep with every switch's table needs no fabric; otherwise the tables are read live.
+    const auto hops = args.has("from") && has_routes(s) ? route_from_lfts(s, src.node, src.port, lid)
+                                                        : trace_route(s, src.node, lid, o, src.port);
     if (args.has("json")) std::cout << dump_json(route_json(s, hops)) << "\n";
     else std::cout << core::printable_lines(render_route(s, hops));  // names come from the fabric
     return 0;
@@ -173,6 +192,8 @@ int cmd_fabric(int argc, char** argv) {
       .option("--expect", "FILE", "compare with a topology saved earlier: missing, new and moved nodes and links")
       .option("--thresholds", "FILE", "error-counter thresholds, ibqueryerrors' format (Counter=value lines)")
       .option("--interval", "SEC", "read the counters again after SEC seconds (0.1-3600) and judge their growth")
+      .flag("--routes", "also read every switch's forwarding table (LFT), kept by --save and --json: routes "
+                        "computed from the file later (fabric route --from FILE) without the fabric")
       .subcommand("route")
       .example("fabscope fabric", "sweep from the first active InfiniBand port and judge the fabric")
       .example("fabscope fabric --save fabric-ok.json", "judge, and keep the topology as the reference")
@@ -180,6 +201,7 @@ int cmd_fabric(int argc, char** argv) {
       .example("fabscope fabric --interval 30 --thresholds /etc/infiniband-diags/error_thresholds",
                "error rates over 30 seconds, above ibqueryerrors' thresholds")
       .example("fabscope fabric --from fabric.json --json", "judge a saved sweep on any machine")
+      .example("fabscope fabric --routes --save fabric.json", "keep the forwarding tables for offline routes")
       .example("fabscope fabric route gpu01 gpu17", "the path between two HCAs (see fabric route --help)")
       .footer(std::string(core::kExitCodesHelp) +
               "\nAn unreadable or malformed --from, --expect or --thresholds file exits 3 naming the file\n"
@@ -188,7 +210,13 @@ int cmd_fabric(int argc, char** argv) {
   if (!args.parse(argc, argv, std::cout)) return 0;
   if (!args.positionals().empty())
     throw UsageError("fabric: unexpected argument '" + args.positionals().front() + "' (see fabscope fabric --help)");
-  const SweepOptions o = sweep_options(args);
+  SweepOptions o = sweep_options(args);
+  if (args.has("routes")) {
+    if (args.has("from"))
+      throw UsageError("fabric: --routes reads the forwarding tables from the fabric; a --from file has them when it "
+                       "was saved with --routes");
+    o.routes = true;
+  }
   JudgeOptions jo;
   if (args.has("thresholds")) jo.thresholds = load_thresholds(args.get("thresholds"));
   if (args.has("expect")) jo.expected = load_subnet(args.get("expect"));

@@ -205,6 +205,23 @@ SmInfo decode_sm_info(std::span<const std::uint8_t> d) {
   return s;
 }
 
+SwitchInfoFields decode_switch_info(std::span<const std::uint8_t> d) {
+  need(d, 20, "SwitchInfo");
+  SwitchInfoFields w;
+  w.linear_fdb_cap = static_cast<std::uint16_t>(be(d, 0, 2));
+  w.random_fdb_cap = static_cast<std::uint16_t>(be(d, 2, 2));
+  w.mcast_fdb_cap = static_cast<std::uint16_t>(be(d, 4, 2));
+  w.linear_fdb_top = static_cast<std::uint16_t>(be(d, 6, 2));
+  w.default_port = d[8];
+  w.life_time = d[11] >> 3;
+  w.port_state_change = (d[11] >> 2) & 1;
+  w.lids_per_port = static_cast<std::uint16_t>(be(d, 12, 2));
+  w.partition_enforcement_cap = static_cast<std::uint16_t>(be(d, 14, 2));
+  w.enhanced_port0 = (d[16] >> 3) & 1;
+  w.mcast_fdb_top = static_cast<std::uint16_t>(be(d, 18, 2));
+  return w;
+}
+
 std::array<std::uint8_t, 64> decode_lft_block(std::span<const std::uint8_t> d) {
   need(d, 64, "LinearForwardingTable");
   std::array<std::uint8_t, 64> out{};

@@ -29,6 +29,7 @@ enum Attr : std::uint16_t {
   ClassPortInfo = 0x0001,
   NodeDesc = 0x0010,
   NodeInfo = 0x0011,
+  SwitchInfo = 0x0012,             // SMP (the PerfMgt attribute 0x0012 is PortCounters)
   PortInfo = 0x0015,
   LinearForwardingTable = 0x0019,
   SMInfo = 0x0020,
@@ -88,6 +89,21 @@ std::string decode_node_desc(std::span<const std::uint8_t> data);
 subnet::PortInfo decode_port_info(std::span<const std::uint8_t> data,
                                   std::optional<std::uint32_t> cap_mask = std::nullopt);
 SmInfo decode_sm_info(std::span<const std::uint8_t> data);
+// SwitchInfo (IBA 14.2.5.4): the sizes of the forwarding tables and the switch's defaults.
+struct SwitchInfoFields {
+  std::uint16_t linear_fdb_cap = 0;     // LinearForwardingTable entries the switch has
+  std::uint16_t random_fdb_cap = 0;
+  std::uint16_t mcast_fdb_cap = 0;
+  std::uint16_t linear_fdb_top = 0;     // highest LID with a valid entry (the SM sets it)
+  int default_port = 0;
+  int life_time = 0;                    // LifeTimeValue, 5 bits
+  bool port_state_change = false;
+  std::uint16_t lids_per_port = 0;
+  std::uint16_t partition_enforcement_cap = 0;
+  bool enhanced_port0 = false;
+  std::uint16_t mcast_fdb_top = 0;
+};
+SwitchInfoFields decode_switch_info(std::span<const std::uint8_t> data);
 // LinearForwardingTable block: 64 output ports, entry i for LID block*64 + i.
 std::array<std::uint8_t, 64> decode_lft_block(std::span<const std::uint8_t> data);
 // PerfMgt ClassPortInfo: the capability mask (kPma* bits).

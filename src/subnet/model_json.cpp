@@ -22,6 +22,7 @@ namespace {
 constexpr std::size_t kMaxText = 4096;          // a description, a note, a path
 constexpr std::size_t kMaxNodes = 1u << 20;      // far beyond any subnet (48K LIDs)
 constexpr std::size_t kMaxNotes = 1u << 20;
+constexpr std::size_t kMaxLftEntries = 0xc000;   // LIDs 0..0xbfff: every unicast LID
 
 // --- writing -------------------------------------------------------------------------------
 
@@ -78,15 +79,29 @@ json port_json(const Port& p) {
   return j;
 }
 
+// The LFT as two lowercase hex digits per LID, LID 0 first: 98 KiB for a full 48K-LID table
+// where a JSON array of numbers would take about three times that.
+std::string lft_hex(const std::vector<std::uint8_t>& lft) {
+  static const char digits[] = "0123456789abcdef";
+  std::string h(lft.size() * 2, '0');
+  for (std::size_t i = 0; i < lft.size(); ++i) {
+    h[2 * i] = digits[lft[i] >> 4];
+    h[2 * i + 1] = digits[lft[i] & 15];
+  }
+  return h;
+}
+
 json node_json(const Node& n) {
   json ports = json::array();
   for (const auto& p : n.ports) ports.push_back(port_json(p));
-  return json{{"type", to_string(n.type)},       {"guid", guid_hex(n.guid)},
-              {"system_guid", guid_hex(n.system_guid)}, {"description", n.description},
-              {"vendor_id", n.vendor_id},         {"device_id", n.device_id},
-              {"revision", n.revision},           {"firmware", n.firmware},
-              {"num_ports", n.num_ports},         {"dr_path", n.dr_path},
-              {"note", n.note},                   {"ports", std::move(ports)}};
+  json j{{"type", to_string(n.type)},       {"guid", guid_hex(n.guid)},
+         {"system_guid", guid_hex(n.system_guid)}, {"description", n.description},
+         {"vendor_id", n.vendor_id},         {"device_id", n.device_id},
+         {"revision", n.revision},           {"firmware", n.firmware},
+         {"num_ports", n.num_ports},         {"dr_path", n.dr_path},
+         {"note", n.note},                   {"ports", std::move(ports)}};
+  if (!n.lft.empty()) j["lft"] = lft_hex(n.lft);
+  return j;
 }
 
 // --- reading -------------------------------------------------------------------------------
@@ -275,6 +290,41 @@ Port port_from(const json& j, const std::string& w) {
   return p;
 }
 
+// "lft": absent (not read; files saved before it existed) or two hex digits per LID from LID 0.
+std::vector<std::uint8_t> lft_from(const json& v, const std::string& w, NodeType type) {
+  if (!v.is_string()) bad(w, "is " + shown(v) + ", not a string of hex digits");
+  const auto& h = v.get_ref<const std::string&>();
+  if (type != NodeType::Switch && !h.empty())
+    bad(w, "is set on a node of type " + std::string(to_string(type)) + "; only switches forward");
+  if (h.size() % 2) bad(w, "has " + std::to_string(h.size()) + " hex digits, not two per LID");
+  if (h.size() / 2 > kMaxLftEntries)
+    bad(w, "has " + std::to_string(h.size() / 2) + " entries, more than the " + std::to_string(kMaxLftEntries) +
+               " unicast LIDs");
+  auto nibble = [](char c) {
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+  };
+  std::vector<std::uint8_t> lft(h.size() / 2);
+  for (std::size_t i = 0; i < lft.size(); ++i) {
+    const int hi = nibble(h[2 * i]), lo = nibble(h[2 * i + 1]);
+    if (hi < 0 || lo < 0) {
+      std::string pair;
+      for (char c : {h[2 * i], h[2 * i + 1]}) {
+        char b[8];
+        if (c >= 0x20 && c < 0x7f) {
+          pair += c;
+        } else {
+          std::snprintf(b, sizeof b, "\\x%02x", static_cast<unsigned char>(c));
+          pair += b;
+        }
+      }
+      bad(w, "has \"" + pair + "\" at LID " + std::to_string(i) + " (characters " + std::to_string(2 * i) + "-" +
+                 std::to_string(2 * i + 1) + "), not two hex digits");
+    }
+    lft[i] = static_cast<std::uint8_t>(hi << 4 | lo);
+  }
+  return lft;
+}
+
 Node node_from(const json& j, const std::string& w) {
   if (!j.is_object()) bad(w, "is " + shown(j) + ", not an object");
   Node n;
@@ -306,6 +356,7 @@ Node node_from(const json& j, const std::string& w) {
       bad(pw + ".number", "is " + std::to_string(p.number) + "; this entry is port " + std::to_string(want));
     n.ports.push_back(std::move(p));
   }
+  if (auto it = j.find("lft"); it != j.end()) n.lft = lft_from(*it, w + ".lft", n.type);
   return n;
 }
 

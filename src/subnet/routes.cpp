@@ -1,37 +1,111 @@
-// Routes through saved forwarding tables (minimal walk).
 #include "subnet/routes.hpp"
+
 #include <set>
+
+#include "core/error.hpp"
+
 namespace fabscope::subnet {
-bool has_routes(const Subnet& s) {
-  bool any = false;
-  for (const auto& n : s.nodes) if (n.type == NodeType::Switch) { if (n.lft.empty()) return false; any = true; }
-  return any;
+
+namespace {
+
+constexpr int kMaxHops = 64;
+constexpr int kNoEntry = 0xff;
+
+bool linked(const Port& p) {
+  return p.info && p.info->state == PortState::Active && p.remote_node >= 0;
 }
-std::vector<Hop> route_from_lfts(const Subnet& s, int src, int src_port, std::uint16_t dst_lid) {
+
+// "S-leaf1 (0x0000000000200000)": every message names the node both ways.
+std::string named(const Subnet& s, int n) { return s.name(n) + " (" + guid_hex(s.nodes[n].guid) + ")"; }
+
+}  // namespace
+
+std::vector<Hop> walk_route(const Subnet& s, int src, int src_port, std::uint16_t dst_lid,
+                            const OutPortLookup& out_port, const std::string& who) {
+  if (src < 0 || src >= static_cast<int>(s.nodes.size()))
+    throw Error(who + ": node index " + std::to_string(src) + " is not in the subnet");
+  if (dst_lid == 0 || dst_lid >= 0xc000)
+    throw Error(who + ": destination LID " + std::to_string(dst_lid) + " is not a unicast LID");
+  if (src_port < 0 || src_port > 254)
+    throw Error(who + ": source port " + std::to_string(src_port) + " is not a port number (0 = the first Active one)");
+  const std::string to = "route to LID " + std::to_string(dst_lid);
   std::vector<Hop> hops;
+  const int dst = s.find_lid(dst_lid);
+  const Node& first = s.nodes[src];
   int cur = src, in_port = 0;
-  const Node& first = s.nodes.at(src);
   if (first.type != NodeType::Switch) {
+    if (dst == src) return {{src, 0, 0}};
     const Port* out = nullptr;
-    for (const auto& p : first.ports)
-      if ((src_port == 0 || p.number == src_port) && p.remote_node >= 0) { out = &p; break; }
-    if (!out) throw Error("no port");
-    if (out->info && out->info->lid == dst_lid) return {{src, 0, 0}};
+    if (src_port != 0) {
+      out = first.port(src_port);
+      if (!out)
+        throw Error(who + ": " + named(s, src) + " has no port " + std::to_string(src_port) + " (" + to + ")");
+      if (!linked(*out))
+        throw Error(who + ": " + named(s, src) + " port " + std::to_string(src_port) +
+                    " is not Active with a link (" + to + ")");
+    } else {
+      for (const auto& p : first.ports)
+        if (linked(p)) {
+          out = &p;
+          break;
+        }
+      if (!out) throw Error(who + ": " + named(s, src) + " has no Active port with a link (" + to + ")");
+    }
     hops.push_back({src, 0, out->number});
-    cur = out->remote_node; in_port = out->remote_port;
+    cur = out->remote_node;
+    in_port = out->remote_port;
   }
-  for (int g = 0; g < 64; ++g) {
-    const Node& n = s.nodes[cur];
-    if (n.type != NodeType::Switch) { hops.push_back({cur, in_port, 0}); return hops; }
-    if (dst_lid >= n.lft.size()) throw Error("no entry");
-    int out = n.lft[dst_lid];
-    if (out == 0xff) throw Error("no entry");
-    if (out == 0) { hops.push_back({cur, in_port, 0}); return hops; }
-    const Port* p = n.port(out);
-    if (!p || p->remote_node < 0) throw Error("down");
+  std::set<int> seen;
+  for (int guard = 0; guard < kMaxHops; ++guard) {
+    const Node& node = s.nodes[cur];
+    if (node.type != NodeType::Switch) {
+      if (cur != dst) throw Error(to + " ends at " + named(s, cur) + ", which does not own that LID");
+      hops.push_back({cur, in_port, 0});
+      return hops;
+    }
+    if (node.lid() == dst_lid) {
+      hops.push_back({cur, in_port, 0});
+      return hops;
+    }
+    if (!seen.insert(cur).second) throw Error(to + " loops back to switch " + named(s, cur));
+    const int out = out_port(cur, dst_lid);
+    if (out == kNoEntry)
+      throw Error(to + " breaks at switch " + named(s, cur) + ": no forwarding entry for that LID");
+    if (out == 0) {
+      hops.push_back({cur, in_port, 0});
+      return hops;
+    }
+    const Port* p = node.port(out);
+    if (!p || !linked(*p)) {
+      const char* why = !p ? ", which the switch does not have"
+                      : !p->info || p->info->state != PortState::Active ? ", which is down"
+                                                                        : ", which has no link";
+      throw Error(to + " breaks at switch " + named(s, cur) + ": it forwards to port " + std::to_string(out) + why);
+    }
     hops.push_back({cur, in_port, out});
-    cur = p->remote_node; in_port = p->remote_port;
+    in_port = p->remote_port;
+    cur = p->remote_node;
   }
-  throw Error("loop");
+  throw Error(to + " is longer than " + std::to_string(kMaxHops) + " hops (the last switch reached: " +
+              named(s, cur) + ")");
 }
+
+std::vector<Hop> route_from_lfts(const Subnet& s, int src, int src_port, std::uint16_t dst_lid) {
+  auto saved = [&s](int node, std::uint16_t lid) -> int {
+    const auto& lft = s.nodes[node].lft;
+    if (lft.empty())
+      throw Error("route to LID " + std::to_string(lid) + ": switch " + named(s, node) +
+                  " has no saved forwarding table (sweep with --routes)");
+    return lid < lft.size() ? lft[lid] : kNoEntry;  // beyond LinearFDBTop: no entry
+  };
+  return walk_route(s, src, src_port, dst_lid, saved, "route_from_lfts");
 }
+
+bool has_routes(const Subnet& s) {
+  if (s.nodes.empty()) return false;
+  for (const auto& n : s.nodes)
+    if (n.type == NodeType::Switch && n.lft.empty()) return false;
+  return true;
+}
+
+}  // namespace fabscope::subnet

@@ -2,6 +2,8 @@
 // Routes computed from the forwarding tables a sweep saved (Node::lft), without the fabric: what
 // `fabscope cluster` uses to say which cables and switches each measured pair crossed. Pure.
 #include <cstdint>
+#include <functional>
+#include <string>
 #include <vector>
 
 #include "subnet/model.hpp"
@@ -17,5 +19,15 @@ std::vector<Hop> route_from_lfts(const Subnet& s, int src, int src_port, std::ui
 
 // Whether every switch of s has a saved LFT.
 bool has_routes(const Subnet& s);
+
+// The hop walk both route_from_lfts and the live trace_route (sweep.hpp) run: from src (port
+// src_port of an HCA or router, 0 = its first Active port with a link; a switch starts at itself
+// and src_port is not used) towards dst_lid, asking out_port for each switch on the way.
+// out_port(node, lid) returns the output port of switch `node` for `lid`: 0 the switch itself,
+// 0xff no entry; it throws fabscope::Error when it cannot say (the table not saved, not
+// readable). `who` starts the messages about the arguments ("trace_route").
+using OutPortLookup = std::function<int(int node, std::uint16_t lid)>;
+std::vector<Hop> walk_route(const Subnet& s, int src, int src_port, std::uint16_t dst_lid,
+                            const OutPortLookup& out_port, const std::string& who);
 
 }  // namespace fabscope::subnet

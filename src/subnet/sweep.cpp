@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "subnet/mad.hpp"
+#include "subnet/routes.hpp"
 #include "subnet/umad.hpp"
 
 namespace fabscope::subnet {
@@ -20,7 +21,7 @@ Subnet sweep(const SweepOptions&) {
                     "management headers (libibumad-dev, libibnetdisc-dev)");
 }
 void read_counters(Subnet& s, const SweepOptions& opt) { (void)s, sweep(opt); }
-std::vector<Hop> trace_route(const Subnet&, int, std::uint16_t, const SweepOptions& opt) {
+std::vector<Hop> trace_route(const Subnet&, int, std::uint16_t, const SweepOptions& opt, int) {
   sweep(opt);
   return {};
 }
@@ -273,6 +274,62 @@ void collect_sms(Subnet& s, MadEngine& e, int max_inflight) {
   });
 }
 
+// Every switch's LinearForwardingTable: SwitchInfo for LinearFDBTop, then blocks 0..top/64, all
+// by directed route and up to max_inflight in flight. A switch whose table cannot be read whole
+// keeps an empty lft and gets a note: a route through it is an error, never a guess.
+void collect_lfts(Subnet& s, MadEngine& e, int max_inflight) {
+  struct Table {
+    std::vector<std::uint8_t> lft;
+    std::string error;
+  };
+  std::map<int, Table> tables;
+  for (int n = 0; n < static_cast<int>(s.nodes.size()); ++n) {
+    Node& node = s.nodes[n];
+    if (node.type != NodeType::Switch) continue;
+    node.lft.clear();
+    Table& t = tables[n];
+    std::vector<std::uint8_t> path;
+    try {
+      path = mad::parse_dr_path(node.dr_path);
+    } catch (const Error& err) {
+      t.error = err.what();
+      continue;
+    }
+    MadRequest r;
+    r.mad = mad::smp_dr_get(mad::SwitchInfo, 0, 0, path);
+    r.on_fail = [&t](const std::string& why) { t.error = "no SwitchInfo answer (" + why + ")"; };
+    r.on_reply = [&e, &t, path](std::span<const std::uint8_t> m) {
+      // Unicast LIDs end at 0xbfff; a larger top would only cover multicast LIDs.
+      const int top = std::min<int>(mad::decode_switch_info(mad::smp_data(m)).linear_fdb_top, 0xbfff);
+      t.lft.assign(static_cast<std::size_t>(top) + 1, 0xff);
+      for (int b = 0; b <= top / 64; ++b) {
+        MadRequest q;
+        q.mad = mad::smp_dr_get(mad::LinearForwardingTable, static_cast<std::uint32_t>(b), 0, path);
+        q.on_fail = [&t, b](const std::string& why) {
+          if (t.error.empty()) t.error = "no answer for LinearForwardingTable block " + std::to_string(b) + " (" + why + ")";
+        };
+        q.on_reply = [&t, b](std::span<const std::uint8_t> m2) {
+          const auto block = mad::decode_lft_block(mad::smp_data(m2));
+          for (std::size_t i = 0; i < 64 && b * 64 + i < t.lft.size(); ++i) t.lft[b * 64 + i] = block[i];
+        };
+        e.submit(std::move(q));
+      }
+    };
+    e.submit(std::move(r));
+  }
+  e.run(max_inflight);
+  for (auto& [n, t] : tables) {
+    Node& node = s.nodes[n];
+    if (t.error.empty()) {
+      node.lft = std::move(t.lft);
+      continue;
+    }
+    const std::string text = "forwarding table not read: " + t.error;
+    set_note(node.note, text);
+    s.notes.push_back(s.name(n) + " (" + guid_hex(node.guid) + "): " + text);
+  }
+}
+
 }  // namespace
 
 Subnet sweep(const SweepOptions& opt) {
@@ -312,6 +369,7 @@ Subnet sweep(const SweepOptions& opt) {
     for (int n = 0; n < static_cast<int>(s.nodes.size()); ++n)
       if (!s.nodes[n].note.empty()) s.notes.push_back(s.name(n) + ": " + s.nodes[n].note);
   }
+  if (opt.routes) collect_lfts(s, e, opt.max_smps);
   s.rebuild_links();
   s.sweep_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return s;
@@ -332,76 +390,32 @@ void read_counters(Subnet& s, const SweepOptions& opt) {
       s.notes.push_back(s.name(n) + ": " + s.nodes[n].note);
 }
 
-std::vector<Hop> trace_route(const Subnet& s, int src, std::uint16_t dst_lid, const SweepOptions& opt) {
-  if (src < 0 || src >= static_cast<int>(s.nodes.size()))
-    throw Error("trace_route: node index " + std::to_string(src) + " is not in the subnet");
-  if (dst_lid == 0 || dst_lid >= 0xc000)
-    throw Error("trace_route: destination LID " + std::to_string(dst_lid) + " is not a unicast LID");
-  std::vector<Hop> hops;
-  int dst = s.find_lid(dst_lid);
-  const Node& first = s.nodes[src];
-  int cur = src, in_port = 0;
-  if (first.type != NodeType::Switch) {
-    if (dst == src) return {{src, 0, 0}};
-    const Port* out = nullptr;
-    for (const auto& p : first.ports)
-      if (p.info && p.info->state == PortState::Active && p.remote_node >= 0) {
-        out = &p;
-        break;
-      }
-    if (!out) throw Error("trace_route: " + s.name(src) + " has no Active port with a link");
-    hops.push_back({src, 0, out->number});
-    cur = out->remote_node;
-    in_port = out->remote_port;
-  }
-  const UmadLib& l = umad_lib();
-  LocalPort lp = port_for(l, s, opt);
-  MadEngine e(l, lp, opt.timeout_ms, opt.retries);
-  std::set<int> seen;
-  for (int guard = 0; guard < 64; ++guard) {
-    const Node& node = s.nodes[cur];
-    if (node.type != NodeType::Switch) {
-      if (cur != dst)
-        throw Error("route to LID " + std::to_string(dst_lid) + " ends at " + s.name(cur) + " (" + guid_hex(node.guid) +
-                    "), which does not own that LID");
-      hops.push_back({cur, in_port, 0});
-      return hops;
+std::vector<Hop> trace_route(const Subnet& s, int src, std::uint16_t dst_lid, const SweepOptions& opt,
+                             int src_port) {
+  std::optional<MadEngine> e;  // opened at the first switch: a route between two linked HCAs needs none
+  const UmadLib* l = nullptr;
+  LocalPort lp;
+  auto live = [&](int node, std::uint16_t lid) -> int {
+    if (!e) {
+      l = &umad_lib();
+      lp = port_for(*l, s, opt);
+      e.emplace(*l, lp, opt.timeout_ms, opt.retries);
     }
-    if (node.lid() == dst_lid) {
-      hops.push_back({cur, in_port, 0});
-      return hops;
-    }
-    if (!seen.insert(cur).second)
-      throw Error("route to LID " + std::to_string(dst_lid) + " loops back to switch " + s.name(cur) + " (" +
-                  guid_hex(node.guid) + ")");
+    const Node& sw = s.nodes[node];
     std::array<std::uint8_t, 64> block{};
     std::string err;
     MadRequest r;
-    r.mad = mad::smp_dr_get(mad::LinearForwardingTable, dst_lid / 64, 0, mad::parse_dr_path(node.dr_path));
+    r.mad = mad::smp_dr_get(mad::LinearForwardingTable, lid / 64, 0, mad::parse_dr_path(sw.dr_path));
     r.on_reply = [&block](std::span<const std::uint8_t> m) { block = mad::decode_lft_block(mad::smp_data(m)); };
     r.on_fail = [&err](const std::string& why) { err = why; };
-    e.submit(std::move(r));
-    e.run(1);
+    e->submit(std::move(r));
+    e->run(1);
     if (!err.empty())
-      throw Error("route to LID " + std::to_string(dst_lid) + ": the forwarding table of switch " + s.name(cur) +
-                  " (" + guid_hex(node.guid) + ") could not be read (" + err + ")");
-    int out = block[dst_lid % 64];
-    if (out == 0xff)
-      throw Error("route to LID " + std::to_string(dst_lid) + " breaks at switch " + s.name(cur) + " (" +
-                  guid_hex(node.guid) + "): no forwarding entry for that LID");
-    if (out == 0) {
-      hops.push_back({cur, in_port, 0});
-      return hops;
-    }
-    const Port* p = node.port(out);
-    if (!p || p->remote_node < 0 || !p->info || p->info->state != PortState::Active)
-      throw Error("route to LID " + std::to_string(dst_lid) + " breaks at switch " + s.name(cur) + " (" +
-                  guid_hex(node.guid) + "): it forwards to port " + std::to_string(out) + ", which is down");
-    hops.push_back({cur, in_port, out});
-    in_port = p->remote_port;
-    cur = p->remote_node;
-  }
-  throw Error("route to LID " + std::to_string(dst_lid) + " is longer than 64 hops");
+      throw Error("route to LID " + std::to_string(lid) + ": the forwarding table of switch " + s.name(node) + " (" +
+                  guid_hex(sw.guid) + ") could not be read (" + err + ")");
+    return block[lid % 64];
+  };
+  return walk_route(s, src, src_port, dst_lid, live, "trace_route");
 }
 
 #endif

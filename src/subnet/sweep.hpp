@@ -20,6 +20,9 @@ struct SweepOptions {
   int timeout_ms = 100;     // per MAD
   int retries = 3;          // per MAD
   bool counters = true;     // read PortCounters (+ Extended where supported) of every port
+  // Read every switch's LinearForwardingTable into Node::lft (SwitchInfo for LinearFDBTop, then
+  // blocks 0..top/64, max_smps in flight): what route_from_lfts (routes.hpp) computes routes from.
+  bool routes = false;
 };
 
 // Why there is no sweep: thrown as fabscope::Error with one of these messages' meaning, so the
@@ -41,10 +44,12 @@ Subnet sweep(const SweepOptions& opt);
 // s (same nodes and ports; what does not answer gets nullopt and a note).
 void read_counters(Subnet& s, const SweepOptions& opt);
 
-// The path the forwarding tables give from node src (an HCA or switch of s; for an HCA, its first
-// active port) to destination LID dst_lid, hop by hop, like ibtracert: reads each switch's
-// LinearForwardingTable block on the way. Throws Error naming the switch where the route breaks
-// (no entry, a loop, a down port).
-std::vector<Hop> trace_route(const Subnet& s, int src, std::uint16_t dst_lid, const SweepOptions& opt);
+// The path the forwarding tables give from node src (an HCA or switch of s; for an HCA, port
+// src_port, 0 = its first active port) to destination LID dst_lid, hop by hop, like ibtracert:
+// reads each switch's LinearForwardingTable block on the way (the same walk as route_from_lfts,
+// routes.hpp, on live tables). Throws Error naming the switch where the route breaks (no entry,
+// a loop, a down port, a table that cannot be read).
+std::vector<Hop> trace_route(const Subnet& s, int src, std::uint16_t dst_lid, const SweepOptions& opt,
+                             int src_port = 0);
 
 }  // namespace fabscope::subnet

@@ -1,9 +1,11 @@
 // libFuzzer target for the files `fabscope fabric` reads: a saved sweep (--from, --expect; the
 // fabscope.fabric schema) and ibqueryerrors' thresholds file (--thresholds). The first byte
 // picks the reader ('0' sweep, '1' thresholds), the rest is the file. A sweep that reads is
-// judged (alone, against itself as the expected topology and as the earlier sample) and must
-// write back the same document. Run:
+// judged (alone, against itself as the expected topology and as the earlier sample), must
+// write back the same document, and gives routes from its saved forwarding tables ("lft")
+// between its first nodes or a clear error. Run:
 //   build-fuzz/tests/fuzz/fabscope_subnet_files_fuzz tests/fuzz/corpus/subnet_files
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -13,6 +15,7 @@
 #include "subnet/judge.hpp"
 #include "subnet/model.hpp"
 #include "subnet/render.hpp"
+#include "subnet/routes.hpp"
 #include "subnet/thresholds.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -47,5 +50,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const auto findings = judge(s, JudgeOptions{});
   (void)render_text(s, facts, findings);
   (void)dump_json(fabric_json(s, facts, findings));
+  // Routes from the saved tables: every pair among the first nodes, to each one's LID, ends or
+  // throws (a loop, a missing entry, a wrong end), never hangs or reads out of bounds.
+  (void)has_routes(s);
+  const int n = static_cast<int>(std::min<std::size_t>(s.nodes.size(), 8));
+  for (int a = 0; a < n; ++a)
+    for (int b = 0; b < n; ++b)
+      for (int port : {0, 1, 2}) {
+        try {
+          (void)route_from_lfts(s, a, port, s.nodes[b].lid() ? s.nodes[b].lid() : 1);
+        } catch (const Error&) {
+        }
+      }
   return 0;
 }

@@ -25,7 +25,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       }
       case 1: (void)mad::decode_port_info(b); break;
       case 2: (void)mad::decode_node_info(b); (void)mad::decode_node_desc(b); break;
-      case 3: (void)mad::decode_sm_info(b); (void)mad::decode_lft_block(b); break;
+      case 3:
+        (void)mad::decode_sm_info(b);
+        (void)mad::decode_lft_block(b);
+        (void)mad::decode_switch_info(b);
+        break;
       case 4: {  // a whole PerfMgt answer
         (void)mad::decode_header(b);
         auto d = mad::pma_data(b);

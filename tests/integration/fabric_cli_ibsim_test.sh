@@ -9,7 +9,8 @@
 #   expect   --save, then Unlink a spine cable: --expect names the missing link (exit 1 or 2);
 #            ReLink: the link is back and the finding clears
 #   sms      a second OpenSM as standby clears fabric.sm_no_standby
-#   route    `fabric route` hop by hop equals ibtracert's nodes and ports
+#   route    `fabric route` hop by hop equals ibtracert's nodes and ports, and the same route
+#            computed from a sweep saved with --routes (no fabric) equals it
 # Usage: fabric_cli_ibsim_test.sh SCENARIO FABSCOPE
 set -euo pipefail
 scenario=$1 fabscope=$(realpath "$2")
@@ -117,9 +118,16 @@ assert states == ["MASTER", "STANDBY"], states
 PY
   ;;
 route)
+  # The forwarding tables saved once (--routes): the same routes computed from the file alone.
+  rc=0
+  sim_run H-node1 "$fabscope" fabric --routes --save "$out/saved.json" >"$out/saved.txt" 2>&1 || rc=$?
+  [ $rc -le 2 ] || { cat "$out/saved.txt"; fail "fabric --routes --save exited $rc"; }
   for pair in "H-node1 H-node6" "H-node3 H-node5" "H-node2 S-spine1"; do
     set -- $pair
     sim_run H-node1 "$fabscope" fabric route --json "$1" "$2" >"$out/route.json"
+    "$fabscope" fabric route --json --from "$out/saved.json" "$1" "$2" >"$out/route-saved.json"
+    cmp -s "$out/route.json" "$out/route-saved.json" || {
+      diff "$out/route.json" "$out/route-saved.json"; fail "$1 -> $2 from the saved tables differs from the live trace"; }
     sim_run H-node1 "$fabscope" fabric route "$1" "$2" >"$out/route.txt"
     read -r slid dlid < <(python3 -c 'import json,sys; h=json.load(open(sys.argv[1]))["hops"]; print(h[0]["lid"], h[-1]["lid"])' "$out/route.json")
     sim_run H-node1 ibtracert "$slid" "$dlid" >"$out/ibtracert" 2>&1 || fail "ibtracert $slid $dlid: $(cat "$out/ibtracert")"

@@ -6,6 +6,10 @@
 #   linkinfo     links below what both ends support = iblinkinfo's "Could be"; active width/speed
 #   errors       ports with error counters after PerformanceSet = ibqueryerrors'
 #   routes       routes through the forwarding tables = ibtracert's, several pairs
+#   lfts         every switch's forwarding table saved by the sweep = ibroute's; routes computed
+#                from the saved file alone (no fabric) = ibtracert's, several pairs
+#   lfts_fattree a generated 64-HCA fat tree: all 64*63 HCA routes compute from the saved tables,
+#                and a sample of them (and HCA to switch) equals the live trace hop by hop
 #   sms          SMInfo of every SM = sminfo's; with a second OpenSM one master and one standby
 #   unreachable  a leaf cut off after discovery: its nodes are named in notes, the rest is read
 #   killed       the simulator killed mid-sweep: a clear error, within the time limit
@@ -17,19 +21,25 @@ here=$(cd "$(dirname "$0")" && pwd)
 topo=$here/../fixtures/ibsim/leafspine.net
 . "$here/ibsim/harness.sh"
 sim_skip_unless_available
-for t in ibnetdiscover iblinkinfo ibqueryerrors ibtracert sminfo; do
+for t in ibnetdiscover iblinkinfo ibqueryerrors ibtracert ibroute sminfo; do
   command -v "$t" >/dev/null || { echo "SKIPPED: $t not installed (infiniband-diags)"; exit 77; }
 done
 compare() { python3 "$here/ibsim/compare.py" "$@"; }
 
 host=H-node1
+generated=
 if [ "$scenario" = flood ]; then  # a generated fat tree: 16 leaves, 16 spines, 256 HCAs, 1,024 ports
+  generated="16 16 16"
+elif [ "$scenario" = lfts_fattree ]; then  # 8 leaves, 8 spines, 64 HCAs
+  generated="8 8 8"
+fi
+if [ -n "$generated" ]; then
   topo=$(mktemp "${TMPDIR:-/tmp}/fattree.XXXXXX.net")
-  python3 "$here/../../bench/fattree-topology.py" 16 16 16 >"$topo"
+  python3 "$here/../../bench/fattree-topology.py" $generated >"$topo"
   host=H-l00-00
 fi
 sim_start "$topo"
-[ "$scenario" = flood ] && rm -f "$topo"
+[ -n "$generated" ] && rm -f "$topo"
 sm_start "$host"
 out=$SIM_DIR/out
 mkdir -p "$out"
@@ -73,6 +83,64 @@ routes)
   cat "$out/driver-1-99"
   [ "$rc" -eq 1 ] && grep -q '^error route to LID 99 breaks at switch S-leaf1 (0x0000000000200000): no forwarding entry' \
     "$out/driver-1-99" || { echo "FAIL: no error naming the switch for LID 99"; exit 1; }
+  ;;
+lfts)
+  # The sweep reads every switch's table; from then on the saved file alone gives the routes.
+  sim_run H-node1 "$driver" save "$out/fabric.json" --routes --no-counters >"$out/save"
+  cat "$out/save"
+  if grep -q '^error' "$out/save"; then exit 1; fi
+  args=()
+  for lid in $(python3 -c 'import json,sys
+for n in json.load(open(sys.argv[1]))["nodes"]:
+    if n["type"] == "switch": print(n["ports"][0]["info"]["lid"])' "$out/fabric.json"); do
+    sim_run H-node1 ibroute "$lid" >"$out/ibroute-$lid"
+    args+=("$out/ibroute-$lid")
+  done
+  compare lfts "$out/fabric.json" "${args[@]}"
+  # HCA to HCA across the spines, on the same leaf, to a switch, from a switch: not attached to
+  # the simulator at all (no LD_PRELOAD), the saved tables only.
+  pairs=("1 9" "1 6" "10 8" "2 5" "4 1" "7 3")
+  for p in "${pairs[@]}"; do
+    set -- $p
+    "$driver" offline-route "$out/fabric.json" "$1" "$2" >"$out/offline-$1-$2"
+    sim_run H-node1 ibtracert "$1" "$2" >"$out/ibtracert-$1-$2"
+    compare route "$out/offline-$1-$2" "$out/ibtracert-$1-$2"
+  done
+  rc=0
+  "$driver" offline-route "$out/fabric.json" 1 99 >"$out/offline-1-99" || rc=$?
+  cat "$out/offline-1-99"
+  [ "$rc" -eq 1 ] && grep -q '^error route to LID 99 breaks at switch S-leaf1 (0x0000000000200000): no forwarding entry' \
+    "$out/offline-1-99" || { echo "FAIL: no error naming the switch for LID 99"; exit 1; }
+  "$driver" offline-all "$out/fabric.json" | tee "$out/offline-all"
+  grep -q '^summary routes 30 errors 0 ' "$out/offline-all" || { echo "FAIL: not every HCA route computed"; exit 1; }
+  ;;
+lfts_fattree)
+  sim_run H-l00-00 "$driver" save "$out/fabric.json" --routes --no-counters >"$out/save"
+  cat "$out/save"
+  "$driver" offline-all "$out/fabric.json" | tee "$out/offline-all"
+  grep -q '^summary routes 4032 errors 0 ' "$out/offline-all" || { echo "FAIL: not all 64*63 routes computed"; exit 1; }
+  # A sample: each of 8 HCAs (one per leaf, a different position on each) to 8 HCAs spread over
+  # the leaves and to 2 switches; the offline routes must equal the live trace hop by hop.
+  python3 - "$out/fabric.json" >"$out/sample" <<'PY'
+import json, sys
+nodes = json.load(open(sys.argv[1]))["nodes"]
+lid = lambda n: n["ports"][0]["info"]["lid"]
+hcas = sorted((n["description"].split()[0], lid(n)) for n in nodes if n["type"] == "hca")
+sws = sorted((n["description"], lid(n)) for n in nodes if n["type"] == "switch")
+for i in range(8):
+    src = hcas[i * 8 + i][1]
+    dsts = [hcas[(i * 9 + 7 * k + 3) % 64][1] for k in range(8)] + [sws[i][1], sws[8 + i][1]]
+    print(src, *[d for d in dsts if d != src])
+PY
+  while read -r src dsts; do
+    # shellcheck disable=SC2086
+    sim_run H-l00-00 "$driver" route "$src" $dsts >"$out/live-$src" || true
+    # shellcheck disable=SC2086
+    "$driver" offline-route "$out/fabric.json" "$src" $dsts >"$out/offline-$src" || true
+    diff -u "$out/live-$src" "$out/offline-$src" || { echo "FAIL: offline routes from LID $src differ from the live trace"; exit 1; }
+    if grep '^error' "$out/offline-$src"; then echo "FAIL: a route from LID $src broke"; exit 1; fi
+    echo "OK LID $src: $(grep -c '^route' "$out/offline-$src") routes equal the live trace"
+  done <"$out/sample"
   ;;
 sms)
   sim_run H-node1 "$driver" sweep --no-counters >"$out/driver-1"

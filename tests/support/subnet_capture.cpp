@@ -3,7 +3,7 @@
 // SOURCE); not part of fabscope.
 //   subnet_capture OUTDIR SWITCH_DR_PATH PMA_LID PMA_PORT
 // e.g. subnet_capture out 0,1 3 3: NodeInfo, NodeDescription, PortInfo (port 0, 1 and 3),
-// LinearForwardingTable block 0 of the switch at 0,1; NodeInfo, PortInfo, SMInfo of the local
+// SwitchInfo, LinearForwardingTable block 0 of the switch at 0,1; NodeInfo, PortInfo, SMInfo of the local
 // HCA; ClassPortInfo, PortCounters and PortCountersExtended of PMA_LID port PMA_PORT.
 #include <cstdio>
 #include <cstdlib>
@@ -47,6 +47,7 @@ int main(int argc, char** argv) {
     save("switch-portinfo-1", mad::smp_dr_get(mad::PortInfo, 1, 0, sw), 0);
     save("switch-portinfo-3", mad::smp_dr_get(mad::PortInfo, 3, 0, sw), 0);
     save("switch-portinfo-5", mad::smp_dr_get(mad::PortInfo, 5, 0, sw), 0);
+    save("switch-switchinfo", mad::smp_dr_get(mad::SwitchInfo, 0, 0, sw), 0);
     save("switch-lft-0", mad::smp_dr_get(mad::LinearForwardingTable, 0, 0, sw), 0);
     save("hca-nodeinfo", mad::smp_dr_get(mad::NodeInfo, 0, 0, {}), 0);
     save("hca-portinfo-1", mad::smp_dr_get(mad::PortInfo, 1, 0, {}), 0);

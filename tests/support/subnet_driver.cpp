@@ -7,22 +7,32 @@
 //                                              SRC_LID to each DST_LID
 //   subnet_driver pause [options]              discovery without counters, prints "ready", waits
 //                                              for a line on stdin, then reads the counters
+//   subnet_driver save FILE [options]          the sweep written to FILE (fabscope.fabric; with
+//                                              --routes every switch's forwarding table)
+//   subnet_driver offline-route FILE SRC_LID DST_LID...
+//                                              routes computed from FILE's saved forwarding tables
+//                                              (route_from_lfts), no fabric; lines as `route`
+//   subnet_driver offline-all FILE             every HCA port's route to every other HCA's LID
+//                                              from FILE: an error line per failure, a summary
 // options: --ca NAME --port N --max-smps N --max-inflight N --timeout-ms N --retries N
-//          --no-counters --quiet (only the summary line)
+//          --no-counters --routes (read every switch's forwarding table) --quiet (only the summary line)
 // Lines: node GUID TYPE LID "DESC" |
 //        port GUID N PORTGUID STATE PHYS WIDTHx SPEED WIDTHS_ENABLED WIDTHS_SUPPORTED SPEEDS_ENABLED
 //             SPEEDS_SUPPORTED MTU |
 //        link GUID PORT GUID PORT | counter GUID PORT NAME VALUE | sm GUID LID PRIORITY STATE |
-//        hop GUID IN OUT "DESC" | note TEXT | portnote GUID N TEXT |
-//        summary nodes N links N ports N sms N seconds S
+//        hop GUID IN OUT "DESC" | lft GUID ENTRIES | note TEXT | portnote GUID N TEXT |
+//        summary nodes N links N ports N sms N seconds S |
+//        summary routes N errors N hops N (offline-all)
 // Exit: 0 done, 1 fabscope::Error, 2 AccessError (its kind is printed), 3 usage.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <iostream>
 #include <string>
 #include <vector>
 
+#include "subnet/routes.hpp"
 #include "subnet/sweep.hpp"
 
 using namespace fabscope::subnet;
@@ -89,6 +99,8 @@ void print(const Subnet& s, bool quiet) {
                   l.b_port);
     for (const auto& sm : s.sms)
       std::printf("sm %s %u %d %s\n", hex(sm.guid).c_str(), sm.lid, sm.priority, to_string(sm.state));
+    for (const auto& n : s.nodes)
+      if (!n.lft.empty()) std::printf("lft %s %zu\n", hex(n.guid).c_str(), n.lft.size());
     print_counters(s);
     print_notes(s);
   }
@@ -97,8 +109,46 @@ void print(const Subnet& s, bool quiet) {
 }
 
 int usage() {
-  std::fprintf(stderr, "usage: subnet_driver sweep|pause [options] | route SRC_LID DST_LID... [options]\n");
+  std::fprintf(stderr,
+               "usage: subnet_driver sweep|pause [options] | route SRC_LID DST_LID... [options] | save FILE [options] |\n"
+               "       offline-route FILE SRC_LID DST_LID... | offline-all FILE\n");
   return 3;
+}
+
+// The port of node n that holds lid (LMC range included); 0 for a switch or none.
+int port_holding(const Subnet& s, int n, int lid) {
+  if (s.nodes[n].type == NodeType::Switch) return 0;
+  for (const auto& p : s.nodes[n].ports)
+    if (p.info && p.info->lid && lid >= p.info->lid && lid < p.info->lid + (1 << p.info->lmc)) return p.number;
+  return 0;
+}
+
+void print_hops(const Subnet& s, const std::vector<Hop>& hops) {
+  for (const auto& h : hops)
+    std::printf("hop %s %d %d \"%s\"\n", hex(s.nodes[h.node].guid).c_str(), h.in_port, h.out_port,
+                s.nodes[h.node].description.c_str());
+}
+
+// Routes between every pair of HCA ports (by LID) computed from the saved tables.
+int offline_all(const Subnet& s) {
+  std::vector<std::pair<int, int>> ends;  // node, port
+  for (int n = 0; n < static_cast<int>(s.nodes.size()); ++n)
+    if (s.nodes[n].type == NodeType::Hca)
+      for (const auto& p : s.nodes[n].ports)
+        if (p.info && p.info->lid) ends.emplace_back(n, p.number);
+  long routes = 0, errors = 0, hops = 0;
+  for (const auto& [a, pa] : ends)
+    for (const auto& [b, pb] : ends) {
+      if (a == b) continue;
+      ++routes;
+      try {
+        hops += static_cast<long>(route_from_lfts(s, a, pa, s.nodes[b].port(pb)->info->lid).size());
+      } catch (const fabscope::Error& e) {
+        if (++errors <= 20) std::printf("error %s\n", e.what());
+      }
+    }
+  std::printf("summary routes %ld errors %ld hops %ld\n", routes, errors, hops);
+  return errors ? 1 : 0;
 }
 
 }  // namespace
@@ -109,6 +159,8 @@ int main(int argc, char** argv) {
   SweepOptions opt;
   bool quiet = false;
   std::vector<int> lids;
+  std::string file;
+  const bool with_file = mode == "save" || mode == "offline-route" || mode == "offline-all";
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -122,7 +174,9 @@ int main(int argc, char** argv) {
     else if (a == "--timeout-ms") opt.timeout_ms = std::atoi(next().c_str());
     else if (a == "--retries") opt.retries = std::atoi(next().c_str());
     else if (a == "--no-counters") opt.counters = false;
+    else if (a == "--routes") opt.routes = true;
     else if (a == "--quiet") quiet = true;
+    else if (with_file && file.empty() && !a.empty() && a[0] != '-') file = a;
     else if (!a.empty() && a[0] != '-') lids.push_back(std::atoi(a.c_str()));
     else return usage();
   }
@@ -151,10 +205,35 @@ int main(int argc, char** argv) {
       }
       for (std::size_t k = 1; k < lids.size(); ++k) {
         std::printf("route %d %d\n", lids[0], lids[k]);
-        for (const auto& h : trace_route(s, src, static_cast<std::uint16_t>(lids[k]), opt))
-          std::printf("hop %s %d %d \"%s\"\n", hex(s.nodes[h.node].guid).c_str(), h.in_port, h.out_port,
-                      s.nodes[h.node].description.c_str());
+        print_hops(s, trace_route(s, src, static_cast<std::uint16_t>(lids[k]), opt, port_holding(s, src, lids[0])));
       }
+    } else if (mode == "save") {
+      if (file.empty() || !lids.empty()) return usage();
+      Subnet s = sweep(opt);
+      std::ofstream out(file);
+      write_json(out, s, to_json_without_nodes(s));
+      out << "\n";
+      out.close();
+      if (!out) {
+        std::printf("error cannot write %s\n", file.c_str());
+        return 1;
+      }
+      print(s, true);
+    } else if (mode == "offline-route") {
+      if (file.empty() || lids.size() < 2) return usage();
+      const Subnet s = load_subnet(file);
+      int src = s.find_lid(static_cast<std::uint16_t>(lids[0]));
+      if (src < 0) {
+        std::fprintf(stderr, "no node owns LID %d\n", lids[0]);
+        return 1;
+      }
+      for (std::size_t k = 1; k < lids.size(); ++k) {
+        std::printf("route %d %d\n", lids[0], lids[k]);
+        print_hops(s, route_from_lfts(s, src, port_holding(s, src, lids[0]), static_cast<std::uint16_t>(lids[k])));
+      }
+    } else if (mode == "offline-all") {
+      if (file.empty() || !lids.empty()) return usage();
+      return offline_all(load_subnet(file));
     } else {
       return usage();
     }

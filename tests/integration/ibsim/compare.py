@@ -6,6 +6,7 @@ tools run on the same simulated fabric. Parsing the tools' text is for tests onl
   compare.py linkinfo  DRIVER IBLINKINFO_L
   compare.py errors    DRIVER IBQUERYERRORS
   compare.py route     DRIVER_ROUTE IBTRACERT      (one route each)
+  compare.py lfts      FABRIC_JSON IBROUTE...      (a saved sweep; one ibroute output per switch)
   compare.py sms       DRIVER SMINFO...            (one sminfo output per SM LID)
 Prints what differs and exits 1, or prints OK and a count of what was compared.
 """
@@ -170,6 +171,35 @@ def route(drv, tracert):
     print(f"OK route of {len(ours)} hops: {' -> '.join(n for n, _, _ in ours)}")
 
 
+def lfts(saved, *ibroutes):
+    """Every switch's saved forwarding table ("lft", two hex digits per LID) against ibroute's
+    dump of the same switch: the LIDs with an entry (ibroute leaves out 0xff) and their ports."""
+    import json
+    ours, theirs, switches = set(), set(), set()
+    for n in json.load(open(saved))["nodes"]:
+        if n["type"] != "switch":
+            continue
+        g = int(n["guid"], 16)
+        if "lft" not in n:
+            fail(f"switch {n['description']} has no saved lft")
+        t = bytes.fromhex(n["lft"])
+        ours |= {(g, lid, port) for lid, port in enumerate(t) if port != 0xff}
+    for path in ibroutes:
+        g = None
+        for line in open(path):
+            m = re.search(r"guid (0x[0-9a-f]+)", line)
+            if m and line.startswith("Unicast lids"):
+                g = int(m.group(1), 16)
+                switches.add(g)
+                continue
+            m = re.match(r"^0x([0-9a-f]+) (\d+) :", line)
+            if m and g is not None:
+                theirs.add((g, int(m.group(1), 16), int(m.group(2))))
+    if not theirs:
+        fail("ibroute dumped no entry")
+    same(f"forwarding entries of {len(switches)} switches (ibroute)", {e for e in ours if e[0] in switches}, theirs)
+
+
 def sms(drv, *sminfos):
     d = driver(drv)
     theirs = set()
@@ -187,7 +217,8 @@ def main():
         print(__doc__)
         sys.exit(3)
     cmd, args = sys.argv[1], sys.argv[2:]
-    {"inventory": inventory, "linkinfo": linkinfo, "errors": errors, "route": route, "sms": sms}[cmd](*args)
+    {"inventory": inventory, "linkinfo": linkinfo, "errors": errors, "route": route, "lfts": lfts,
+     "sms": sms}[cmd](*args)
 
 
 if __name__ == "__main__":

@@ -20,6 +20,8 @@ using fabscope::testing::write_file;
 namespace {
 
 std::string sweep() { return (fixture("fabric-leaf-spine") / "fabric.json").string(); }
+// Saved by `fabric --routes --save` on the simulator: every switch's forwarding table.
+std::string routed_sweep() { return (fixture("fabric-ibsim-routes") / "fabric.json").string(); }
 
 json sweep_json() {
   std::ifstream in(sweep());
@@ -198,6 +200,54 @@ TEST(FabricCli, NoFabricAccessExitsThreeSayingWhatToDo) {
   auto r = run_fabscope("fabric route --from " + quote(sweep()) + " H-node1 H-node4");
   EXPECT_EQ(r.exit_code, 3) << r.out;
   EXPECT_NE(r.out.find("fabscope fabric route: "), std::string::npos) << r.out;
+}
+
+TEST(FabricCli, RouteFromSavedForwardingTablesNeedsNoFabric) {
+  // The path ibtracert printed on the fabric the file was saved from (subnet_ibsim_lfts).
+  auto r = run_fabscope("fabric route --json --from " + quote(routed_sweep()) + " H-node1 H-node5", "", false);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  std::vector<std::pair<std::string, int>> hops;
+  const json route = json::parse(r.out);
+  for (const auto& h : route["hops"]) hops.emplace_back(h["name"], h["out_port"]);
+  EXPECT_EQ(hops, (std::vector<std::pair<std::string, int>>{
+                      {"H-node1", 1}, {"S-leaf1", 8}, {"S-spine2", 2}, {"S-leaf2", 2}, {"H-node5", 0}}));
+  r = run_fabscope("fabric route --from " + quote(routed_sweep()) + " S-leaf2 1");  // from a switch, to a LID
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("S-spine1"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("H-node1"), std::string::npos) << r.out;
+  expect_fits_100_columns(r.out);
+}
+
+TEST(FabricCli, RouteBrokenInTheSavedTablesNamesTheSwitchAndTheLid) {
+  TempDir dir;
+  json j;
+  {
+    std::ifstream in(routed_sweep());
+    j = json::parse(in);
+  }
+  std::string lft = j["nodes"][0]["lft"];
+  lft.replace(2 * 9, 2, "ff");  // S-leaf1 forgets LID 9 (H-node5)
+  j["nodes"][0]["lft"] = lft;
+  auto r = run_fabscope("fabric route --from " + quote(variant(dir, "hole.json", j)) + " H-node1 H-node5");
+  EXPECT_EQ(r.exit_code, 3) << r.out;
+  EXPECT_NE(r.out.find("route to LID 9 breaks at switch S-leaf1 (0x0000000000200000): no forwarding entry"),
+            std::string::npos)
+      << r.out;
+  // Without every switch's table the file only names the nodes: the tables are read live, and
+  // this machine has no fabric.
+  j["nodes"][2].erase("lft");
+  r = run_fabscope("fabric route --from " + quote(variant(dir, "partial.json", j)) + " H-node1 H-node5");
+  EXPECT_EQ(r.exit_code, 3) << r.out;
+  EXPECT_NE(r.out.find("fabscope fabric route: "), std::string::npos) << r.out;
+}
+
+TEST(FabricCli, RoutesFlagReadsTheFabricSoNotWithFrom) {
+  auto r = run_fabscope("fabric --routes --from " + quote(routed_sweep()));
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.out.find("--routes reads the forwarding tables from the fabric"), std::string::npos) << r.out;
+  r = run_fabscope("fabric --json --from " + quote(routed_sweep()), "", false);  // judged as any saved sweep
+  EXPECT_LE(r.exit_code, 2) << r.out;
+  EXPECT_EQ(json::parse(r.out)["nodes"][0]["lft"], "ff01070008070208030807");
 }
 
 TEST(FabricCli, FromStdinReadsTheSavedSweep) {

@@ -200,6 +200,30 @@ TEST(SubnetMad, CountersEqualLibibmad) {
   EXPECT_EQ(c[Counter::SymbolErrorCounter], 55u);  // the error counters stay PortCounters'
 }
 
+TEST(SubnetMad, SwitchInfoEqualsLibibmad) {
+  auto m = load("switch-switchinfo");
+  auto d = smp(m);
+  auto w = mad::decode_switch_info(d);
+  EXPECT_EQ(w.linear_fdb_cap, field(d, IB_SW_LINEAR_FDB_CAP_F));
+  EXPECT_EQ(w.random_fdb_cap, field(d, IB_SW_RANDOM_FDB_CAP_F));
+  EXPECT_EQ(w.mcast_fdb_cap, field(d, IB_SW_MCAST_FDB_CAP_F));
+  EXPECT_EQ(w.linear_fdb_top, field(d, IB_SW_LINEAR_FDB_TOP_F));
+  EXPECT_EQ(w.default_port, static_cast<int>(field(d, IB_SW_DEF_PORT_F)));
+  EXPECT_EQ(w.life_time, static_cast<int>(field(d, IB_SW_LIFE_TIME_F)));
+  EXPECT_EQ(w.port_state_change, field(d, IB_SW_STATE_CHANGE_F) != 0);
+  EXPECT_EQ(w.lids_per_port, field(d, IB_SW_LIDS_PER_PORT_F));
+  EXPECT_EQ(w.partition_enforcement_cap, field(d, IB_SW_PARTITION_ENFORCE_CAP_F));
+  EXPECT_EQ(w.enhanced_port0, field(d, IB_SW_ENHANCED_PORT0_F) != 0);
+  EXPECT_EQ(w.mcast_fdb_top, field(d, IB_SW_MCAST_FDB_TOP_F));
+  // Every bit set: each field at its full width, none spilling into its neighbour.
+  std::vector<std::uint8_t> ones(64, 0xff);
+  auto all = mad::decode_switch_info(ones);
+  EXPECT_EQ(all.linear_fdb_top, field(ones, IB_SW_LINEAR_FDB_TOP_F));
+  EXPECT_EQ(all.life_time, static_cast<int>(field(ones, IB_SW_LIFE_TIME_F)));
+  EXPECT_EQ(all.enhanced_port0, field(ones, IB_SW_ENHANCED_PORT0_F) != 0);
+  EXPECT_EQ(all.mcast_fdb_top, field(ones, IB_SW_MCAST_FDB_TOP_F));
+}
+
 TEST(SubnetMad, RequestsAsLibibmadReadsThem) {
   auto p = mad::pma_get(mad::PortCounters, 7, 0x1234567890ull);
   EXPECT_EQ(mad_get_field(p.data(), 0, IB_MAD_BASEVER_F), 1u);
@@ -239,6 +263,19 @@ TEST(SubnetMad, NodeDescriptionLftAndHeader) {
   EXPECT_EQ(n.type, NodeType::Switch);
   EXPECT_EQ(n.num_ports, 8);
   EXPECT_EQ(n.node_guid, 0x200000u);
+}
+
+TEST(SubnetMad, SwitchInfoFromTheSimulator) {
+  auto m = load("switch-switchinfo");
+  EXPECT_EQ(mad::decode_header(m).attr_id, mad::SwitchInfo);
+  auto w = mad::decode_switch_info(smp(m));
+  EXPECT_EQ(w.linear_fdb_top, 10);  // the highest LID OpenSM gave (smpquery switchinfo: LinearFdbTop 10)
+  EXPECT_EQ(w.linear_fdb_cap, 30720);
+  EXPECT_EQ(w.mcast_fdb_cap, 1024);
+  EXPECT_EQ(w.life_time, 18);
+  EXPECT_EQ(w.partition_enforcement_cap, 64);
+  EXPECT_FALSE(w.enhanced_port0);
+  EXPECT_THROW(mad::decode_switch_info(std::vector<std::uint8_t>(19)), fabscope::Error);
 }
 
 TEST(SubnetMad, ShortInputIsAnErrorNamingTheAttribute) {

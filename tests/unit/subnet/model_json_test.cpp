@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "core/error.hpp"
 #include "fabric_builders.hpp"
@@ -201,4 +202,48 @@ TEST(FabricJson, LoadNamesTheFile) {
   const auto good = (dir / "good.json").string();
   std::ofstream(good) << to_json(healthy_fabric()).dump();
   EXPECT_EQ(load_subnet(good).nodes.size(), 8u);
+}
+
+TEST(FabricJson, ForwardingTableRoundTripsAsLowercaseHex) {
+  Subnet s = healthy_fabric();
+  s.nodes[kLeaf.leaf1].lft = {0xff, 7, 8, 0, 0xab, 0xff};
+  const json j = to_json(s);
+  EXPECT_EQ(j["nodes"][kLeaf.leaf1]["lft"], "ff070800abff");
+  EXPECT_FALSE(j["nodes"][kLeaf.leaf2].contains("lft"));  // not read: no field
+  EXPECT_FALSE(j["nodes"][kLeaf.hca1].contains("lft"));
+  const Subnet back = subnet_from_json(j);
+  EXPECT_EQ(back.nodes[kLeaf.leaf1].lft, s.nodes[kLeaf.leaf1].lft);
+  EXPECT_TRUE(back.nodes[kLeaf.leaf2].lft.empty());
+  EXPECT_EQ(to_json(back), j);
+  // The streaming writer writes the same document.
+  std::ostringstream text;
+  write_json(text, s, to_json_without_nodes(s));
+  EXPECT_EQ(json::parse(text.str()), j);
+}
+
+TEST(FabricJson, ForwardingTableReadsUppercaseAndAFullTable) {
+  json j = healthy_json();
+  j["nodes"][kLeaf.leaf1]["lft"] = "FF0A";
+  EXPECT_EQ(subnet_from_json(j).nodes[kLeaf.leaf1].lft, (std::vector<std::uint8_t>{0xff, 0x0a}));
+  j["nodes"][kLeaf.leaf1]["lft"] = std::string(2 * 49152, 'f');  // every unicast LID
+  EXPECT_EQ(subnet_from_json(j).nodes[kLeaf.leaf1].lft.size(), 49152u);
+}
+
+TEST(FabricJson, BadForwardingTablesAreRefusedNamingNodeAndField) {
+  json j = healthy_json();
+  j["nodes"][2]["lft"] = json::array({1, 2});
+  EXPECT_EQ(error_of(j), "field 'nodes[2].lft' is [1,2], not a string of hex digits");
+  j["nodes"][2]["lft"] = "ff0";
+  EXPECT_EQ(error_of(j), "field 'nodes[2].lft' has 3 hex digits, not two per LID");
+  j["nodes"][2]["lft"] = "ff07zz";
+  EXPECT_EQ(error_of(j), "field 'nodes[2].lft' has \"zz\" at LID 2 (characters 4-5), not two hex digits");
+  j["nodes"][2]["lft"] = "0x07";
+  EXPECT_EQ(error_of(j), "field 'nodes[2].lft' has \"0x\" at LID 0 (characters 0-1), not two hex digits");
+  j["nodes"][2]["lft"] = std::string("ff\n7", 4);
+  EXPECT_EQ(error_of(j), "field 'nodes[2].lft' has \"\\x0a7\" at LID 1 (characters 2-3), not two hex digits");
+  j["nodes"][2]["lft"] = std::string(2 * 49153, '0');
+  EXPECT_EQ(error_of(j), "field 'nodes[2].lft' has 49153 entries, more than the 49152 unicast LIDs");
+  j = healthy_json();
+  j["nodes"][4]["lft"] = "ff01";
+  EXPECT_EQ(error_of(j), "field 'nodes[4].lft' is set on a node of type hca; only switches forward");
 }
