@@ -5,7 +5,7 @@
 // both directions, one direction of a cable, or a whole switch) on a component the measured
 // routes cross; every direction whose route crosses the fault measured at a slow factor drawn
 // from [0.3, 0.7] of 100 Gb/s, every direction with N(1, noise) noise; then the real outlier
-// detector and localizer. Reported: trials, faults crossed by fewer than min_slow measured
+// direction threshold (outliers.hpp) and localizer. Reported: trials, faults crossed by fewer than min_slow measured
 // directions (undetectable by construction), the right component first in the suspect list,
 // anywhere in it, and the list's precision (suspects that are the fault, of all named).
 //
@@ -139,11 +139,11 @@ int main(int argc, char** argv) {
         ++undetectable;
         continue;
       }
-      const Outliers o = detect_outliers(n, pairs);
-      if (!o.judged) continue;
+      const double threshold = direction_threshold(pairs);
+      if (!std::isfinite(threshold)) continue;
       ++judged;
       const double t0 = cpu_seconds();
-      const Localization l = localize(s, hosts, pairs, o.threshold_gbps);
+      const Localization l = localize(s, hosts, pairs, threshold);
       cpu_localize += cpu_seconds() - t0;
       auto is_truth = [&](const Suspect& sp) {
         if (fault == "switch") return sp.kind == SuspectKind::Switch && sp.a_node == truth;

@@ -26,6 +26,22 @@ double median_of(std::vector<double> v) {
   return m;
 }
 
+double robust_threshold(std::vector<double> values, const OutlierOptions& opts) {
+  if (values.size() < opts.min_pairs) return std::numeric_limits<double>::quiet_NaN();
+  const double median = median_of(values);
+  for (auto& v : values) v = std::fabs(v - median);
+  const double mad = median_of(std::move(values));
+  return median - std::min(std::max(opts.mad_k * 1.4826 * mad, opts.min_drop * median), opts.max_drop * median);
+}
+
+double direction_threshold(const std::vector<PairResult>& pairs, const OutlierOptions& opts) {
+  std::vector<double> values;
+  for (const auto& p : pairs)
+    for (const auto& v : {p.a_to_b_gbps, p.b_to_a_gbps})
+      if (v && std::isfinite(*v)) values.push_back(*v);
+  return robust_threshold(std::move(values), opts);
+}
+
 Outliers detect_outliers(int n, const std::vector<PairResult>& pairs, const OutlierOptions& opts) {
   Outliers o;
   const std::size_t nodes = n > 0 ? static_cast<std::size_t>(n) : 0;
@@ -43,7 +59,7 @@ Outliers detect_outliers(int n, const std::vector<PairResult>& pairs, const Outl
   o.mad_gbps = median_of(std::move(values));
   o.threshold_gbps =
       o.median_gbps - std::min(std::max(opts.mad_k * 1.4826 * o.mad_gbps, opts.min_drop * o.median_gbps),
-                               opts.max_drop * o.median_gbps);
+                               opts.max_drop * o.median_gbps);  // robust_threshold's rule
 
   // Per node: its pair values and which are slow.
   std::vector<std::vector<double>> own(nodes);

@@ -67,4 +67,11 @@ std::vector<Finding> outlier_findings(const Outliers& o, const std::vector<PairR
 
 double median_of(std::vector<double> v);  // NaN when empty
 
+// The slow threshold of the rule above over any values (NaN: fewer than min_pairs).
+double robust_threshold(std::vector<double> values, const OutlierOptions& opts = {});
+// The same over every measured direction of the pairs (each direction a value of its own), for
+// locating (localize.hpp): a fault on one of several spines slows one direction of many pairs,
+// and taking each pair's slower direction would make most pairs look slow.
+double direction_threshold(const std::vector<PairResult>& pairs, const OutlierOptions& opts = {});
+
 }  // namespace fabscope::cluster

@@ -88,8 +88,7 @@ ClusterResult judge(ClusterInput input, const OutlierOptions& opts) {
   r.outliers = detect_outliers(world, same_engine, opts);
   auto pair_findings = outlier_findings(r.outliers, r.input.pair_results, names);
   if (r.input.fabric) {
-    r.localization = localize_nodes(*r.input.fabric, nodes, world, same_engine,
-                                    r.outliers.judged ? std::optional<double>(r.outliers.threshold_gbps) : std::nullopt);
+    r.localization = localize_nodes(*r.input.fabric, nodes, world, same_engine);
     for (auto& f : localization_findings(r.localization, names)) pair_findings.push_back(std::move(f));
   } else if (!r.input.fabric_error.empty()) {
     r.localization.why_not = r.input.fabric_error;

@@ -1,6 +1,7 @@
 #include "cluster/saved.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace fabscope::cluster {
 
@@ -74,7 +75,6 @@ SavedRun saved_run_from_json(const json& doc) {
   }
   const json& pw = need(doc, "", "pairwise", json::value_t::object);
   run.engine = text(pw, "pairwise.", "engine");
-  run.threshold_gbps = gbps(pw, "pairwise.", "threshold_gbps");
   const json& pairs = need(pw, "pairwise.", "pairs", json::value_t::array);
   for (std::size_t i = 0; i < pairs.size(); ++i) {
     const std::string w = "pairwise.pairs[" + std::to_string(i) + "].";
@@ -98,7 +98,7 @@ SavedRun saved_run_from_json(const json& doc) {
 }
 
 Localization localize_nodes(const subnet::Subnet& fabric, const std::vector<NodeSummary>& nodes, int world,
-                            const std::vector<PairResult>& pairs, std::optional<double> threshold_gbps) {
+                            const std::vector<PairResult>& pairs) {
   std::vector<HostPort> hosts(static_cast<std::size_t>(std::max(world, 0)));
   std::vector<std::string> unplaced;
   for (const auto& n : nodes) {
@@ -111,13 +111,14 @@ Localization localize_nodes(const subnet::Subnet& fabric, const std::vector<Node
     if (hosts[static_cast<std::size_t>(n.rank)].node < 0)
       unplaced.push_back((n.name.empty() ? "rank" + std::to_string(n.rank) : n.name) + ": " + why);
   }
-  if (!threshold_gbps) {
+  const double threshold = direction_threshold(pairs);
+  if (!std::isfinite(threshold)) {
     Localization l;
     l.fabric_source = fabric.source;
-    l.why_not = "the pairs were not judged (too few measured)";
+    l.why_not = "too few measured pairs to tell slow from fast";
     return l;
   }
-  Localization l = localize(fabric, hosts, pairs, *threshold_gbps);
+  Localization l = localize(fabric, hosts, pairs, threshold);
   // The per-rank reasons replace the generic "not placed" notes.
   std::erase_if(l.notes, [](const std::string& s) { return s.find("is not placed in the fabric") != std::string::npos; });
   if (unplaced.size() > 20) {
@@ -130,7 +131,7 @@ Localization localize_nodes(const subnet::Subnet& fabric, const std::vector<Node
 }
 
 Localization localize_saved(const SavedRun& run, const subnet::Subnet& fabric) {
-  return localize_nodes(fabric, run.nodes, run.world, run.pairs, run.threshold_gbps);
+  return localize_nodes(fabric, run.nodes, run.world, run.pairs);
 }
 
 }  // namespace fabscope::cluster

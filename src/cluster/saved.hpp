@@ -18,7 +18,6 @@ struct SavedRun {
   std::vector<NodeSummary> nodes;     // rank, name, rdma_address, rdma_note, ib_ports
   std::vector<PairResult> pairs;      // the judged engine's pairs
   std::string engine;                 // the judged engine
-  std::optional<double> threshold_gbps;  // null: the pairs were not judged
   std::vector<std::string> names;     // by rank
 };
 
@@ -29,8 +28,9 @@ SavedRun saved_run_from_json(const json& doc);
 // Places each saved node in the fabric and locates the slow directions (as judge() does).
 Localization localize_saved(const SavedRun& run, const subnet::Subnet& fabric);
 
-// Places the nodes (the pair engine's port first) and locates; shared with judge().
+// Places the nodes (the pair engine's port first) and locates, a direction slow below
+// direction_threshold(pairs); shared with judge().
 Localization localize_nodes(const subnet::Subnet& fabric, const std::vector<NodeSummary>& nodes, int world,
-                            const std::vector<PairResult>& pairs, std::optional<double> threshold_gbps);
+                            const std::vector<PairResult>& pairs);
 
 }  // namespace fabscope::cluster

@@ -102,9 +102,7 @@ bool visits(const std::vector<Hop>& hops, int node) {
 }
 
 Localization run(const Tree& t, const std::vector<PairResult>& pairs) {
-  const Outliers o = detect_outliers(static_cast<int>(t.host.size()), pairs);
-  EXPECT_TRUE(o.judged);
-  return localize(t.s, hosts_of(t), pairs, o.threshold_gbps);
+  return localize(t.s, hosts_of(t), pairs, direction_threshold(pairs));
 }
 
 TEST(Localize, NamesTheDegradedCableBetweenLeafAndSpineBothDirections) {
@@ -300,9 +298,7 @@ std::vector<PairResult> measure_racks(SlowFn slow) {
   return out;
 }
 Localization run_racks(const std::vector<PairResult>& pairs) {
-  const Outliers o = detect_outliers(16, pairs);
-  EXPECT_TRUE(o.judged);
-  return localize_by_switch(racks(), pairs, o.threshold_gbps);
+  return localize_by_switch(racks(), pairs, direction_threshold(pairs));
 }
 
 TEST(LocalizeBySwitch, ARacksUplinksAreNamedWhenOnlyPairsLeavingOrEnteringItAreSlow) {
