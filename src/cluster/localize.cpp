@@ -7,6 +7,7 @@
 #include <functional>
 #include <iterator>
 #include <set>
+#include <unordered_map>
 
 #include "cluster/registry.hpp"
 #include "subnet/routes.hpp"
@@ -60,10 +61,17 @@ struct Obs {
 // tables, or top-of-rack switches from LLDP), then covered.
 struct Paths {
   std::vector<Comp> comps;
-  std::map<std::string, std::size_t> index;  // key -> comps index
+  std::map<std::string, std::size_t> index;             // key -> comps index
+  std::unordered_map<std::uint64_t, std::size_t> by_id;  // the same for numeric keys (one per hop)
   std::vector<Obs> obs;
   Comp& comp(const std::string& key, const std::function<Comp()>& make) {
     auto [it, fresh] = index.try_emplace(key, comps.size());
+    if (fresh) comps.push_back(make());
+    return comps[it->second];
+  }
+  template <class Make>
+  Comp& comp(std::uint64_t key, const Make& make) {
+    auto [it, fresh] = by_id.try_emplace(key, comps.size());
     if (fresh) comps.push_back(make());
     return comps[it->second];
   }
@@ -277,7 +285,7 @@ Localization localize(const subnet::Subnet& s, const std::vector<HostPort>& host
     for (std::size_t i = 0; i < hops.size(); ++i) {
       const auto& h = hops[i];
       if (is_switch(s, h.node))
-        P.comp("s" + std::to_string(h.node), [&] {
+        P.comp((std::uint64_t{1} << 40) | static_cast<std::uint64_t>(h.node), [&] {
            Comp c;
            c.kind = SuspectKind::Switch;
            c.name = s.name(h.node);
@@ -286,7 +294,7 @@ Localization localize(const subnet::Subnet& s, const std::vector<HostPort>& host
          }).obs.push_back(id);
       if (h.out_port == 0 || i + 1 == hops.size()) continue;
       const auto& next = hops[i + 1];
-      P.comp("c" + std::to_string(h.node) + ":" + std::to_string(h.out_port), [&] {
+      P.comp((std::uint64_t{2} << 40) | (static_cast<std::uint64_t>(h.node) << 8) | static_cast<std::uint64_t>(h.out_port), [&] {
          Comp c;
          const bool host = !is_switch(s, h.node) || !is_switch(s, next.node);
          c.kind = host ? SuspectKind::HostCable : SuspectKind::Cable;

@@ -1,5 +1,6 @@
 #include "subnet/routes.hpp"
 
+#include <algorithm>
 #include <set>
 
 #include "core/error.hpp"
@@ -18,6 +19,19 @@ bool linked(const Port& p) {
 // "S-leaf1 (0x0000000000200000)": every message names the node both ways.
 std::string named(const Subnet& s, int n) { return s.name(n) + " (" + guid_hex(s.nodes[n].guid) + ")"; }
 
+// Whether node n owns lid (a port's LID range; a switch's through port 0), as Subnet::find_lid
+// decides it, without scanning the whole subnet for every route.
+bool owns_lid(const Subnet& s, int n, std::uint16_t lid) {
+  const Node& node = s.nodes[static_cast<std::size_t>(n)];
+  for (const auto& p : node.ports) {
+    if (!p.info || p.info->lid == 0) continue;
+    if (node.type == NodeType::Switch && p.number != 0) continue;
+    const unsigned span = 1u << std::min(p.info->lmc, 7);
+    if (lid >= p.info->lid && lid < p.info->lid + span) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 std::vector<Hop> walk_route(const Subnet& s, int src, int src_port, std::uint16_t dst_lid,
@@ -28,38 +42,37 @@ std::vector<Hop> walk_route(const Subnet& s, int src, int src_port, std::uint16_
     throw Error(who + ": destination LID " + std::to_string(dst_lid) + " is not a unicast LID");
   if (src_port < 0 || src_port > 254)
     throw Error(who + ": source port " + std::to_string(src_port) + " is not a port number (0 = the first Active one)");
-  const std::string to = "route to LID " + std::to_string(dst_lid);
+  // Built only for a message: a route per measured pair direction must not allocate it.
+  auto to = [dst_lid] { return "route to LID " + std::to_string(dst_lid); };
   std::vector<Hop> hops;
-  const int dst = s.find_lid(dst_lid);
   const Node& first = s.nodes[src];
   int cur = src, in_port = 0;
   if (first.type != NodeType::Switch) {
-    if (dst == src) return {{src, 0, 0}};
+    if (owns_lid(s, src, dst_lid)) return {{src, 0, 0}};
     const Port* out = nullptr;
     if (src_port != 0) {
       out = first.port(src_port);
       if (!out)
-        throw Error(who + ": " + named(s, src) + " has no port " + std::to_string(src_port) + " (" + to + ")");
+        throw Error(who + ": " + named(s, src) + " has no port " + std::to_string(src_port) + " (" + to() + ")");
       if (!linked(*out))
         throw Error(who + ": " + named(s, src) + " port " + std::to_string(src_port) +
-                    " is not Active with a link (" + to + ")");
+                    " is not Active with a link (" + to() + ")");
     } else {
       for (const auto& p : first.ports)
         if (linked(p)) {
           out = &p;
           break;
         }
-      if (!out) throw Error(who + ": " + named(s, src) + " has no Active port with a link (" + to + ")");
+      if (!out) throw Error(who + ": " + named(s, src) + " has no Active port with a link (" + to() + ")");
     }
     hops.push_back({src, 0, out->number});
     cur = out->remote_node;
     in_port = out->remote_port;
   }
-  std::set<int> seen;
   for (int guard = 0; guard < kMaxHops; ++guard) {
     const Node& node = s.nodes[cur];
     if (node.type != NodeType::Switch) {
-      if (cur != dst) throw Error(to + " ends at " + named(s, cur) + ", which does not own that LID");
+      if (!owns_lid(s, cur, dst_lid)) throw Error(to() + " ends at " + named(s, cur) + ", which does not own that LID");
       hops.push_back({cur, in_port, 0});
       return hops;
     }
@@ -67,10 +80,12 @@ std::vector<Hop> walk_route(const Subnet& s, int src, int src_port, std::uint16_
       hops.push_back({cur, in_port, 0});
       return hops;
     }
-    if (!seen.insert(cur).second) throw Error(to + " loops back to switch " + named(s, cur));
+    // A switch already on the path: a loop (at most 64 hops, so a scan of them is cheap).
+    if (std::any_of(hops.begin(), hops.end(), [cur](const Hop& h) { return h.node == cur; }))
+      throw Error(to() + " loops back to switch " + named(s, cur));
     const int out = out_port(cur, dst_lid);
     if (out == kNoEntry)
-      throw Error(to + " breaks at switch " + named(s, cur) + ": no forwarding entry for that LID");
+      throw Error(to() + " breaks at switch " + named(s, cur) + ": no forwarding entry for that LID");
     if (out == 0) {
       hops.push_back({cur, in_port, 0});
       return hops;
@@ -80,13 +95,13 @@ std::vector<Hop> walk_route(const Subnet& s, int src, int src_port, std::uint16_
       const char* why = !p ? ", which the switch does not have"
                       : !p->info || p->info->state != PortState::Active ? ", which is down"
                                                                         : ", which has no link";
-      throw Error(to + " breaks at switch " + named(s, cur) + ": it forwards to port " + std::to_string(out) + why);
+      throw Error(to() + " breaks at switch " + named(s, cur) + ": it forwards to port " + std::to_string(out) + why);
     }
     hops.push_back({cur, in_port, out});
     in_port = p->remote_port;
     cur = p->remote_node;
   }
-  throw Error(to + " is longer than " + std::to_string(kMaxHops) + " hops (the last switch reached: " +
+  throw Error(to() + " is longer than " + std::to_string(kMaxHops) + " hops (the last switch reached: " +
               named(s, cur) + ")");
 }
 
