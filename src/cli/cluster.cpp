@@ -29,6 +29,8 @@ core::ArgParser make_parser() {
       .option("--nodes", "LIST", "node names by rank, Slurm hostlist syntax (default $SLURM_JOB_NODELIST)")
       .option("--seed", "N", "seed of the random rounds of --pairs K", "1")
       .option("--fabric", "FILE", "locate slow pairs: route them through this saved sweep (fabscope fabric --routes --save)")
+      .option("--fabric-from", "RANK", "locate slow pairs: this rank sweeps the InfiniBand fabric (management access) "
+              "and sends it to rank 0")
       .option("--from", "FILE", "with --fabric: locate the slow pairs of a saved --json result; launches nothing")
       .flag("--drain", "run the printed scontrol drain commands for failing nodes")
       .flag("--json", "print the result as JSON (schema fabscope.cluster, docs/formats.md)")
@@ -70,6 +72,10 @@ cluster::CommandSpec spec_from(const core::ArgParser& args) {
   s.drain = args.has("drain");
   s.json = args.has("json");
   s.fabric = args.get("fabric");
+  if (!args.get("fabric-from").empty()) {
+    if (!s.fabric.empty()) throw UsageError("--fabric and --fabric-from: give one (a saved sweep, or a rank that sweeps)");
+    s.fabric_from = static_cast<int>(args.get_int("fabric-from", 0, 1'000'000));
+  }
   return s;
 }
 

@@ -8,6 +8,7 @@
 
 #include "checks/checks.hpp"
 #include "cluster/exchange.hpp"
+#include "cluster/fabric_share.hpp"
 #include "cluster/pair_engine.hpp"
 #include "cluster/render.hpp"
 #include "core/error.hpp"
@@ -20,6 +21,7 @@
 #include "checks/report.hpp"
 #include "subnet/model.hpp"
 #include "subnet/routes.hpp"
+#include "subnet/sweep.hpp"
 
 namespace fabscope::cluster {
 
@@ -171,6 +173,19 @@ int run_command(const CommandSpec& spec, std::ostream& out, std::ostream& err) {
   }
   const OwnedEngines engines = open_engines(spec, *ex);
   auto input = run_cluster(*ex, std::move(mine), engines.view, spec.run);
+  // --fabric-from: every rank takes part in moving that rank's sweep to rank 0.
+  if (spec.fabric_from >= 0) {
+    SharedFabric shared = share_fabric(*ex, spec.fabric_from, [] {
+      subnet::SweepOptions o;
+      o.routes = true;
+      o.counters = false;
+      return subnet::sweep(o);
+    });
+    fabric = std::move(shared.fabric);
+    fabric_error = std::move(shared.error);
+    if (ex->rank() == 0 && !fabric_error.empty())
+      err << "fabscope cluster: " << fabric_error << " (the pairs are measured, not located)\n";
+  }
   if (input) {
     input->fabric = std::move(fabric);
     input->fabric_error = std::move(fabric_error);

@@ -25,6 +25,7 @@ struct CommandSpec {
   bool drain = false;                 // run the scontrol drain commands
   bool json = false;                  // out gets the result as JSON
   std::string fabric;                 // --fabric: a saved sweep with routes, read by rank 0
+  int fabric_from = -1;               // --fabric-from: the rank that sweeps the fabric live (-1 none)
 };
 
 // Runs the command; out gets rank 0's report, err the warnings. Returns this rank's exit code,

@@ -9,6 +9,11 @@
 #            cluster.slow_fabric_link names that cable, alone
 #   fibre    one direction of it only: named as that direction
 #   switch   every route through one spine: cluster.slow_switch names the spine
+#   live     `fabscope cluster --fabric-from 1` under the env contract: three ranks on this machine,
+#            each reading a copy of the soft-RoCE capture whose rxe0 port is made an InfiniBand
+#            port with a simulated host's LID and GUID; rank 1 runs attached to the simulator and
+#            sweeps; rank 0 places every rank and routes all 6 directions. Then rank 2 sweeps
+#            without access: rank 0 says why, the run still ends with its verdict.
 #   input    bad input: a result that is not JSON, a field of the wrong type, a fabric without
 #            forwarding tables (exit 3 with the file and field, or "not located" with the remedy)
 # Usage: cluster_localize_ibsim_test.sh SCENARIO FABSCOPE
@@ -146,6 +151,54 @@ cable | fibre | switch)
   if [ "$scenario" = fibre ]; then
     grep -q "(this direction)" "$out/loc-fibre.json" || fail "not named as one direction"
   fi
+  ;;
+live)
+  src=$(cd "$here/../fixtures/rxe-vm" && pwd)
+  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  run_ranks() {  # run_ranks SWEEPER: three ranks, rank 1 attached to the simulator
+    local pids=() r rc codes=()
+    for r in 0 1 2; do
+      set -- $(sed -n "$((r * 3 + 1))p" "$out/hosts")  # H-l00-00, H-l01-00, H-l02-00 (2 per leaf)
+      rm -rf "$out/root$r"; mkdir -p "$out/root$r"
+      cp -a "$src/proc" "$src/sys" "$out/root$r/"
+      echo "n$r" >"$out/root$r/proc/sys/kernel/hostname"
+      dev=$out/root$r/sys/devices/virtual/infiniband/rxe0
+      echo InfiniBand >"$dev/ports/1/link_layer"
+      printf '0x%x\n' "$2" >"$dev/ports/1/lid"
+      python3 -c "import sys; g=int(sys.argv[1],16); print(':'.join('%04x' % (g >> s & 0xffff) for s in (48,32,16,0)))" \
+        "$3" >"$dev/node_guid"
+      local pre=()
+      [ $r = 1 ] && pre=(env LD_PRELOAD="$UMAD2SIM" SIM_HOST="$1")
+      (cd "$SIM_DIR" && "${pre[@]}" env -u SLURM_JOB_ID RANK=$r WORLD_SIZE=3 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
+        FABSCOPE_CLUSTER_TOKEN=t FABSCOPE_ROOT="$out/root$r" FABSCOPE_CLUSTER_PAIR_ADDR=127.0.0.1 \
+        "$fabscope" cluster --timeout 30 --pairs all --engine tcp --pair-seconds 0.2 --fabric-from "$4" --json \
+        >"$out/live$r.out" 2>"$out/live$r.err") &
+      pids+=($!)
+    done
+    for p in "${pids[@]}"; do rc=0; wait "$p" || rc=$?; codes+=($rc); done
+    for rc in "${codes[@]}"; do [ "$rc" -le 2 ] || { cat "$out"/live*.err; fail "a rank exited $rc"; }; done
+  }
+  sed -i 's/$/ 1/' "$out/hosts"   # the sweeper is argument 4
+  run_ranks
+  python3 - "$out/live0.out" <<'PY' || { cat "$out"/live*.err; fail "--fabric-from 1"; }
+import json, sys
+d = json.load(open(sys.argv[1]))
+l = d["localization"]
+assert l["attempted"], l
+assert l["observations"] == 6 and l["unrouted"] == 0, l
+assert l["notes"] == [], l["notes"]
+assert [p["port"] for n in d["nodes"] for p in n["ib_ports"]] == ["rxe0:1"] * 3, d["nodes"]
+print("fabric from rank 1:", l["fabric_source"], "-", l["observations"], "directions routed")
+PY
+  sed -i 's/ 1$/ 2/' "$out/hosts"
+  run_ranks
+  python3 - "$out/live0.out" <<'PY' || { cat "$out"/live*.err; fail "--fabric-from 2 without access"; }
+import json, sys
+l = json.load(open(sys.argv[1]))["localization"]
+assert not l["attempted"] and l["why_not"].startswith("--fabric-from 2: "), l
+print("without access:", l["why_not"])
+PY
+  grep -q -- "--fabric-from 2: " "$out/live0.err" || fail "rank 0 did not say it on stderr"
   ;;
 input)
   synth cable
