@@ -8,6 +8,8 @@
 #   unreachable  S-leaf2 loses both uplinks after the discovery: its nodes' counters time out
 #                on their own (fabscope_fabric_ports_without_counters, notes, the per-node
 #                unanswered series name them) while every other port is still read
+#   sms          a second OpenSM joins with a higher priority: the SM series go from one master
+#                to one master and one standby, two fabscope_fabric_sm_state series
 #   flood        1,000 concurrent scrapes: the server holds at most its connection limit, every
 #                accepted scrape gets the whole fabric, the rest are refused; the exporter stays
 #                up and serves the next scrape, its resident memory bounded
@@ -33,8 +35,10 @@ stop_all() {
 }
 trap stop_all EXIT
 
+discovery=600  # the counters re-reads are what the faults hit; SMInfo is read by a discovery
+[ "$scenario" = sms ] && discovery=1
 LD_PRELOAD=$UMAD2SIM SIM_HOST=H-node1 "$fabscope" exporter --listen 127.0.0.1:0 --checks-interval 0 \
-  --fabric --fabric-interval 1 --fabric-discovery-interval 600 --fabric-timeout-ms 50 --fabric-retries 1 \
+  --fabric --fabric-interval 1 --fabric-discovery-interval $discovery --fabric-timeout-ms 50 --fabric-retries 1 \
   >"$SIM_DIR/exporter.log" 2>&1 &
 exporter_pid=$!
 end=$((SECONDS + 60))
@@ -108,6 +112,18 @@ unreachable)
   grep -Eq '^fabscope_fabric_port_symbol_errors_total\{.*node_name="S-leaf1".*\} 0$' "$SIM_DIR/metrics" ||
     fail "S-leaf1's counters are not served"
   echo "OK the cut-off leaf is named, the rest is read"
+  ;;
+sms)
+  [ "$(value 'fabscope_fabric_sms{state="MASTER"}')" = 1 ] || fail "not one master before"
+  [ "$(value 'fabscope_fabric_sms{state="STANDBY"}')" = 0 ] || fail "a standby before the second SM"
+  sm_start H-node4 -p 10
+  two() {
+    [ "$(value 'fabscope_fabric_sms{state="MASTER"}')" = 1 ] && [ "$(value 'fabscope_fabric_sms{state="STANDBY"}')" = 1 ] &&
+      [ "$(grep -c '^fabscope_fabric_sm_state{' "$SIM_DIR/metrics")" = 2 ]
+  }
+  wait_for "one master and one standby" 90 two
+  grep '^fabscope_fabric_sm_' "$SIM_DIR/metrics"
+  echo "OK the second SM is in the SM series"
   ;;
 flood)
   python3 - "$port" "$exporter_pid" <<'PY' || fail "flood"
