@@ -97,6 +97,8 @@ void FabricCollector::discover() {
     subnet::Subnet s = opts_.sweep_fn(o);
     discovery_.last_duration_seconds = seconds_since(t0);
     discovery_.last_success_timestamp_seconds = unix_seconds();
+    discovery_.mads_sent_total += s.mads_sent;
+    discovery_.mad_timeouts_total += s.mads_timed_out;
     // A discovery reads the counters too: it is also a counters collection.
     counters_.last_success_timestamp_seconds = discovery_.last_success_timestamp_seconds;
     for (const auto& k : link_keys(s)) known_links_.insert(k);
@@ -121,6 +123,8 @@ void FabricCollector::read_counters() {
     opts_.counters_fn(s, opts_.sweep);
     counters_.last_duration_seconds = seconds_since(t0);
     counters_.last_success_timestamp_seconds = unix_seconds();
+    counters_.mads_sent_total += s.mads_sent;
+    counters_.mad_timeouts_total += s.mads_timed_out;
     last_error_.clear();
     publish(std::move(s), t0);
   } catch (const std::exception& e) {

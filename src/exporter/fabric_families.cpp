@@ -271,15 +271,22 @@ void collector_families(const FabricView& v, std::vector<MetricFamily>& out) {
   auto duration = gauge("fabscope_fabric_collection_duration_seconds", "Time the last collection took, by kind.");
   auto last = gauge("fabscope_fabric_last_success_timestamp_seconds",
                     "Unix time at which the last collection of each kind completed; 0 never.");
+  auto mads = counter("fabscope_fabric_mads_sent_total",
+                      "MADs sent by completed collections of each kind (SMInfo, counters, forwarding tables; retries "
+                      "included; discovery's own SMPs are libibnetdisc's and not counted).");
+  auto timeouts = counter("fabscope_fabric_mad_timeouts_total",
+                          "MAD requests of completed collections left unanswered after every retry, by kind.");
   for (const auto& [kind, st] : {std::pair{"discovery", &v.discovery}, std::pair{"counters", &v.counters}}) {
     Labels l{{"kind", kind}};
+    mads.samples.push_back(Sample::of_u64(l, st->mads_sent_total));
+    timeouts.samples.push_back(Sample::of_u64(l, st->mad_timeouts_total));
     interval.samples.push_back(Sample::of(l, st->interval_seconds));
     runs.samples.push_back(Sample::of_u64(l, st->runs_total));
     errors.samples.push_back(Sample::of_u64(l, st->errors_total));
     duration.samples.push_back(Sample::of(l, st->last_duration_seconds));
     last.samples.push_back(Sample::of(l, st->last_success_timestamp_seconds));
   }
-  for (auto* f : {&interval, &runs, &errors, &duration, &last}) out.push_back(std::move(*f));
+  for (auto* f : {&interval, &runs, &errors, &duration, &last, &mads, &timeouts}) out.push_back(std::move(*f));
   if (v.xmit_wait_tick_ns > 0)
     out.push_back({"fabscope_fabric_xmit_wait_tick_seconds", MetricType::Gauge,
                    "Length of one PortXmitWait tick as configured (--fabric-xmit-wait-tick-ns), in seconds.",

@@ -41,6 +41,8 @@ struct CollectionStats {
   std::uint64_t errors_total = 0;        // attempts that produced nothing (no access, a throw)
   double last_duration_seconds = 0;      // of the last attempt
   double last_success_timestamp_seconds = 0;  // Unix time; 0 never
+  std::uint64_t mads_sent_total = 0;     // Subnet::mads_sent of the completed collections
+  std::uint64_t mad_timeouts_total = 0;  // Subnet::mads_timed_out of the completed collections
 };
 
 struct FabricView {

@@ -158,6 +158,10 @@ struct Subnet {
   std::vector<Link> links;              // derived from ports' remote ends (rebuild_links)
   std::vector<SmInfo> sms;
   std::vector<std::string> notes;       // sweep-wide: nodes that did not answer, libraries absent
+  // MADs fabscope's own engine sent for this collection (SMInfo, counters, forwarding tables;
+  // retries included) and requests left unanswered after every retry. Discovery's SMPs are
+  // libibnetdisc's and not counted. Not saved in the JSON (a property of one collection).
+  std::uint64_t mads_sent = 0, mads_timed_out = 0;
   void rebuild_links();
   int find_guid(std::uint64_t node_guid) const;   // node index or -1
   int find_lid(std::uint16_t lid) const;          // node index owning the LID (LMC ranges included) or -1

@@ -370,6 +370,8 @@ Subnet sweep(const SweepOptions& opt) {
       if (!s.nodes[n].note.empty()) s.notes.push_back(s.name(n) + ": " + s.nodes[n].note);
   }
   if (opt.routes) collect_lfts(s, e, opt.max_smps);
+  s.mads_sent = e.sent();
+  s.mads_timed_out = e.timed_out();
   s.rebuild_links();
   s.sweep_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return s;
@@ -385,6 +387,8 @@ void read_counters(Subnet& s, const SweepOptions& opt) {
       if (p.note.rfind("counters not read", 0) == 0) p.note.clear();
   }
   collect_counters(s, e, opt.max_inflight);
+  s.mads_sent = e.sent();
+  s.mads_timed_out = e.timed_out();
   for (int n = 0; n < static_cast<int>(s.nodes.size()); ++n)
     if (s.nodes[n].note.rfind("counters not read", 0) == 0)
       s.notes.push_back(s.name(n) + ": " + s.nodes[n].note);

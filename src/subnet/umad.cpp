@@ -231,6 +231,7 @@ void MadEngine::expire(long long now) {
       auto [it, _] = inflight_.emplace(t, std::move(s));
       send(it->second, t);
     } else {
+      ++timed_out_;
       std::string why = "no answer after " + std::to_string(s.attempts) + " tries of " +
                         std::to_string(timeout_ms_) + " ms";
       failed(std::move(s), why);

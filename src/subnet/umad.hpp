@@ -80,7 +80,8 @@ class MadEngine {
   // max_inflight outstanding. Throws Error when the local port itself stops answering (the
   // device or simulator went away): that is checked after a run of failures with no reply.
   void run(int max_inflight);
-  std::uint64_t sent() const { return sent_; }
+  std::uint64_t sent() const { return sent_; }          // MADs sent, retries included
+  std::uint64_t timed_out() const { return timed_out_; } // requests unanswered after every retry
 
  private:
   struct Slot {
@@ -103,7 +104,7 @@ class MadEngine {
   std::unordered_map<std::uint32_t, Slot> inflight_;
   std::vector<std::uint8_t> buf_;
   int fails_in_a_row_ = 0;
-  std::uint64_t sent_ = 0;
+  std::uint64_t sent_ = 0, timed_out_ = 0;
 };
 
 }  // namespace fabscope::subnet
