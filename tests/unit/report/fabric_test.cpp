@@ -9,6 +9,7 @@
 
 #include "../subnet/fabric_builders.hpp"
 #include "core/error.hpp"
+#include "report/html.hpp"
 #include "report/load.hpp"
 #include "report/render.hpp"
 #include "report/topology.hpp"
@@ -45,7 +46,8 @@ std::size_t count(const std::string& html, const std::string& what) {
 }
 
 // A two-tier fat tree: leaf l holds per_leaf HCAs ("h<l>-<i> mlx5_0", LIDs from 1) on ports
-// 1..per_leaf and one cable to each spine on the ports after them.
+// 1..per_leaf and one cable to each spine on the ports after them; spine port l+1 is leaf l's,
+// and the spines have two ports more, not cabled.
 struct Tree {
   sn::Subnet s;
   std::vector<int> leaf, spine, host;
@@ -61,7 +63,7 @@ Tree fat_tree(int leaves, int spines, int per_leaf) {
   for (int l = 0; l < leaves; ++l)
     x.leaf.push_back(t::add_node(x.s, sn::NodeType::Switch, "S-leaf" + std::to_string(l), 0x20000 + l, per_leaf + spines, lid++));
   for (int p = 0; p < spines; ++p)
-    x.spine.push_back(t::add_node(x.s, sn::NodeType::Switch, "S-spine" + std::to_string(p), 0x30000 + p, leaves, lid++));
+    x.spine.push_back(t::add_node(x.s, sn::NodeType::Switch, "S-spine" + std::to_string(p), 0x30000 + p, leaves + 2, lid++));
   for (int l = 0; l < leaves; ++l) {
     for (int h = 0; h < per_leaf; ++h) t::connect(x.s, x.host[l * per_leaf + h], 1, x.leaf[l], h + 1);
     for (int p = 0; p < spines; ++p) t::connect(x.s, x.leaf[l], per_leaf + p + 1, x.spine[p], l + 1);
@@ -188,8 +190,8 @@ TEST(ReportFabric, Tiers_AreCountedFromTheHostsUp) {
   // A core switch above both spines, and a switch no HCA reaches (cabled to nothing).
   const int core = t::add_node(x.s, sn::NodeType::Switch, "S-core", 0x40000, 4, 200);
   const int lone = t::add_node(x.s, sn::NodeType::Switch, "S-lone", 0x50000, 4, 201);
-  t::connect(x.s, x.spine[0], 3, core, 1);
-  t::connect(x.s, x.spine[1], 3, core, 2);
+  t::connect(x.s, x.spine[0], 4, core, 1);
+  t::connect(x.s, x.spine[1], 4, core, 2);
   x.s.rebuild_links();
   const Topology topo = build_topology(x.s, {});
   ASSERT_EQ(topo.tiers.size(), 4u);
@@ -230,13 +232,14 @@ TEST(ReportFabric, LinkStates_DegradedNotActiveAndErrorsWithBothEndsOnHover) {
   EXPECT_EQ(by[errors]->errors[0], "S-spine1:2 SymbolErrorCounter=7");
   const std::string html = render(report_of({fabric_input(x.s)})).html;
   // The degraded cable's hover text names both ends, its rate and the tier's.
-  const auto at = html.find("data-link=\"" + degraded + "\" data-look=\"degraded\"");
+  auto escaped = [](const std::string& n) { return esc(n); };
+  const auto at = html.find("data-link=\"" + escaped(degraded) + "\" data-look=\"degraded\"");
   ASSERT_NE(at, std::string::npos);
   const auto title = html.substr(html.find("<title>", at), 200);
-  EXPECT_NE(title.find(degraded), std::string::npos) << title;
+  EXPECT_NE(title.find(escaped(degraded)), std::string::npos) << title;
   EXPECT_NE(title.find("1X HDR"), std::string::npos) << title;
   EXPECT_NE(title.find("4X HDR"), std::string::npos) << title;
-  EXPECT_NE(html.find("data-link=\"" + init + "\" data-look=\"not-active\""), std::string::npos);
+  EXPECT_NE(html.find("data-link=\"" + escaped(init) + "\" data-look=\"not-active\""), std::string::npos);
   EXPECT_EQ(count(html, "class=\"mark-errors\""), 1u);
   EXPECT_EQ(count(html, "<tr class=\"fabric-link\""), 3u);  // the problem table
 }
@@ -281,7 +284,7 @@ TEST(ReportFabric, AggregationThreshold_64SwitchesWhole65ByTier) {
 
 TEST(ReportFabric, Suspects_AreMarkedOnTheFabricTheyWereFoundIn) {
   Tree x = fat_tree(4, 4, 2);
-  json sus = {switch_suspect(x.s, x.spine[2]), cable_suspect(x.s, x.leaf[1], 2 + 1, x.spine[0], 2)};
+  json sus = json::array({switch_suspect(x.s, x.spine[2]), cable_suspect(x.s, x.leaf[1], 2 + 1, x.spine[0], 2)});
   Input fabric = fabric_input(x.s);
   Input cluster = input_from_json("runs/cluster.json", cluster_doc(x, sus));
   EXPECT_EQ(localization_mismatch(fabric.fabric.subnet, cluster.cluster.localization), "");
@@ -295,7 +298,7 @@ TEST(ReportFabric, Suspects_AreMarkedOnTheFabricTheyWereFoundIn) {
 
 TEST(ReportFabric, Suspects_OfAnotherFabricAreNotDrawnAndSayWhy) {
   Tree x = fat_tree(4, 4, 2);
-  json sus = {switch_suspect(x.s, x.spine[2])};
+  json sus = json::array({switch_suspect(x.s, x.spine[2])});
   Input cluster = input_from_json("runs/cluster.json", cluster_doc(x, sus));
   // The same node index is another switch in this sweep.
   Tree other = fat_tree(4, 4, 2);
@@ -310,7 +313,7 @@ TEST(ReportFabric, Suspects_OfAnotherFabricAreNotDrawnAndSayWhy) {
   why = localization_mismatch(moved.s, cluster.cluster.localization);
   EXPECT_NE(why.find("mlx5_1:1"), std::string::npos) << why;
   // A cable that is not one.
-  json bad = {cable_suspect(x.s, x.leaf[0], 3, x.spine[1], 1)};
+  json bad = json::array({cable_suspect(x.s, x.leaf[0], 3, x.spine[1], 1)});
   Input c2 = input_from_json("runs/c2.json", cluster_doc(x, bad));
   why = localization_mismatch(x.s, c2.cluster.localization);
   EXPECT_NE(why.find("no cable"), std::string::npos) << why;
@@ -322,12 +325,12 @@ TEST(ReportFabric, Suspects_OfAnotherFabricAreNotDrawnAndSayWhy) {
 
 TEST(ReportFabric, BadLocalization_IsRefusedNamingTheField) {
   Tree x = fat_tree(2, 2, 2);
-  json doc = cluster_doc(x, {switch_suspect(x.s, x.spine[0])});
+  json doc = cluster_doc(x, json::array({switch_suspect(x.s, x.spine[0])}));
   doc["localization"]["suspects"][0]["kind"] = "router";
   std::string e = error_of("runs/c.json", doc);
   EXPECT_NE(e.find("runs/c.json"), std::string::npos) << e;
   EXPECT_NE(e.find("localization.suspects[0].kind"), std::string::npos) << e;
-  doc = cluster_doc(x, {switch_suspect(x.s, x.spine[0])});
+  doc = cluster_doc(x, json::array({switch_suspect(x.s, x.spine[0])}));
   doc["localization"]["suspects"][0]["node_index"] = -3;
   e = error_of("runs/c.json", doc);
   EXPECT_NE(e.find("localization.suspects[0].node_index"), std::string::npos) << e;
