@@ -505,7 +505,7 @@ std::string render_cluster(const Report& r) {
         drawn = drawn || (f.kind == InputKind::Fabric && localization_mismatch(f.fabric.subnet, c.localization).empty());
       if (!drawn)
         o += "<h4>Suspects: where the slow pairs meet in the fabric</h4>" + suspects_table(c, in.label, 1) +
-             "<p class=\"muted\">Give the fabric file the run was localized on (`fabscope fabric --save`) to see them "
+             "<p class=\"muted\">Give the fabric file the run was localized on (<code>fabscope fabric --save</code>) to see them "
              "in the topology picture.</p>";
     }
     o += consistency_table(c);

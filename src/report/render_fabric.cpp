@@ -446,7 +446,7 @@ std::string problem_table(const Topology& t) {
   o += "</tbody></table></div>";
   if (total > rows.size())
     o += "<p class=\"muted\">" + std::to_string(total - rows.size()) +
-         " more not listed here (the worst first); `fabscope fabric --from FILE` lists every one.</p>";
+         " more not listed here (the worst first); <code>fabscope fabric --from FILE</code> lists every one.</p>";
   return o;
 }
 
@@ -531,7 +531,7 @@ std::string render_fabric(const Report& r) {
   for (const auto& in : r.inputs) {
     if (in.kind != InputKind::Fabric) continue;
     if (o.empty())
-      o = "<section id=\"fabric\"><h2>Fabric</h2><p class=\"muted\">The InfiniBand subnet as `fabscope fabric` swept "
+      o = "<section id=\"fabric\"><h2>Fabric</h2><p class=\"muted\">The InfiniBand subnet as <code>fabscope fabric</code> swept "
           "it: switches in tiers from the HCAs up (leaves hold HCAs, spines link leaves, ...), every cable coloured "
           "by its state. Hover a cable for both ends, its width and speed and its error counters.</p>";
     ++k;
