@@ -30,7 +30,7 @@ std::string now_utc() {
 int cmd_report(int argc, char** argv) {
   core::ArgParser args("report",
                        "Write one self-contained HTML report (inline CSS and SVG, no network when opened)\n"
-                       "from the JSON of doctor, check, bench, tune, cluster and rdma, and nccl-tests text outputs.");
+                       "from the JSON of doctor, check, bench, tune, cluster, rdma and fabric, and nccl-tests text outputs.");
   args.option("-o,--output", "FILE", "the HTML file to write", "fabscope-report.html")
       .multi("--nccl-tests", "FILE", "an nccl-tests output (all_reduce_perf ... > FILE)")
       .option("--title", "TEXT", "the page title", "fabscope report")
@@ -38,20 +38,22 @@ int cmd_report(int argc, char** argv) {
               "prefix of the docs/checks.md links of findings: an http(s):// or file:// URL or a path, "
               "ending in '/' (default: relative)")
       .flag("--json", "print what was written as JSON (schema fabscope.report) instead of its path")
-      .positional("FILE.json", "outputs of `doctor`, `check`, `bench`, `tune`, `cluster`, `rdma` --json", true,
+      .positional("FILE.json", "outputs of `doctor`, `check`, `bench`, `tune`, `cluster`, `rdma` --json, `fabric` --json or --save", true,
                   false)
       .example("fabscope report node.json bench.json -o report.html", "a node's findings and its benchmark")
       .example("fabscope report default.json tuned.json --nccl-tests nccl.txt -o cmp.html",
                "two bench runs and an nccl-tests run overlaid")
       .example("fabscope report cluster.json rdma-bw.json -o fabric.html",
                "the cluster heat map and an RDMA point-to-point run")
+      .example("fabscope report sweep.json cluster.json -o where.html",
+               "the fabric's picture with the suspects of `cluster --fabric sweep.json`, the heat map by leaf")
       .footer("Exit codes: 0 report written, 3 usage error or an input that cannot be used (unreadable,\n"
               "empty, truncated, another schema or a newer schema_version); the message names the file.");
   if (!args.parse(argc, argv, std::cout)) return 0;
   const auto& files = args.positionals();
   const auto nccl = args.get_all("nccl-tests");
   if (files.empty() && nccl.empty())
-    throw UsageError("report: no input: give FILE.json (doctor, check, bench, tune, cluster, rdma) or --nccl-tests FILE");
+    throw UsageError("report: no input: give FILE.json (doctor, check, bench, tune, cluster, rdma, fabric) or --nccl-tests FILE");
   const std::string output = args.get("output");
   if (output.empty()) throw UsageError("report: --output must name a file");
 

@@ -27,6 +27,76 @@ std::optional<double> gbps_field(const Fields& f, const std::string& key) {
   return v;
 }
 
+std::size_t count(const Fields& f, const std::string& key) {
+  const std::int64_t v = f.opt_int(key).value_or(0);
+  if (v < 0) f.fail(key, "expected a count, got " + std::to_string(v));
+  return static_cast<std::size_t>(v);
+}
+
+int node_index(const Fields& f, const std::string& key) {
+  const std::int64_t v = f.integer(key);
+  if (v < 0 || v > (1 << 20)) f.fail(key, "expected a node index from 0, got " + std::to_string(v));
+  return static_cast<int>(v);
+}
+
+int port_number(const Fields& f, const std::string& key) {
+  const std::int64_t v = f.integer(key);
+  if (v < 0 || v > 255) f.fail(key, "expected a port number from 0 to 255, got " + std::to_string(v));
+  return static_cast<int>(v);
+}
+
+// The node indexes are checked against a fabric input later (topology.hpp): here only their form.
+ClusterLocalization localization_from(const Fields& l, int world) {
+  ClusterLocalization x;
+  if (l.has("attempted")) {
+    if (!l.raw()["attempted"].is_boolean())
+      l.fail("attempted", "expected true or false, got " + describe(l.raw()["attempted"]));
+    x.attempted = l.raw()["attempted"].get<bool>();
+  }
+  x.why_not = l.str_or("why_not", "");
+  x.fabric_source = l.str_or("fabric_source", "");
+  x.threshold_gbps = gbps_field(l, "threshold_gbps");
+  x.observations = count(l, "observations");
+  x.slow = count(l, "slow");
+  x.fast = count(l, "fast");
+  x.unrouted = count(l, "unrouted");
+  x.unexplained = count(l, "unexplained");
+  x.notes = l.strings("notes");
+  if (!l.has("suspects")) return x;
+  for (const auto& s : l.array("suspects")) {
+    ClusterSuspect y;
+    y.kind = s.str("kind");
+    y.name = s.str("name");
+    if (y.kind == "switch") {
+      y.a_node = node_index(s, "node_index");
+    } else if (y.kind == "cable" || y.kind == "host_cable") {
+      Fields a = s.object("a"), b = s.object("b");
+      y.a_node = node_index(a, "node_index");
+      y.a_port = port_number(a, "port");
+      y.b_node = node_index(b, "node_index");
+      y.b_port = port_number(b, "port");
+      if (s.has("both_directions")) {
+        if (!s.raw()["both_directions"].is_boolean())
+          s.fail("both_directions", "expected true or false, got " + describe(s.raw()["both_directions"]));
+        y.both_directions = s.raw()["both_directions"].get<bool>();
+      }
+    } else {
+      s.fail("kind", "expected cable, host_cable or switch, got \"" + y.kind.substr(0, 40) + "\"");
+    }
+    if (s.has("host_rank")) y.host_rank = rank_field(s, "host_rank", world);
+    y.explained = count(s, "explained");
+    y.slow_crossing = count(s, "slow_crossing");
+    y.fast_crossing = count(s, "fast_crossing");
+    y.alternatives = s.strings("alternatives");
+    if (s.has("examples"))
+      for (const auto& e : s.array("examples"))
+        y.examples.push_back({rank_field(e, "from", world), rank_field(e, "to", world), e.str_or("from_name", ""),
+                              e.str_or("to_name", "")});
+    x.suspects.push_back(std::move(y));
+  }
+  return x;
+}
+
 }  // namespace
 
 ClusterDoc cluster_from_json(const std::string& file, const json& doc) {
@@ -48,6 +118,17 @@ ClusterDoc cluster_from_json(const std::string& file, const json& doc) {
     x.fabscope_version = n.str_or("fabscope_version", "");
     x.error = n.str_or("error", "");
     if (n.has("findings")) x.findings = n.array("findings").size();
+    if (n.has("ib_ports"))  // added to version 1 with cluster --fabric; absent: none reported
+      for (const auto& p : n.array("ib_ports")) {
+        ClusterIbPort ip;
+        ip.port = p.str("port");
+        const std::int64_t lid = p.integer("lid");
+        if (lid < 0 || lid > 0xffff) p.fail("lid", "expected 0 to 65535, got " + std::to_string(lid));
+        ip.lid = static_cast<std::uint32_t>(lid);
+        ip.node_guid = p.str_or("node_guid", "");
+        ip.state = p.str_or("state", "");
+        x.ib_ports.push_back(std::move(ip));
+      }
     c.world = std::max(c.world, x.rank + 1);
     c.nodes.push_back(std::move(x));
   }
@@ -120,6 +201,8 @@ ClusterDoc cluster_from_json(const std::string& file, const json& doc) {
     x.b_median_gbps = gbps_field(s, "b_median_gbps");
     c.slow_links.push_back(x);
   }
+
+  if (auto l = top.optional_object("localization")) c.localization = localization_from(*l, c.world);
 
   c.findings = findings_from(top, "findings");
   if (top.has("drain"))

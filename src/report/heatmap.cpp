@@ -6,14 +6,48 @@
 
 namespace fabscope::report {
 
-HeatGrid build_heat_grid(const ClusterDoc& c, int max_blocks) {
+HeatGrid build_heat_grid(const ClusterDoc& c, int max_blocks, const std::vector<HeatGroup>& groups) {
   HeatGrid g;
   g.world = c.world;
   if (c.world <= 0 || max_blocks < 1) return g;
-  g.block = (c.world + max_blocks - 1) / max_blocks;
-  const int nb = (c.world + g.block - 1) / g.block;
-  for (int b = 0; b < nb; ++b) g.blocks.push_back({b * g.block, std::min(c.world, (b + 1) * g.block) - 1, {}});
-  auto blk = [&](int rank) { return static_cast<std::size_t>(rank / g.block); };
+  // The drawing order of the ranks, and each rank's group.
+  std::vector<int> order, group_of(static_cast<std::size_t>(c.world), -1);
+  for (std::size_t k = 0; k < groups.size(); ++k)
+    for (int r : groups[k].ranks)
+      if (r >= 0 && r < c.world && group_of[static_cast<std::size_t>(r)] < 0) {
+        group_of[static_cast<std::size_t>(r)] = static_cast<int>(k);
+        order.push_back(r);
+      }
+  for (int r = 0; r < c.world; ++r)
+    if (group_of[static_cast<std::size_t>(r)] < 0) order.push_back(r);
+  g.groups = groups;
+  std::vector<int> block_of(static_cast<std::size_t>(c.world), 0);
+  auto add_block = [&](std::size_t from, std::size_t to) {  // order[from, to)
+    HeatBlock b;
+    b.ranks.assign(order.begin() + static_cast<std::ptrdiff_t>(from), order.begin() + static_cast<std::ptrdiff_t>(to));
+    b.first = b.ranks.front(), b.last = b.ranks.back();
+    if (groups.empty()) b.first = *std::min_element(b.ranks.begin(), b.ranks.end());
+    b.group = group_of[static_cast<std::size_t>(b.ranks.front())];
+    for (int r : b.ranks) block_of[static_cast<std::size_t>(r)] = static_cast<int>(g.blocks.size());
+    g.blocks.push_back(std::move(b));
+  };
+  std::size_t group_count = groups.size() + 1;  // the groups and the ranks in none
+  if (c.world > max_blocks && !groups.empty() && group_count <= static_cast<std::size_t>(max_blocks)) {
+    g.by_group = true;
+    g.block = 0;
+    for (std::size_t i = 0; i < order.size();) {
+      std::size_t j = i;
+      while (j < order.size() && group_of[static_cast<std::size_t>(order[j])] == group_of[static_cast<std::size_t>(order[i])]) ++j;
+      add_block(i, j);
+      g.block = std::max(g.block, static_cast<int>(j - i));
+      i = j;
+    }
+  } else {
+    g.block = (c.world + max_blocks - 1) / max_blocks;
+    for (std::size_t i = 0; i < order.size(); i += static_cast<std::size_t>(g.block))
+      add_block(i, std::min(order.size(), i + static_cast<std::size_t>(g.block)));
+  }
+  auto blk = [&](int rank) { return static_cast<std::size_t>(block_of[static_cast<std::size_t>(rank)]); };
   for (const auto& s : c.slow_nodes) g.blocks[blk(s.rank)].slow_nodes.push_back(s.rank);
 
   // Accumulate per cell; cells are few (at most max_blocks^2) but the values many.

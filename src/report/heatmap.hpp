@@ -5,6 +5,12 @@
 // cluster size. A block cell keeps the lowest, median and highest bandwidth of its directions and
 // carries the outlier marks of any pair inside it, so aggregation never hides a slow link or a
 // slow node. Pure: rendering (render_cluster.cpp) only draws it.
+//
+// With groups (the ranks under each leaf switch of a fabric input, topology.hpp) the ranks are
+// drawn in group order (then by rank) instead of rank order, ranks in no group last, so the
+// nodes of one bad leaf make one block. Up to max_blocks nodes each block is still one node;
+// past that, one block per group while there are at most max_blocks groups (else runs of
+// consecutive nodes in that order, the groups' bounds not kept).
 #include <cstddef>
 #include <map>
 #include <string>
@@ -15,8 +21,16 @@
 namespace fabscope::report {
 
 struct HeatBlock {
-  int first = 0, last = 0;       // ranks, inclusive
+  int first = 0, last = 0;       // ranks, inclusive (rank order); with groups the first and last rank of `ranks`
   std::vector<int> slow_nodes;   // ranks of slow nodes inside it
+  std::vector<int> ranks;        // the ranks inside it, in drawing order
+  int group = -1;                // index into the groups given (-1: none, or ranks in no group)
+  bool consecutive() const { return ranks.size() == static_cast<std::size_t>(last - first + 1) && ranks.front() == first; }
+};
+
+struct HeatGroup {
+  std::string name;              // the leaf switch's name
+  std::vector<int> ranks;        // ascending
 };
 
 struct HeatCell {
@@ -33,13 +47,15 @@ struct HeatCell {
 
 struct HeatGrid {
   int world = 0;
-  int block = 1;                 // ranks per block (the last block may hold fewer)
+  int block = 1;                 // ranks per block (the last block may hold fewer; per group: the largest)
+  std::vector<HeatGroup> groups; // as given (empty: rank order)
+  bool by_group = false;         // past max_blocks nodes, one block per group
   std::vector<HeatBlock> blocks;
   std::vector<HeatCell> cells;   // only cells with a value or a failed pair, row-major
   double max_gbps = 0;           // the largest value in the matrix
 };
 
-HeatGrid build_heat_grid(const ClusterDoc& c, int max_blocks = 64);
+HeatGrid build_heat_grid(const ClusterDoc& c, int max_blocks = 64, const std::vector<HeatGroup>& groups = {});
 
 // The scale of the heat map: `bins` equal steps from 0 to a rounded-up maximum.
 struct HeatScale {

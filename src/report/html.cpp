@@ -82,6 +82,9 @@ svg.plot text{font-size:12px;fill:#333}
 svg.heatmap{max-width:100%;height:auto;display:block;font-family:inherit}
 svg.heatmap text{fill:#333}svg.heatmap text.slow-node{fill:#000;font-weight:700}
 svg.heatmap .cell:hover{stroke:#000;stroke-width:1.5}
+svg.topology{width:100%;height:auto;display:block;font-family:inherit}
+svg.topology text{fill:#1a1a1a}svg.topology .link:hover{stroke-width:5}
+svg.topology .badge text{fill:#fff;font-weight:700}
 table.consistency td.odd{background:#fde3cf;font-weight:600}
 table.consistency tr.reference{background:#f7f7f7}
 svg.plot .grid{stroke:#e3e3e3;stroke-width:1}

@@ -19,6 +19,7 @@ const std::vector<KnownSchema>& known_schemas() {
       {"fabscope.tune", 1, InputKind::Tune},
       {"fabscope.cluster", 1, InputKind::Cluster},
       {"fabscope.rdma", 1, InputKind::Rdma},
+      {"fabscope.fabric", subnet::kFabricSchemaVersion, InputKind::Fabric},
   };
   return k;
 }
@@ -73,6 +74,7 @@ Input input_from_json(const std::string& file, const json& doc) {
     case InputKind::Tune: in.tune = tune_from_json(file, doc); break;
     case InputKind::Cluster: in.cluster = cluster_from_json(file, doc); break;
     case InputKind::Rdma: in.rdma = rdma_from_json(file, doc); break;
+    case InputKind::Fabric: in.fabric = fabric_from_json(file, doc); break;
   }
   return in;
 }

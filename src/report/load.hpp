@@ -41,12 +41,14 @@ std::vector<Input> load_nccl_tests_file(const std::string& path);
 // "runs/default.json" -> "default".
 std::string label_for(const std::string& path);
 
-// Filled by node_input.cpp, bench_input.cpp, tune_input.cpp, cluster_input.cpp, rdma_input.cpp.
+// Filled by node_input.cpp, bench_input.cpp, tune_input.cpp, cluster_input.cpp, rdma_input.cpp,
+// fabric_input.cpp.
 NodeDoc node_from_json(const std::string& file, const json& doc, bool doctor);
 BenchRun bench_from_json(const std::string& file, const json& doc);
 TuneDoc tune_from_json(const std::string& file, const json& doc);
 ClusterDoc cluster_from_json(const std::string& file, const json& doc);
 RdmaDoc rdma_from_json(const std::string& file, const json& doc);
+FabricDoc fabric_from_json(const std::string& file, const json& doc);  // fabric_input.cpp
 // A findings[] array as in fabscope.check (node_input.cpp).
 std::vector<Finding> findings_from(const Fields& parent, const std::string& key);
 

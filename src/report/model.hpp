@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/finding.hpp"
+#include "subnet/model.hpp"
 
 namespace fabscope::report {
 
@@ -94,10 +95,45 @@ struct TuneDoc {
 
 // `fabscope cluster --json` (fabscope.cluster): the nodes, the consistency table and the
 // pairwise bandwidths with the outliers rank 0 found. Ranks index `names`.
+struct ClusterIbPort {  // nodes[].ib_ports[]: what places the node in a fabric
+  std::string port;       // "mlx5_0:1"
+  std::uint32_t lid = 0;
+  std::string node_guid;  // as the kernel writes it, or "0x..."; "" unknown
+  std::string state;      // "ACTIVE", ...
+};
+
 struct ClusterNode {
   int rank = 0;
   std::string name, fabscope_version, error;
   std::size_t findings = 0;  // its own warn/fail findings carried in the summary
+  std::vector<ClusterIbPort> ib_ports;
+};
+
+// `localization` (cluster --fabric): the cables and switches the slow pairs share. Node indexes
+// point into the fabric file the cluster run was given; report checks them against a fabric
+// input before drawing them (topology.hpp, localization_mismatch).
+struct ClusterSuspect {
+  std::string kind;  // "cable", "host_cable", "switch"
+  std::string name;  // "S-leaf03:33 -> S-spine01:4" (" <-> " both directions), or the switch's
+  int a_node = -1, a_port = 0, b_node = -1, b_port = 0;  // switch: a_node only
+  bool both_directions = false;
+  int host_rank = -1;
+  std::size_t explained = 0, slow_crossing = 0, fast_crossing = 0;
+  std::vector<std::string> alternatives;
+  struct Example {
+    int from = 0, to = 0;
+    std::string from_name, to_name;
+  };
+  std::vector<Example> examples;
+};
+
+struct ClusterLocalization {
+  bool attempted = false;
+  std::string why_not, fabric_source;
+  std::optional<double> threshold_gbps;
+  std::size_t observations = 0, slow = 0, fast = 0, unrouted = 0, unexplained = 0;
+  std::vector<ClusterSuspect> suspects;
+  std::vector<std::string> notes;
 };
 
 struct ClusterAttribute {
@@ -145,6 +181,7 @@ struct ClusterDoc {
   std::vector<std::string> drain;  // the scontrol commands
   int fail = 0, warn = 0, info = 0;
   std::string worst;
+  ClusterLocalization localization;
   // "node3" for a rank (the name it reported, "rank3" for one that did not).
   std::vector<std::string> names;  // world entries
 };
@@ -182,7 +219,17 @@ struct RdmaDoc {
   std::vector<Finding> findings;
 };
 
-enum class InputKind { Node, Bench, Tune, Cluster, Rdma };
+// `fabscope fabric --save` or `--json` (fabscope.fabric): the swept subnet, read by the subnet
+// library's own reader; --json adds the findings fabric judged (a --save file has none).
+struct FabricDoc {
+  subnet::Subnet subnet;
+  bool judged = false;            // the file carries `findings` (fabric --json)
+  std::vector<Finding> findings;
+  int fail = 0, warn = 0, info = 0;
+  std::string worst;              // judged only
+};
+
+enum class InputKind { Node, Bench, Tune, Cluster, Rdma, Fabric };
 
 struct Input {
   std::string file;     // as given on the command line
@@ -195,6 +242,7 @@ struct Input {
   TuneDoc tune;         // kind == Tune
   ClusterDoc cluster;   // kind == Cluster
   RdmaDoc rdma;         // kind == Rdma
+  FabricDoc fabric;     // kind == Fabric
 };
 
 struct Report {

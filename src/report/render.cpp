@@ -14,6 +14,7 @@ namespace {
 // capture taken with --root has no hostname file).
 std::string node_name(const Input& in) {
   if (in.kind == InputKind::Cluster) return "cluster " + in.label;
+  if (in.kind == InputKind::Fabric) return "fabric " + in.label;
   if (in.kind == InputKind::Rdma) return rdma_host(in.rdma.local).empty() ? in.label : rdma_host(in.rdma.local);
   return in.node.hostname.empty() ? in.label : in.node.hostname;
 }
@@ -24,6 +25,7 @@ const std::vector<Finding>* findings_of(const Input& in) {
     case InputKind::Node: return &in.node.findings;
     case InputKind::Cluster: return &in.cluster.findings;
     case InputKind::Rdma: return &in.rdma.findings;
+    case InputKind::Fabric: return in.fabric.judged ? &in.fabric.findings : nullptr;  // --save: not judged
     default: return nullptr;
   }
 }
@@ -179,6 +181,22 @@ std::string render_summary(const Report& r) {
            " nodes</td><td data-label=\"verdict\">" + verdict + "</td><td data-label=\"setup\">launcher " +
            esc(c.launcher) + ", pairs " + esc(c.pairs_mode) + (c.engine.empty() ? "" : " over " + esc(c.engine)) +
            "<br>" + esc(versions) + "</td>";
+    } else if (in.kind == InputKind::Fabric) {
+      const auto& f = in.fabric;
+      std::size_t switches = 0, links = 0;
+      for (const auto& n : f.subnet.nodes) switches += n.type == subnet::NodeType::Switch;
+      for (std::size_t n = 0; n < f.subnet.nodes.size(); ++n)
+        for (const auto& p : f.subnet.nodes[n].ports)
+          links += p.remote_node >= 0 && std::pair(static_cast<int>(n), p.number) < std::pair(p.remote_node, p.remote_port);
+      std::string verdict = "not judged (a --save file)";
+      if (f.judged)
+        verdict = "<span class=\"sev sev-" + esc(f.worst) + "\">" + esc(f.worst) + "</span> (" + std::to_string(f.fail) +
+                  " fail, " + std::to_string(f.warn) + " warn, " + std::to_string(f.info) + " info)";
+      o += "<td data-label=\"nodes\">" + std::to_string(switches) + " switches, " +
+           std::to_string(f.subnet.nodes.size() - switches) + " other nodes</td><td data-label=\"verdict\">" + verdict +
+           "</td><td data-label=\"setup\">swept from " + esc(f.subnet.source) +
+           (f.subnet.swept_at.empty() ? "" : ", " + esc(f.subnet.swept_at)) + "<br>" + std::to_string(links) +
+           " links, " + std::to_string(f.subnet.sms.size()) + " subnet managers</td>";
     } else if (in.kind == InputKind::Rdma) {
       const auto& d = in.rdma;
       std::string host = rdma_host(d.local), peer = rdma_host(d.remote);
@@ -280,6 +298,7 @@ Rendered render(const Report& r) {
       {"findings", "Findings", render_findings(r)},
       {"bench", "Benchmarks", render_bench(r)},
       {"tune", "Tuning", render_tune(r)},
+      {"fabric", "Fabric", render_fabric(r)},
       {"cluster", "Cluster", render_cluster(r)},
       {"rdma", "RDMA", render_rdma(r)},
   };

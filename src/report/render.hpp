@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "report/heatmap.hpp"
 #include "report/model.hpp"
 
 namespace fabscope::report {
@@ -22,6 +23,15 @@ std::string render_bench(const Report& r);  // render_bench.cpp
 std::string render_tune(const Report& r);   // render_tune.cpp
 std::string render_cluster(const Report& r);  // render_cluster.cpp
 std::string render_rdma(const Report& r);     // render_rdma.cpp
+std::string render_fabric(const Report& r);   // render_fabric.cpp
+
+// The fabric input a cluster's heat map is ordered by (render_fabric.cpp): the one its
+// localization was made on, else the first whose HCAs hold the nodes' LIDs (leaf_groups);
+// nullptr, with why, when none does.
+const Input* fabric_for_cluster(const Report& r, const ClusterDoc& c, std::vector<HeatGroup>* groups,
+                                std::string* why);
+// A cluster's localization suspects as a table, numbered from first (render_fabric.cpp).
+std::string suspects_table(const ClusterDoc& c, const std::string& label, int first);
 std::string rdma_host(const RdmaEnd& e);      // render_rdma.cpp: the name, else the address
 
 // A finding's docs link: docs_url + "docs/checks.md#link-port_down" (relative without docs_url).

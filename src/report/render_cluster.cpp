@@ -9,6 +9,7 @@
 #include "report/heatmap.hpp"
 #include "report/html.hpp"
 #include "report/render.hpp"
+#include "report/topology.hpp"
 
 namespace fabscope::report {
 
@@ -32,20 +33,48 @@ std::string gbps_number(double v) {
 std::string gbps(std::optional<double> v) { return v ? gbps_number(*v) + " Gb/s" : "n/a"; }
 std::string gbps(double v) { return gbps(std::optional<double>(v)); }
 
-std::string block_name(const ClusterDoc& c, const HeatBlock& b) {
-  if (b.first == b.last) return c.names[static_cast<std::size_t>(b.first)];
+// "0-3,8-11": a block's ranks as runs (the ranks under one leaf need not be consecutive).
+std::string rank_runs(const std::vector<int>& ranks) {
+  std::vector<int> r = ranks;
+  std::sort(r.begin(), r.end());
+  std::string o;
+  for (std::size_t i = 0; i < r.size();) {
+    std::size_t j = i;
+    while (j + 1 < r.size() && r[j + 1] == r[j] + 1) ++j;
+    o += (o.empty() ? "" : ",") + std::to_string(r[i]) + (j > i ? "-" + std::to_string(r[j]) : "");
+    i = j + 1;
+  }
+  return o;
+}
+
+std::string group_name(const HeatGrid& g, const HeatBlock& b) {
+  return b.group >= 0 ? g.groups[static_cast<std::size_t>(b.group)].name : "not placed in the fabric";
+}
+
+std::string block_name(const ClusterDoc& c, const HeatGrid& g, const HeatBlock& b) {
+  if (b.ranks.size() == 1) return c.names[static_cast<std::size_t>(b.first)];
+  if (g.by_group) return group_name(g, b) + " (" + std::to_string(b.ranks.size()) + " nodes, ranks " + rank_runs(b.ranks) + ")";
+  if (!b.consecutive()) return "ranks " + rank_runs(b.ranks);
   return "ranks " + std::to_string(b.first) + "\xE2\x80\x93" + std::to_string(b.last);
 }
 
-// Short label beside the grid: the node name (cut to 14 characters) or the rank range.
-std::string block_label(const ClusterDoc& c, const HeatBlock& b) {
-  if (b.first != b.last) return std::to_string(b.first) + "\xE2\x80\x93" + std::to_string(b.last);
-  std::string n = c.names[static_cast<std::size_t>(b.first)];
-  return n.size() > 14 ? n.substr(0, 13) + "\xE2\x80\xA6" : n;
+std::string cut_label(const std::string& n) { return n.size() > 14 ? n.substr(0, 13) + "\xE2\x80\xA6" : n; }
+
+// Short label beside the grid: the node name (cut to 14 characters), the leaf, or the rank range.
+std::string block_label(const ClusterDoc& c, const HeatGrid& g, const HeatBlock& b) {
+  if (b.ranks.size() == 1) return cut_label(c.names[static_cast<std::size_t>(b.first)]);
+  if (g.by_group) return cut_label(b.group >= 0 ? group_name(g, b) : "not placed");
+  if (!b.consecutive()) return cut_label(rank_runs(b.ranks));
+  return std::to_string(b.first) + "\xE2\x80\x93" + std::to_string(b.last);
 }
 
-std::string rank_range(const HeatBlock& b) {
-  return b.first == b.last ? std::to_string(b.first) : std::to_string(b.first) + "-" + std::to_string(b.last);
+// The data-ranks / data-from / data-to value: "3", "16-31", or runs "0-3,8-11" (leaf blocks),
+// or the leaf's name where the runs would be long.
+std::string rank_range(const HeatGrid& g, const HeatBlock& b) {
+  if (b.ranks.size() == 1 || b.consecutive())
+    return b.first == b.last ? std::to_string(b.first) : std::to_string(b.first) + "-" + std::to_string(b.last);
+  std::string runs = rank_runs(b.ranks);
+  return runs.size() <= 40 ? runs : esc(group_name(g, b));
 }
 
 std::string engines_text(const std::map<std::string, std::size_t>& e, bool one) {
@@ -83,8 +112,8 @@ std::string slow_link_evidence(const ClusterDoc& c, const ClusterSlowLink& l) {
 std::string cell_title(const ClusterDoc& c, const HeatGrid& g, const HeatCell& cell) {
   const HeatBlock& from = g.blocks[static_cast<std::size_t>(cell.row)];
   const HeatBlock& to = g.blocks[static_cast<std::size_t>(cell.col)];
-  std::string t = block_name(c, from) + " \xE2\x86\x92 " + block_name(c, to) + ": ";
-  if (g.block == 1) {
+  std::string t = block_name(c, g, from) + " \xE2\x86\x92 " + block_name(c, g, to) + ": ";
+  if (from.ranks.size() == 1 && to.ranks.size() == 1) {
     t += cell.directions ? gbps(cell.min_gbps) : "the pair failed: " + cell.error;
     if (!cell.engines.empty()) t += "; engine " + engines_text(cell.engines, true);
     if (!cell.engine_reason.empty()) t += " (" + cell.engine_reason + ")";
@@ -109,23 +138,28 @@ std::string cell_title(const ClusterDoc& c, const HeatGrid& g, const HeatCell& c
 }
 
 std::string heat_map(const Input& in, int k, const HeatGrid& g, const HeatScale& scale) {
+  // One node per row with the nodes ordered by leaf: the leaves' bounds are drawn across the
+  // map and their names on the right.
+  const bool bounds = !g.groups.empty() && !g.by_group && g.block == 1;
   const ClusterDoc& c = in.cluster;
   const int n = static_cast<int>(g.blocks.size());
   const double cs = std::clamp(640.0 / n, 10.0, 40.0);  // cell size
   const double font = std::clamp(cs * 0.8, 7.0, 12.0);
   std::size_t longest = 0;  // label characters (a UTF-8 dash or ellipsis counts as one)
   for (const auto& b : g.blocks) {
-    std::string l = block_label(c, b);
+    std::string l = block_label(c, g, b);
     std::size_t chars = 0;
     for (unsigned char ch : l) chars += (ch & 0xC0) != 0x80;
     longest = std::max(longest, chars + (b.slow_nodes.empty() ? 0 : 2));
   }
   const double label = std::clamp(static_cast<double>(longest) * font * 0.62, 24.0, 120.0);
   const double left = label + 6, top = label + 6;
-  const double w = left + cs * n + 8, h = top + cs * n + 8;
+  const double right = bounds ? std::clamp(14 * font * 0.62, 24.0, 120.0) + 8 : 0;
+  const double w = left + cs * n + 8 + right, h = top + cs * n + 8;
   std::string o = "<svg class=\"heatmap\" id=\"heatmap-" + std::to_string(k) + "\" viewBox=\"0 0 " + coord(w) + " " +
                   coord(h) + "\" width=\"" + coord(w) + "\" role=\"img\" xmlns=\"http://www.w3.org/2000/svg\" data-blocks=\"" +
-                  std::to_string(n) + "\" data-block-ranks=\"" + std::to_string(g.block) + "\"><title>" +
+                  std::to_string(n) + "\" data-block-ranks=\"" + std::to_string(g.block) + "\"" +
+                  (g.groups.empty() ? std::string() : " data-order=\"leaf\"") + "><title>" +
                   esc(in.label) + ": bandwidth of every measured direction, sender (row) to receiver (column), Gb/s"
                   "</title>";
   // Labels: rows (senders) on the left, columns (receivers) on top, rotated.
@@ -133,16 +167,17 @@ std::string heat_map(const Input& in, int k, const HeatGrid& g, const HeatScale&
   for (int i = 0; i < n; ++i) {
     const HeatBlock& b = g.blocks[static_cast<std::size_t>(i)];
     std::string cls = b.slow_nodes.empty() ? "node-label" : "node-label slow-node";
-    std::string text = (b.slow_nodes.empty() ? "" : "\xE2\x96\xB2 ") + block_label(c, b);
-    std::string tip = "<title>" + esc(block_name(c, b) + (b.first == b.last ? " (rank " + std::to_string(b.first) + ")"
-                                                                             : ": " + c.names[static_cast<std::size_t>(b.first)] +
-                                                                                   " \xE2\x80\xA6 " +
-                                                                                   c.names[static_cast<std::size_t>(b.last)])) +
-                      "</title>";
+    std::string text = (b.slow_nodes.empty() ? "" : "\xE2\x96\xB2 ") + block_label(c, g, b);
+    std::string about = b.ranks.size() == 1 ? " (rank " + std::to_string(b.first) + ")"
+                        : g.by_group        ? std::string()
+                                            : ": " + c.names[static_cast<std::size_t>(b.first)] + " \xE2\x80\xA6 " +
+                                           c.names[static_cast<std::size_t>(b.last)];
+    if (b.ranks.size() == 1 && !g.groups.empty()) about += ", under " + group_name(g, b);
+    std::string tip = "<title>" + esc(block_name(c, g, b) + about) + "</title>";
     double mid = i * cs + cs / 2;
-    o += "<text class=\"" + cls + "\" data-ranks=\"" + rank_range(b) + "\" x=\"" + coord(left - 4) + "\" y=\"" +
+    o += "<text class=\"" + cls + "\" data-ranks=\"" + rank_range(g, b) + "\" x=\"" + coord(left - 4) + "\" y=\"" +
          coord(top + mid + font * 0.35) + "\" text-anchor=\"end\">" + tip + esc(text) + "</text>";
-    o += "<text class=\"" + cls + "\" data-ranks=\"" + rank_range(b) + "\" transform=\"translate(" +
+    o += "<text class=\"" + cls + "\" data-ranks=\"" + rank_range(g, b) + "\" transform=\"translate(" +
          coord(left + mid + font * 0.35) + " " + coord(top - 4) + ") rotate(-90)\">" + tip + esc(text) + "</text>";
   }
   o += "</g><rect class=\"frame\" x=\"" + coord(left) + "\" y=\"" + coord(top) + "\" width=\"" + coord(cs * n) +
@@ -159,7 +194,7 @@ std::string heat_map(const Input& in, int k, const HeatGrid& g, const HeatScale&
     std::string fill = cell.directions ? viridis(scale.bin(cell.min_gbps), scale.bins) : "#bdbdbd";
     o += "<rect class=\"" + cls + "\" x=\"" + coord(left + cell.col * cs) + "\" y=\"" + coord(top + cell.row * cs) +
          "\" width=\"" + coord(cs) + "\" height=\"" + coord(cs) + "\" fill=\"" + fill + "\" data-from=\"" +
-         rank_range(from) + "\" data-to=\"" + rank_range(to) + "\"";
+         rank_range(g, from) + "\" data-to=\"" + rank_range(g, to) + "\"";
     if (cell.directions) o += " data-gbps=\"" + gbps_number(cell.min_gbps) + "\"";
     if (!outlier.empty()) o += " data-outlier=\"" + outlier + "\"";
     if (cell.engines.size() == 1) o += " data-engine=\"" + esc(cell.engines.begin()->first) + "\"";
@@ -175,7 +210,7 @@ std::string heat_map(const Input& in, int k, const HeatGrid& g, const HeatScale&
     for (int axis = 0; axis < 2; ++axis) {
       double x = axis ? left + i * cs : left, y = axis ? top : top + i * cs;
       double ww = axis ? cs : cs * n, hh = axis ? cs * n : cs;
-      o += "<rect class=\"mark-node\" data-ranks=\"" + rank_range(b) + "\" x=\"" + coord(x) + "\" y=\"" + coord(y) +
+      o += "<rect class=\"mark-node\" data-ranks=\"" + rank_range(g, b) + "\" x=\"" + coord(x) + "\" y=\"" + coord(y) +
            "\" width=\"" + coord(ww) + "\" height=\"" + coord(hh) +
            "\" stroke=\"#D55E00\" stroke-width=\"2.5\" stroke-dasharray=\"6 3\"/>";
     }
@@ -188,18 +223,41 @@ std::string heat_map(const Input& in, int k, const HeatGrid& g, const HeatScale&
     if (!cell.slow_links.empty()) {
       std::string d = "M" + coord(x0) + " " + coord(y0) + "L" + coord(x1) + " " + coord(y1);
       d += "M" + coord(x1) + " " + coord(y0) + "L" + coord(x0) + " " + coord(y1);
-      o += "<path class=\"mark-link\" data-from=\"" + rank_range(g.blocks[static_cast<std::size_t>(cell.row)]) +
-           "\" data-to=\"" + rank_range(g.blocks[static_cast<std::size_t>(cell.col)]) + "\" d=\"" + d +
+      o += "<path class=\"mark-link\" data-from=\"" + rank_range(g, g.blocks[static_cast<std::size_t>(cell.row)]) +
+           "\" data-to=\"" + rank_range(g, g.blocks[static_cast<std::size_t>(cell.col)]) + "\" d=\"" + d +
            "\" stroke=\"#fff\" stroke-width=\"" + coord(sw * 2.2) + "\"/><path d=\"" + d +
            "\" stroke=\"#000\" stroke-width=\"" + coord(sw) + "\"/>";
     }
     if (cell.failed)  // a failed pair: one diagonal the other way (alone, or beside a cross)
-      o += "<path class=\"mark-failed\" data-from=\"" + rank_range(g.blocks[static_cast<std::size_t>(cell.row)]) +
-           "\" data-to=\"" + rank_range(g.blocks[static_cast<std::size_t>(cell.col)]) + "\" d=\"M" + coord(x0) + " " +
+      o += "<path class=\"mark-failed\" data-from=\"" + rank_range(g, g.blocks[static_cast<std::size_t>(cell.row)]) +
+           "\" data-to=\"" + rank_range(g, g.blocks[static_cast<std::size_t>(cell.col)]) + "\" d=\"M" + coord(x0) + " " +
            coord(y1) + "L" + coord(x1) + " " + coord(y0) + "\" stroke=\"#000\" stroke-width=\"" + coord(sw * 0.7) +
            "\" stroke-dasharray=\"" + coord(sw) + " " + coord(sw) + "\"/>";
   }
-  o += "</g></svg>";
+  o += "</g>";
+  if (bounds) {
+    o += "<g class=\"leaf-bounds\" font-size=\"" + coord(font) + "\">";
+    for (int i = 0; i < n;) {
+      int j = i;
+      const int grp = g.blocks[static_cast<std::size_t>(i)].group;
+      while (j < n && g.blocks[static_cast<std::size_t>(j)].group == grp) ++j;
+      if (i > 0) {  // the bound between two leaves, across and down the map
+        o += "<path class=\"leaf-bound\" d=\"M" + coord(left) + " " + coord(top + i * cs) + "H" + coord(left + cs * n) +
+             "M" + coord(left + i * cs) + " " + coord(top) + "V" + coord(top + cs * n) +
+             "\" stroke=\"#fff\" stroke-width=\"2\"/>";
+      }
+      std::vector<int> ranks;
+      for (int k = i; k < j; ++k) ranks.push_back(g.blocks[static_cast<std::size_t>(k)].first);
+      const std::string name = grp >= 0 ? g.groups[static_cast<std::size_t>(grp)].name : "not placed";
+      o += "<text class=\"leaf-label\" data-leaf=\"" + esc(name) + "\" x=\"" + coord(left + cs * n + 6) + "\" y=\"" +
+           coord(top + (i + j) * cs / 2 + font * 0.35) + "\"><title>" +
+           esc(name + ": " + std::to_string(j - i) + (j - i == 1 ? " node" : " nodes") + ", ranks " + rank_runs(ranks)) +
+           "</title>" + esc(cut_label(name)) + "</text>";
+      i = j;
+    }
+    o += "</g>";
+  }
+  o += "</svg>";
   return o;
 }
 
@@ -407,18 +465,48 @@ std::string render_cluster(const Report& r) {
     else if (!engines.empty()) how += "; engine " + esc(engines.begin()->first);
     else if (!c.engine.empty()) how += "; engine " + esc(c.engine);
     o += "<p>" + how + ".</p>";
+    // With a fabric input that places the nodes, the map is ordered by leaf switch.
+    std::vector<HeatGroup> groups;
+    std::string why_not;
+    const Input* fabric = c.pairs.empty() ? nullptr : fabric_for_cluster(r, c, &groups, &why_not);
+    if (fabric) {
+      std::size_t placed = 0;
+      for (const auto& grp : groups) placed += grp.ranks.size();
+      o += "<p class=\"leaf-order\">Ordered by leaf switch of the fabric " + esc(fabric->label) + " (" +
+           std::to_string(groups.size()) + (groups.size() == 1 ? " leaf" : " leaves") + "; " + std::to_string(placed) +
+           " of " + std::to_string(c.world) + " nodes placed by their InfiniBand LID, the others last), so the nodes "
+           "of one bad leaf make one block.</p>";
+    } else if (!why_not.empty()) {
+      o += "<p class=\"muted\">In rank order: the fabric input does not place these nodes (" + esc(why_not) + ").</p>";
+    }
     if (!c.pairs.empty()) {
-      HeatGrid g = build_heat_grid(c, kMaxBlocks);
+      HeatGrid g = build_heat_grid(c, kMaxBlocks, groups);
       HeatScale s = heat_scale(g.max_gbps);
       o += "<figure>" + heat_map(in, k, g, s) + "<figcaption>" + heat_legend(s, g.block > 1);
-      if (g.block > 1)
+      if (g.by_group)
+        o += std::to_string(c.world) + " nodes in one block per leaf switch: each cell shows the lowest bandwidth "
+             "among its block's directions (hover: lowest, median, highest) and carries the mark of any outlier "
+             "inside it.";
+      else if (g.block > 1)
         o += std::to_string(c.world) + " nodes in blocks of " + std::to_string(g.block) +
-             " consecutive ranks: each cell shows the lowest bandwidth among its block's directions (hover: "
+             (groups.empty() ? " consecutive ranks" : " nodes in leaf order") +
+             ": each cell shows the lowest bandwidth among its block's directions (hover: "
              "lowest, median, highest) and carries the mark of any outlier inside it.";
       else
         o += "Hover a cell for its value and, for an outlier, the evidence.";
       o += "</figcaption></figure>";
       o += outlier_tables(c);
+    }
+    // Suspects are drawn and listed in the fabric section when a fabric input is the one they
+    // were found in; else they are listed here.
+    if (c.localization.attempted) {
+      bool drawn = false;
+      for (const auto& f : r.inputs)
+        drawn = drawn || (f.kind == InputKind::Fabric && localization_mismatch(f.fabric.subnet, c.localization).empty());
+      if (!drawn)
+        o += "<h4>Suspects: where the slow pairs meet in the fabric</h4>" + suspects_table(c, in.label, 1) +
+             "<p class=\"muted\">Give the fabric file the run was localized on (<code>fabscope fabric --save</code>) to see them "
+             "in the topology picture.</p>";
     }
     o += consistency_table(c);
     if (!c.drain.empty()) {

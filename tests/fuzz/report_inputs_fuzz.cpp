@@ -1,6 +1,7 @@
 // libFuzzer target for what `fabscope report` reads: a JSON output of a fabscope command (check,
-// doctor, bench, tune; first byte even) or an nccl-tests text output (first byte odd), then the
-// HTML page rendered from it, alone and beside a second copy (the overlay and comparison paths).
+// doctor, bench, tune, cluster, rdma, fabric; first byte even) or an nccl-tests text output (first
+// byte odd), then the HTML page rendered from it, alone and beside a second copy (the overlay
+// and comparison paths).
 // A bad file must be refused with fabscope::Error, the one exception the CLI reports; any other
 // exception, a crash, a page carrying markup from the input or a link that is not to the page or
 // to the docs (a finding's "docs": "javascript:...") is a bug.

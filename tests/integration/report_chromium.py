@@ -13,6 +13,12 @@ tests/fixtures/rdma-vm): the slow node of the 5-VM run carries its outlier marks
 one point per size. A third is a SYNTHETIC 1,024-node cluster (CLUSTER_SYNTHETIC writes it): one
 heat map of at most 64 x 64 cells, the file under 3 MiB, every slow link and slow node marked.
 
+Two more are fabric pictures from SYNTHETIC fabscope.fabric documents written here in the schema
+(the shapes of tests/fixtures/ibsim/leafspine.net and bench/fattree-topology.py): 8 switches drawn
+whole, with a degraded, a not active and an erroring cable, beside a cluster run localized on that
+fabric (its suspects marked, its heat map ordered by leaf); and 96 switches (64 leaves, 32 spines,
+2,048 HCAs) drawn one box per tier, with the problem cables listed.
+
 Usage: report_chromium.py FABSCOPE SOURCE_DIR OUTDIR CHROMIUM [CLUSTER_SYNTHETIC]
 """
 import html.parser
@@ -294,6 +300,199 @@ if synthetic:
               "slow link %d-%d is listed in the outlier table" % (l["a"], l["b"]))
     check(text.count('class="mark-failed"') == 2, "the failed pair's two cells are marked")
     os.remove(big)  # 49 MB; the report and its screenshot stay
+
+# Fabric pictures from SYNTHETIC sweeps in the fabscope.fabric schema (docs/formats.md): every
+# field the reader checks, written the way `fabscope fabric --save` writes it.
+def synth_fabric(leaves, spines, per_leaf, degraded=(), not_active=(), errors=None):
+    """HCAs "H-lLL-HH mlx5_0" (LIDs from 1), then leaves "S-leafLL" (ports 1..per_leaf to HCAs, then
+    one to each spine), then spines "S-spineSS" (port l+1 to leaf l); every cable 4X HDR Active.
+    degraded: (leaf, spine) uplinks at 1X; not_active: (leaf, spine) uplinks whose leaf end is Init;
+    errors: {(leaf, spine): SymbolErrorCounter at the spine end}."""
+    errors = errors or {}
+    nodes = []
+    def info(state="Active", width=4, lid=0):
+        return {"state": state, "phys_state": "LinkUp" if state != "Down" else "Polling",
+                "width_active": width if state != "Down" else 0, "width_enabled": [1, 4], "width_supported": [1, 4],
+                "speed_active": "HDR" if state != "Down" else "?", "speed_enabled": ["SDR", "HDR"],
+                "speed_supported": ["SDR", "HDR"], "mtu_active": 4096 if state != "Down" else 0, "mtu_max": 4096,
+                "lid": lid, "lmc": 0, "sm_lid": 1, "capability_mask": 0, "link_down_default": 2}
+    def node(kind, guid, desc, nports, lid):
+        sw = kind == "switch"
+        ports = [{"number": p, "guid": "0x%016x" % (guid if sw else guid + p),
+                  "info": info("Active" if sw and p == 0 else "Down", lid=lid if (p == 0 or not sw) else 0),
+                  "counters": None, "counters_extended": False, "remote_node": -1, "remote_port": 0, "note": ""}
+                 for p in range(0 if sw else 1, nports + 1)]
+        nodes.append({"type": kind, "guid": "0x%016x" % guid, "system_guid": "0x%016x" % guid, "description": desc,
+                      "vendor_id": 713, "device_id": 54000 if sw else 4123, "revision": 0, "firmware": "",
+                      "num_ports": nports, "dr_path": "0", "note": "", "ports": ports})
+        return len(nodes) - 1
+    def port(n, p):
+        return nodes[n]["ports"][p if nodes[n]["type"] == "switch" else p - 1]
+    def connect(a, pa, b, pb, width=4):
+        for n, p, r, rp in ((a, pa, b, pb), (b, pb, a, pa)):
+            x = port(n, p)
+            x["info"] = info("Active", width, x["info"]["lid"])
+            x["remote_node"], x["remote_port"] = r, rp
+    lid = 1
+    hosts, leaf, spine = [], [], []
+    for l in range(leaves):
+        for h in range(per_leaf):
+            hosts.append(node("hca", 0x10000 + 16 * len(hosts), "H-l%02d-%02d mlx5_0" % (l, h), 1, lid))
+            lid += 1
+    for l in range(leaves):
+        leaf.append(node("switch", 0x200000 + l, "S-leaf%02d" % l, per_leaf + spines, lid))
+        lid += 1
+    for s_ in range(spines):
+        spine.append(node("switch", 0x300000 + s_, "S-spine%02d" % s_, leaves, lid))
+        lid += 1
+    for l in range(leaves):
+        for h in range(per_leaf):
+            connect(hosts[l * per_leaf + h], 1, leaf[l], h + 1)
+        for s_ in range(spines):
+            connect(leaf[l], per_leaf + s_ + 1, spine[s_], l + 1, 1 if (l, s_) in degraded else 4)
+            if (l, s_) in not_active:
+                port(leaf[l], per_leaf + s_ + 1)["info"]["state"] = "Init"
+            if (l, s_) in errors:
+                port(spine[s_], l + 1)["counters"] = {"SymbolErrorCounter": errors[(l, s_)], "LinkDownedCounter": 1}
+    links = []
+    for n, nd in enumerate(nodes):
+        for p in nd["ports"]:
+            if p["remote_node"] >= 0 and (n, p["number"]) < (p["remote_node"], p["remote_port"]):
+                links.append({"a_node": n, "a_port": p["number"], "b_node": p["remote_node"], "b_port": p["remote_port"]})
+    doc = {"schema": "fabscope.fabric", "schema_version": 1, "source": "mlx5_0:1", "swept_at": "2026-01-01T00:00:00Z",
+           "sweep_s": 0.5, "nodes": nodes, "links": links,
+           "sms": [{"guid": nodes[0]["ports"][0]["guid"], "lid": 1, "priority": 15, "state": "MASTER",
+                    "act_count": 1, "node": 0}], "notes": ["SYNTHETIC: written by tests/integration/report_chromium.py"]}
+    return doc, hosts, leaf, spine
+
+
+class TopoDom(html.parser.HTMLParser):
+    """The fabric section: links, switches, host boxes, tier boxes, suspect badges and table rows,
+    each element's attributes with the text of its <title>."""
+
+    KINDS = ("link", "switch", "hosts", "tier", "mark-suspect", "mark-errors", "suspect", "fabric-link",
+             "leaf-bound", "leaf-label", "node-label")
+
+    def __init__(self):
+        super().__init__()
+        self.sections, self.svgs = [], []
+        self.items = {k: [] for k in self.KINDS}
+        self.waiting = []  # items whose <title> is awaited
+        self.in_title = None
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        classes = (a.get("class") or "").split()
+        if tag == "section":
+            self.sections.append(a.get("id"))
+        if tag == "svg" and "topology" in classes:
+            self.svgs.append(a)
+        for k in self.KINDS:
+            if k in classes:
+                a["title"] = ""
+                self.items[k].append(a)
+                self.waiting.append(a)
+        if tag == "title" and self.waiting:
+            self.in_title = self.waiting.pop()
+            self.waiting.clear()
+
+    def handle_data(self, data):
+        if self.in_title is not None:
+            self.in_title["title"] += data
+
+    def handle_endtag(self, tag):
+        if tag == "title":
+            self.in_title = None
+
+
+def render_topology(inputs, name):
+    page, _ = render_and_load(inputs, name)
+    d = TopoDom()
+    d.feed(open(os.path.join(outdir, name + ".dom.html")).read())
+    return page, d
+
+
+# 8 switches (the leaf/spine shape of tests/fixtures/ibsim/leafspine.net, 4 HCAs per leaf):
+# leaf01 -> spine00 at 1X, leaf02 -> spine03 Init, leaf03 - spine01 counting symbol errors.
+fab8, hosts8, leaf8, spine8 = synth_fabric(4, 4, 4, degraded={(1, 0)}, not_active={(2, 3)}, errors={(3, 1): 42})
+fab8_json = os.path.join(outdir, "synthetic-fabric-8.json")
+json.dump(fab8, open(fab8_json, "w"))
+# A cluster run localized on it: ranks interleaved over the leaves (rank r on leaf r % 4), the
+# nodes of leaf 2 slow with everyone, spine 2 and the cable leaf01:5 -> spine00:2 named suspects.
+n8 = len(hosts8)
+host_of = [hosts8[(r % 4) * 4 + r // 4] for r in range(n8)]
+def lid_of(n):
+    return fab8["nodes"][n]["ports"][0]["info"]["lid"]
+cnodes, cpairs = [], []
+for r in range(n8):
+    cnodes.append({"rank": r, "name": "node%02d" % r, "fabscope_version": "0.1.0", "error": "",
+                   "ib_ports": [{"port": "mlx5_0:1", "lid": lid_of(host_of[r]), "node_guid": fab8["nodes"][host_of[r]]["guid"],
+                                 "state": "ACTIVE"}]})
+    for b in range(r + 1, n8):
+        v = 40.0 if (r % 4 == 2 or b % 4 == 2) else 100.0
+        cpairs.append({"a": r, "b": b, "a_to_b_gbps": v, "b_to_a_gbps": v})
+suspects = [
+    {"kind": "switch", "name": "S-spine02", "node_index": spine8[2], "explained": 40, "slow_crossing": 40,
+     "fast_crossing": 2, "alternatives": [], "examples": [{"from": 2, "to": 3, "from_name": "node02", "to_name": "node03"}]},
+    {"kind": "cable", "name": "S-leaf01:5 -> S-spine00:2", "a": {"node_index": leaf8[1], "port": 5},
+     "b": {"node_index": spine8[0], "port": 2}, "both_directions": False, "explained": 6, "slow_crossing": 6,
+     "fast_crossing": 1, "alternatives": ["S-spine00"], "examples": []}]
+cluster8 = {"schema": "fabscope.cluster", "schema_version": 1, "launcher": "env", "world": n8, "nodes": cnodes,
+            "attributes": [], "pairwise": {"mode": "all", "rounds": 1, "pairs": cpairs, "measured": len(cpairs),
+                                           "judged": True, "slow_nodes": [], "slow_links": []},
+            "localization": {"attempted": True, "why_not": "", "fabric_source": "mlx5_0:1", "threshold_gbps": 80.0,
+                             "observations": 2 * len(cpairs), "slow": 46, "fast": 194, "unrouted": 0,
+                             "unexplained": 0, "suspects": suspects, "notes": []},
+            "findings": [], "summary": {"fail": 0, "warn": 0, "info": 0, "worst": "ok"}}
+cluster8_json = os.path.join(outdir, "synthetic-cluster-16.json")
+json.dump(cluster8, open(cluster8_json, "w"))
+page, td = render_topology([fab8_json, cluster8_json], "fabric-8")
+check("fabric" in td.sections and "cluster" in td.sections, "fabric-8: fabric and cluster sections present")
+check(len(td.svgs) == 1 and td.svgs[0].get("data-view") == "whole", "fabric-8: one picture, every switch drawn")
+check(len(td.items["switch"]) == 8, "fabric-8: 8 switch boxes (%d)" % len(td.items["switch"]))
+check(len(td.items["hosts"]) == 4 and all(h.get("data-hosts") == "4" for h in td.items["hosts"]),
+      "fabric-8: one HCA box per leaf, 4 HCAs each")
+links = {l.get("data-link"): l for l in td.items["link"] if l.get("data-link")}
+check(len(links) == 16, "fabric-8: 16 leaf-spine cables drawn (%d)" % len(links))
+deg = links.get("S-leaf01:5 <-> S-spine00:2", {})
+check(deg.get("data-look") == "degraded", "fabric-8: the 1X cable is drawn degraded")
+check("S-leaf01:5" in deg.get("title", "") and "S-spine00:2" in deg.get("title", "") and "1X HDR" in deg.get("title", ""),
+      "fabric-8: its hover text names both ends and its width: %r" % deg.get("title", ""))
+check(links.get("S-leaf02:8 <-> S-spine03:3", {}).get("data-look") == "not-active", "fabric-8: the Init cable is not active")
+err = links.get("S-leaf03:6 <-> S-spine01:4", {})
+check("SymbolErrorCounter=42" in err.get("title", "") and err.get("data-errors"),
+      "fabric-8: the erroring cable's hover text gives its counter: %r" % err.get("title", ""))
+check(len(td.items["mark-errors"]) == 1, "fabric-8: one error mark")
+sw = {x.get("data-name"): x for x in td.items["switch"]}
+check(sw.get("S-spine02", {}).get("data-suspect") == "#1" and "SUSPECT #1" in sw.get("S-spine02", {}).get("title", ""),
+      "fabric-8: suspect #1 (S-spine02) is marked and says so on hover")
+check(deg.get("data-suspect") == "#2", "fabric-8: suspect #2 (the cable) is marked")
+check(len(td.items["mark-suspect"]) == 2, "fabric-8: two suspect badges (%d)" % len(td.items["mark-suspect"]))
+check([x.get("data-suspect") for x in td.items["suspect"]] == ["1", "2"], "fabric-8: both suspects listed with evidence")
+check(len(td.items["fabric-link"]) == 3, "fabric-8: the three problem cables listed (%d)" % len(td.items["fabric-link"]))
+# The heat map in leaf order: its row labels (the first half of the node labels) go leaf by leaf.
+rows = [int(x["data-ranks"]) for x in td.items["node-label"]][: n8 * 2: 2]
+check(rows == [r for leaf in range(4) for r in range(n8) if r % 4 == leaf], "fabric-8: heat map rows by leaf: %s" % rows)
+check(len(td.items["leaf-bound"]) == 3 and len(td.items["leaf-label"]) == 4, "fabric-8: leaf bounds and names drawn")
+check(not [x for x in td.items["link"] if "title" in x and not x["title"]], "fabric-8: every cable has a hover text")
+
+# 96 switches: bench/fattree-topology.py's fabric (64 leaves of 32 HCAs, 32 spines).
+fab96, hosts96, leaf96, spine96 = synth_fabric(64, 32, 32, degraded={(5, 7), (40, 2)}, not_active={(63, 31)},
+                                               errors={(10, 10): 5})
+fab96_json = os.path.join(outdir, "synthetic-fabric-96.json")
+json.dump(fab96, open(fab96_json, "w"))
+page, td = render_topology([fab96_json], "fabric-96")
+check("fabric" in td.sections, "fabric-96: fabric section present")
+check(len(td.svgs) == 1 and td.svgs[0].get("data-view") == "tiers", "fabric-96: aggregated per tier")
+check(len(td.items["switch"]) == 0 and len(td.items["tier"]) == 3, "fabric-96: 3 tier boxes, no switch box")
+tl = {x.get("data-tiers"): x for x in td.items["link"] if x.get("data-tiers")}
+up = tl.get("1-2", {})
+check(up.get("data-links") == "2048" and up.get("data-degraded") == "2" and up.get("data-not-active") == "1"
+      and up.get("data-errors") == "1", "fabric-96: leaf-spine cables summarized: %s" % {k: v for k, v in up.items() if k.startswith("data")})
+check(tl.get("0-1", {}).get("data-links") == "2048", "fabric-96: 2,048 host cables summarized")
+check(len(td.items["fabric-link"]) == 4, "fabric-96: the four problem cables listed (%d)" % len(td.items["fabric-link"]))
+check(os.path.getsize(page) < 1 << 20, "fabric-96: the report is %d bytes (under 1 MiB)" % os.path.getsize(page))
+os.remove(fab96_json)
 
 # A finding's "docs" comes from the input file: as Chromium parses the page, every link goes to a
 # section of the page or to a relative docs path; a script, data or external URL is text.
