@@ -105,6 +105,10 @@ unreachable)
   wait_for "the cut-off leaf's ports without counters" 60 cut_off
   grep -E '^fabscope_fabric_node_unanswered\{.*node_name="S-leaf2"' "$SIM_DIR/metrics" ||
     fail "S-leaf2 is not named as unanswered"
+  sent=$(value 'fabscope_fabric_mads_sent_total{kind="counters"}')
+  timeouts=$(value 'fabscope_fabric_mad_timeouts_total{kind="counters"}')
+  [ -n "$sent" ] && [ "$sent" -gt 0 ] && [ -n "$timeouts" ] && [ "$timeouts" -gt 0 ] ||
+    fail "MADs sent '$sent', timeouts '$timeouts' after the cut"
   # The rest of the fabric is still read: S-leaf1's counters keep coming.
   last=$(value 'fabscope_fabric_last_success_timestamp_seconds{kind="counters"}')
   moved() { [ "$(value 'fabscope_fabric_last_success_timestamp_seconds{kind="counters"}')" != "$last" ]; }
