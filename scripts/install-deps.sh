@@ -16,7 +16,7 @@ test=(libgtest-dev libgmock-dev openmpi-bin libopenmpi-dev prometheus
       qemu-system-x86 busybox-static cpio python3 python3-yaml wrk prometheus-node-exporter
       man-db bash-completion zsh lintian chromium systemd clang libclang-rt-dev
       slurmctld slurmd slurm-client munge
-      ibsim-utils opensm infiniband-diags)
+      ibsim-utils opensm infiniband-diags lldpd iproute2)
 pkgs=("${build[@]}")
 [ "${1:-}" = "--build-only" ] || pkgs+=("${test[@]}")
 missing=()

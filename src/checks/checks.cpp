@@ -49,6 +49,8 @@ const std::vector<CheckInfo>& registry() {
       {"sriov.pf_and_vfs", "sriov", Severity::Warn, "a PF and its VFs both used as RDMA devices here"},
       {"firewall.roce_v2_blocked", "firewall", Severity::Warn, "firewall rule dropping RoCE v2 (UDP 4791)"},
       {"firewall.nccl_tcp_blocked", "firewall", Severity::Warn, "firewall rule dropping NCCL's bootstrap TCP ports"},
+      {"lldp.mtu_above_switch_mfs", "lldp", Severity::Fail, "netdev MTU above the switch port's LLDP maximum frame size"},
+      {"lldp.no_neighbor", "lldp", Severity::Info, "RoCE netdev with no LLDP neighbour while lldpd runs"},
       {"congestion.xmit_discards", "congestion", Severity::Warn, "outbound discards above 0.01% (--interval)"},
       {"congestion.buffer_overrun", "congestion", Severity::Warn, "excessive buffer overruns (--interval)"},
       {"congestion.xmit_wait", "congestion", Severity::Info, "port waited to send: congestion downstream (--interval)"},
@@ -85,7 +87,7 @@ void append(std::vector<Finding>& out, std::vector<Finding> fs) {
 std::vector<Finding> run_families(const NodeInfo& node) {
   std::vector<Finding> out;
   for (auto* family : {check_link, check_roce, check_gdr, check_pcie, check_os, check_versions, check_lossless,
-                       check_bonds, check_irq, check_sriov, check_firewall, check_verbs})
+                       check_bonds, check_irq, check_sriov, check_firewall, check_lldp, check_verbs})
     append(out, family(node));
   return out;
 }

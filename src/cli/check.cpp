@@ -17,8 +17,9 @@ int cmd_check(int argc, char** argv) {
                        "Judge this node's RDMA and GPU network setup: port states and rates, error counters,\n"
                        "RoCE GIDs and MTUs, GPUDirect RDMA, PCIe links and ACS, memlock, sysctls, IOMMU, NCCL\n"
                        "and firmware versions, lossless RoCE (PFC/ECN), bonds, NIC interrupt placement, SR-IOV,\n"
-                       "the firewall. With --interval, loss and congestion counters are judged as rates over two\n"
-                       "probes. Every finding names the values read and the fix; ids are in docs/checks.md.");
+                       "the firewall, the MTU against the switch port's frame size (LLDP). With --interval, loss\n"
+                       "and congestion counters are judged as rates over two probes. Every finding names the\n"
+                       "values read and the fix; ids are in docs/checks.md.");
   args.option("--root", "DIR", "read sys/ and proc/ under DIR instead of / (env FABSCOPE_ROOT)")
       .option("--node", "FILE", "judge a node description saved by 'fabscope probe --json' ('-' stdin)")
       .option("--interval", "SEC",

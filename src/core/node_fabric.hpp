@@ -1,6 +1,6 @@
 #pragma once
 // Node facts beyond ports and PCI: lossless-RoCE settings (DCB, ECN), bonds, NIC interrupts,
-// NUMA CPU lists and the firewall ruleset. Plain values like the rest of NodeInfo; unknown is
+// NUMA CPU lists, the firewall ruleset and LLDP neighbours. Plain values like the rest of NodeInfo; unknown is
 // std::nullopt or an empty string with the reason in a *_note field, never a guessed default.
 // JSON keys are documented in docs/formats.md (schema "fabscope.node").
 #include <cstdint>
@@ -117,6 +117,31 @@ struct Firewall {
   std::vector<FirewallChain> chains;
 };
 
+// One LLDP neighbour of a netdev (the switch port it is cabled to), as lldpd's client reports it
+// (`lldpcli -f json show neighbors details`). "" / empty / nullopt: the neighbour did not send it.
+struct LldpNeighbor {
+  std::string protocol;         // "LLDP" (lldpd also lists CDP/EDP/FDP/SONMP neighbours when enabled)
+  std::string chassis_name;     // System Name TLV: "leaf-a.pod1"
+  std::string chassis_id;       // Chassis ID TLV: "e6:f0:a1:88:78:d5"
+  std::string chassis_id_type;  // its subtype as lldpcli names it: "mac" | "ifname" | "local" | "ip" | ...
+  std::string port_id;          // Port ID TLV: "swp7", "Ethernet1/1"
+  std::string port_id_type;     // "ifname" | "mac" | "local" | ...
+  std::string port_descr;       // Port Description TLV
+  // IEEE 802.3 Maximum Frame Size TLV: the largest frame the switch port takes, Ethernet header
+  // and FCS included (an MTU of 9000 needs at least 9018, 9022 with a VLAN tag).
+  std::optional<int> mfs_bytes;
+  std::vector<int> vlan_ids;               // IEEE 802.1 VLAN Name (and Port VLAN ID) TLVs
+  std::optional<int> pvid;                 // the port's untagged VLAN, where sent
+  std::vector<std::string> mgmt_addresses;  // Management Address TLVs: "192.0.2.11", "2001:db8::11"
+};
+
+// Whether LLDP neighbours were read. source "lldpcli" means lldpd answered, so a netdev with no
+// neighbour has none (within lldpd's view); "" means unknown, with the reason in note.
+struct LldpState {
+  std::string source;
+  std::string note;  // "lldpcli not found (lldpd not installed)", "lldpd not running", ...
+};
+
 void to_json(json& j, const DcbApp& v);
 void from_json(const json& j, DcbApp& v);
 void to_json(json& j, const LosslessState& v);
@@ -141,5 +166,9 @@ void to_json(json& j, const FirewallChain& v);
 void from_json(const json& j, FirewallChain& v);
 void to_json(json& j, const Firewall& v);
 void from_json(const json& j, Firewall& v);
+void to_json(json& j, const LldpNeighbor& v);
+void from_json(const json& j, LldpNeighbor& v);
+void to_json(json& j, const LldpState& v);
+void from_json(const json& j, LldpState& v);
 
 }  // namespace fabscope

@@ -19,8 +19,13 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RdmaPort, port, state, state_cod
                                                 hw_counters)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RdmaDevice, name, hca_type, fw_ver, board_id,
                                                 node_guid, node_type, pci_address, numa_node, ports)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(LldpNeighbor, protocol, chassis_name, chassis_id,
+                                                chassis_id_type, port_id, port_id_type, port_descr,
+                                                mfs_bytes, vlan_ids, pvid, mgmt_addresses)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(LldpState, source, note)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Netdev, name, mtu, operstate, speed_mbps, type,
-                                                address, pci_address, is_virtual, rdma_ports, ipv4)
+                                                address, pci_address, is_virtual, rdma_ports, ipv4,
+                                                lldp_neighbors)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(PciDevice, address, class_code, vendor, device,
                                                 driver, numa_node, sriov_numvfs, sriov_totalvfs,
                                                 physfn, current_link_speed_gts,
@@ -103,6 +108,7 @@ void to_json(json& j, const NodeInfo& v) {
            {"nic_irqs", v.nic_irqs},
            {"numa_nodes", v.numa_nodes},
            {"firewall", v.firewall},
+           {"lldp", v.lldp},
            {"probe_notes", v.probe_notes}};
   // Only live probes query verbs; fixture-root output stays as it was without the key.
   if (v.verbs) j["verbs"] = *v.verbs;
@@ -165,6 +171,7 @@ void from_json(const json& j, NodeInfo& v) {
   v.nic_irqs = j.value("nic_irqs", std::vector<NicIrqs>{});
   v.numa_nodes = j.value("numa_nodes", std::vector<NumaNode>{});
   v.firewall = j.value("firewall", Firewall{});
+  v.lldp = j.value("lldp", LldpState{});
   v.probe_notes = j.value("probe_notes", std::vector<std::string>{});
   v.verbs = j.value("verbs", std::optional<VerbsInfo>{});
 }

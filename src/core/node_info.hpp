@@ -66,6 +66,9 @@ struct Netdev {
   bool is_virtual = false;                 // under /sys/devices/virtual
   std::vector<std::string> rdma_ports;     // "mlx5_0:1"
   std::vector<std::string> ipv4;           // only live (getifaddrs); empty on fixtures
+  // The switch ports this netdev is cabled to (normally one), from lldpd; live only, empty when
+  // none or unknown (NodeInfo::lldp says which).
+  std::vector<LldpNeighbor> lldp_neighbors;
 };
 
 struct PciDevice {
@@ -143,6 +146,7 @@ struct NodeInfo {
   std::vector<NicIrqs> nic_irqs;         // one per NIC PCI function (netdev or RDMA device)
   std::vector<NumaNode> numa_nodes;
   Firewall firewall;
+  LldpState lldp;  // whether Netdev::lldp_neighbors were read
   std::vector<std::string> probe_notes;  // what could not be read, and why (never fatal)
   std::optional<VerbsInfo> verbs;  // live only (libibverbs); null when not queried
 

@@ -10,6 +10,7 @@
 #include "probe/lossless.hpp"
 #include "probe/gpu.hpp"
 #include "probe/kernel.hpp"
+#include "probe/lldp.hpp"
 #include "probe/net.hpp"
 #include "probe/pci.hpp"
 #include "probe/rdma.hpp"
@@ -47,6 +48,7 @@ NodeInfo collect(const core::Root& root, const Options& opts) {
   info.numa_nodes = collect_numa_nodes(root, notes);
   info.nic_irqs = collect_nic_irqs(root, info.netdevs, info.rdma_devices, info.pci_devices, notes);
   info.firewall = collect_firewall(root.is_live() && opts.live, notes);
+  info.lldp = collect_lldp(root.is_live() && opts.live, info.netdevs, notes);
   info.gpu_nic_affinity = compute_affinity(info.gpus, info.rdma_devices, info.netdevs, info.pci_devices);
   return info;
 }

@@ -81,6 +81,42 @@ void netdev_section(const NodeInfo& info, std::size_t width, std::ostream& os) {
   os << t.render(width);
 }
 
+// The switch port behind each netdev. Shown on live nodes (the neighbours are read there only)
+// and wherever a description carries neighbours.
+void lldp_section(const NodeInfo& info, std::size_t width, std::ostream& os) {
+  bool any = false;
+  for (const auto& n : info.netdevs) any = any || !n.lldp_neighbors.empty();
+  if (!any && info.root != "/") return;
+  os << "\nLLDP neighbours (switch ports)\n";
+  if (!any) {
+    os << core::wrap(info.lldp.source.empty() ? "unknown: " + info.lldp.note
+                                              : std::string("none heard (lldpd running)"),
+                     width, "  ");
+    return;
+  }
+  core::Table t({"NETDEV", "MTU", "SWITCH", "PORT", "MFS", "VLANS", "MGMT ADDRESS"});
+  t.align_right(1).align_right(4);
+  for (const auto& n : info.netdevs) {
+    for (const auto& nb : n.lldp_neighbors) {
+      std::string vlans;
+      for (int v : nb.vlan_ids) vlans += (vlans.empty() ? "" : ",") + std::to_string(v) + (nb.pvid == v ? "u" : "");
+      std::string port = nb.port_id;
+      if (!nb.port_descr.empty() && nb.port_descr != nb.port_id) port += " (" + nb.port_descr + ")";
+      t.add({n.name, or_dash(n.mtu), or_dash(nb.chassis_name.empty() ? nb.chassis_id : nb.chassis_name),
+             or_dash(port), or_dash(nb.mfs_bytes), or_dash(vlans),
+             nb.mgmt_addresses.empty() ? "-"
+                                       : nb.mgmt_addresses.front() +
+                                             (nb.mgmt_addresses.size() > 1
+                                                  ? " +" + std::to_string(nb.mgmt_addresses.size() - 1)
+                                                  : "")});
+    }
+  }
+  os << t.render(width);
+  os << core::wrap("MFS: the largest frame the switch port takes (MTU + 18, + 4 with a VLAN tag); "
+                   "u: untagged VLAN (PVID)",
+                   width, "  ");
+}
+
 void gpu_section(const NodeInfo& info, std::size_t width, std::ostream& os) {
   os << "GPUs\n";
   if (info.gpus.empty()) {
@@ -152,6 +188,7 @@ std::string render_text(const NodeInfo& info, std::size_t width) {
   rdma_section(info, width, os);
   os << "\n";
   netdev_section(info, width, os);
+  lldp_section(info, width, os);
   os << "\n";
   gpu_section(info, width, os);
   if (!info.gpu_nic_affinity.empty()) {

@@ -1,5 +1,5 @@
 // libFuzzer target for the parsers of the node-fabric collectors: DCB netlink replies, nft JSON,
-// /proc/net/bonding, CPU lists and /proc/interrupts. The first byte picks the parser, the rest
+// /proc/net/bonding, CPU lists, /proc/interrupts and lldpcli JSON. The first byte picks the parser, the rest
 // is the input. Build: cmake -DFABSCOPE_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++ ...; run:
 //   build/tests/fuzz/fabscope_node_fabric_fuzz tests/fuzz/corpus/node_fabric
 #include <cstddef>
@@ -12,6 +12,7 @@
 #include "probe/dcbnl.hpp"
 #include "probe/firewall.hpp"
 #include "probe/irq.hpp"
+#include "probe/lldp.hpp"
 #include "probe/lossless.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -19,7 +20,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (size == 0) return 0;
   std::span<const std::uint8_t> bytes(data + 1, size - 1);
   std::string_view text(reinterpret_cast<const char*>(data + 1), size - 1);
-  switch (data[0] % 5) {
+  switch (data[0] % 6) {
     case 0: {
       auto r = parse_dcb_reply(bytes);
       fabscope::LosslessState s;
@@ -36,6 +37,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     case 2: (void)parse_bonding("bond0", text); break;
     case 3: (void)parse_cpulist(text); break;
     case 4: (void)parse_interrupts(text); break;
+    case 5:
+      try {
+        (void)parse_lldpcli_json(text);
+      } catch (const fabscope::Error&) {
+      }
+      break;
   }
   return 0;
 }

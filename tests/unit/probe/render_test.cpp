@@ -3,8 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <sstream>
 
+#include "probe/lldp.hpp"
 #include "probe/probe.hpp"
 #include "support/fixtures.hpp"
 
@@ -72,4 +74,39 @@ TEST(Render, NotesAreListed) {
   info.probe_notes.push_back("sys/class/infiniband/mlx5_0/ports/1/rate: not a rate: 'x'");
   auto text = probe::render_text(info);
   EXPECT_NE(text.find("mlx5_0/ports/1/rate: not a rate"), std::string::npos);
+}
+
+TEST(Render, LldpNeighboursOfARealCaptureFit100Columns) {
+  NodeInfo info;
+  info.root = "/";
+  for (const char* name : {"ens1f0", "ens1f1", "ens1f2"}) {
+    Netdev d;
+    d.name = name;
+    d.mtu = 9000;
+    info.netdevs.push_back(d);
+  }
+  std::ifstream in(fixture("lldpcli") / "lldpd-1.0.16-three-neighbors.json");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  probe::ToolResult r;
+  r.status = probe::ToolResult::Status::Ran;
+  r.exit_code = 0;
+  r.out = ss.str();
+  info.lldp = probe::apply_lldpcli_result(r, info.netdevs, info.probe_notes);
+  auto text = probe::render_text(info);
+  EXPECT_LE(widest_line(text), 100u) << text;
+  EXPECT_NE(text.find("LLDP neighbours (switch ports)"), std::string::npos) << text;
+  EXPECT_NE(text.find("leaf-a.pod1"), std::string::npos) << text;
+  EXPECT_NE(text.find("100u,200"), std::string::npos) << text;  // PVID marked
+  EXPECT_NE(text.find("c6:56:da:38:cf:ce"), std::string::npos) << text;  // no system name: the chassis id
+}
+
+TEST(Render, LldpUnknownOnALiveNodeSaysWhy) {
+  NodeInfo info;
+  info.root = "/";
+  info.lldp.note = "lldpcli not found (lldpd not installed): LLDP neighbours unknown";
+  auto text = probe::render_text(info);
+  EXPECT_NE(text.find("unknown: lldpcli not found"), std::string::npos) << text;
+  info.root = "/tmp/capture";
+  EXPECT_EQ(probe::render_text(info).find("LLDP"), std::string::npos);
 }
