@@ -31,7 +31,8 @@ core::ArgParser make_parser() {
       .option("--fabric", "FILE", "locate slow pairs: route them through this saved sweep (fabscope fabric --routes --save)")
       .option("--fabric-from", "RANK", "locate slow pairs: this rank sweeps the InfiniBand fabric (management access) "
               "and sends it to rank 0")
-      .option("--from", "FILE", "with --fabric: locate the slow pairs of a saved --json result; launches nothing")
+      .option("--from", "FILE", "locate the slow pairs of a saved --json result (with --fabric, or by the nodes' LLDP "
+              "switches); launches nothing")
       .flag("--drain", "run the printed scontrol drain commands for failing nodes")
       .flag("--json", "print the result as JSON (schema fabscope.cluster, docs/formats.md)")
       .choices("engine", {"auto", "rdma", "tcp"})
@@ -85,7 +86,6 @@ int cmd_cluster(int argc, char** argv) {
   core::ArgParser args = make_parser();
   if (!args.parse(argc, argv, std::cout)) return 0;
   if (!args.get("from").empty()) {
-    if (args.get("fabric").empty()) throw UsageError("--from needs --fabric FILE (the saved sweep to route the pairs through)");
     return cluster::localize_command(args.get("from"), args.get("fabric"), args.has("json"), std::cout);
   }
   return cluster::run_command(spec_from(args), std::cout, std::cerr);

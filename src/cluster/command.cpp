@@ -206,8 +206,8 @@ int localize_command(const std::string& from, const std::string& fabric_path, bo
       throw Error(from + ": " + e.what());
     }
   }
-  const subnet::Subnet fabric = subnet::load_subnet(fabric_path);
-  const Localization l = localize_saved(run, fabric);
+  const Localization l =
+      fabric_path.empty() ? localize_saved(run) : localize_saved(run, subnet::load_subnet(fabric_path));
   std::vector<Finding> findings = localization_findings(l, run.names);
   const int code = exit_code_for(findings);
   if (as_json) {

@@ -37,6 +37,7 @@ int run_command(const CommandSpec& spec, std::ostream& out, std::ostream& err);
 // result in a saved fabric, without launching anything. Prints the located suspects and their
 // findings (JSON: schema fabscope.cluster.localization); returns the findings' exit code. Throws
 // fabscope::Error naming the file and field of bad input.
+// fabric "": RoCE, by the LLDP neighbours the saved nodes reported.
 int localize_command(const std::string& from, const std::string& fabric, bool json, std::ostream& out);
 
 }  // namespace fabscope::cluster

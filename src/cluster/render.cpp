@@ -242,7 +242,7 @@ std::string render_text(const ClusterResult& r, bool drain_ran, std::size_t widt
       os << render_matrix(in.world, in.pair_results, names, 0, width);
       os << "only " << r.outliers.measured << " pair(s) measured: too few to tell slow nodes or links apart\n";
     }
-    if (in.fabric || !in.fabric_error.empty()) os << render_localization(r.localization, names, width);
+    if (in.fabric || !in.fabric_error.empty() || r.localization.attempted) os << render_localization(r.localization, names, width);
   }
   os << "\n";
   if (r.findings.empty()) os << "no findings\n";

@@ -92,6 +92,10 @@ ClusterResult judge(ClusterInput input, const OutlierOptions& opts) {
     for (auto& f : localization_findings(r.localization, names)) pair_findings.push_back(std::move(f));
   } else if (!r.input.fabric_error.empty()) {
     r.localization.why_not = r.input.fabric_error;
+  } else if (std::any_of(nodes.begin(), nodes.end(), [](const NodeSummary& n) { return !n.tor_switch.empty(); })) {
+    // RoCE: the nodes said which switch port they hang on (LLDP).
+    r.localization = localize_by_lldp(nodes, world, same_engine);
+    for (auto& f : localization_findings(r.localization, names)) pair_findings.push_back(std::move(f));
   }
   for (auto& f : engine_fallback_findings(r.input)) pair_findings.push_back(std::move(f));
 
@@ -167,7 +171,8 @@ json cluster_json(const ClusterResult& r) {
   for (const auto& n : in.nodes)
     nodes.push_back({{"rank", n.rank}, {"name", n.name}, {"fabscope_version", n.fabscope_version},
                      {"pair_address", n.pair_address}, {"rdma_address", n.rdma_address}, {"rdma_note", n.rdma_note},
-                     {"error", n.error}, {"findings", n.findings}, {"ib_ports", ib_ports_json(n)}});
+                     {"error", n.error}, {"findings", n.findings}, {"ib_ports", ib_ports_json(n)},
+                     {"tor_switch", n.tor_switch}, {"tor_port", n.tor_port}});
   json attrs = json::array();
   for (const auto& a : r.consistency.attributes) {
     json odd = json::array();

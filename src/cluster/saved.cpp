@@ -57,6 +57,8 @@ SavedRun saved_run_from_json(const json& doc) {
     s.name = text(n, w, "name");
     s.rdma_address = text(n, w, "rdma_address");
     s.rdma_note = text(n, w, "rdma_note");
+    if (n.contains("tor_switch")) s.tor_switch = text(n, w, "tor_switch");
+    if (n.contains("tor_port")) s.tor_port = text(n, w, "tor_port");
     if (n.contains("ib_ports")) {
       const json& ports = need(n, w, "ib_ports", json::value_t::array);
       if (ports.size() > kMaxIbPorts) throw Error(w + "ib_ports: more than " + std::to_string(kMaxIbPorts));
@@ -129,6 +131,22 @@ Localization localize_nodes(const subnet::Subnet& fabric, const std::vector<Node
   l.notes.insert(l.notes.begin(), unplaced.begin(), unplaced.end());
   return l;
 }
+
+Localization localize_by_lldp(const std::vector<NodeSummary>& nodes, int world, const std::vector<PairResult>& pairs) {
+  std::vector<TorPlace> places(static_cast<std::size_t>(std::max(world, 0)));
+  for (const auto& n : nodes)
+    if (n.rank >= 0 && n.rank < world) places[static_cast<std::size_t>(n.rank)] = {n.tor_switch, n.tor_port};
+  const double threshold = direction_threshold(pairs);
+  if (!std::isfinite(threshold)) {
+    Localization l;
+    l.fabric_source = "LLDP neighbours";
+    l.why_not = "too few measured pairs to tell slow from fast";
+    return l;
+  }
+  return localize_by_switch(places, pairs, threshold);
+}
+
+Localization localize_saved(const SavedRun& run) { return localize_by_lldp(run.nodes, run.world, run.pairs); }
 
 Localization localize_saved(const SavedRun& run, const subnet::Subnet& fabric) {
   return localize_nodes(fabric, run.nodes, run.world, run.pairs);

@@ -27,6 +27,12 @@ SavedRun saved_run_from_json(const json& doc);
 
 // Places each saved node in the fabric and locates the slow directions (as judge() does).
 Localization localize_saved(const SavedRun& run, const subnet::Subnet& fabric);
+// RoCE: by the switch ports the nodes reported (tor_switch, tor_port), no fabric file.
+Localization localize_saved(const SavedRun& run);
+
+// RoCE: the nodes grouped by their LLDP neighbour (localize_by_switch), a direction slow below
+// direction_threshold(pairs); shared with judge().
+Localization localize_by_lldp(const std::vector<NodeSummary>& nodes, int world, const std::vector<PairResult>& pairs);
 
 // Places the nodes (the pair engine's port first) and locates, a direction slow below
 // direction_threshold(pairs); shared with judge().

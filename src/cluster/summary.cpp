@@ -94,6 +94,26 @@ NodeSummary summarize_node(int rank, const NodeInfo& node, const ncclenv::EnvPla
       if (port.link_layer == "InfiniBand" && port.lid && *port.lid != 0 && *port.lid < 0xc000 &&
           s.ib_ports.size() < kMaxIbPorts)
         s.ib_ports.push_back({port_name(dev, port), *port.lid, dev.node_guid, port.state});
+  // The top-of-rack switch: the LLDP neighbour of the first ACTIVE RoCE port's netdev (or of
+  // its bond's slaves), the system name else the chassis id.
+  for (const auto& dev : node.rdma_devices) {
+    for (const auto& port : dev.ports) {
+      if (port.link_layer != "Ethernet" || port.state != "ACTIVE" || port.netdev.empty()) continue;
+      std::vector<std::string> names{port.netdev};
+      for (const auto& b : node.bonds)
+        if (b.name == port.netdev)
+          for (const auto& sl : b.slaves) names.push_back(sl.name);
+      for (const auto& name : names)
+        for (const auto& nd : node.netdevs)
+          if (nd.name == name && !nd.lldp_neighbors.empty() && s.tor_switch.empty()) {
+            const auto& nb = nd.lldp_neighbors.front();
+            s.tor_switch = nb.chassis_name.empty() ? nb.chassis_id : nb.chassis_name;
+            s.tor_port = nb.port_id.empty() ? nb.port_descr : nb.port_id;
+          }
+      if (!s.tor_switch.empty()) break;
+    }
+    if (!s.tor_switch.empty()) break;
+  }
   std::size_t dropped = 0;
   for (const auto& f : findings) {
     if (f.severity < Severity::Warn) continue;
@@ -120,6 +140,8 @@ void to_json(json& j, const NodeSummary& s) {
   for (const auto& p : s.ib_ports)
     ports.push_back({{"port", p.port}, {"lid", p.lid}, {"node_guid", p.node_guid}, {"state", p.state}});
   j["ib_ports"] = std::move(ports);
+  j["tor_switch"] = s.tor_switch;
+  j["tor_port"] = s.tor_port;
 }
 
 NodeSummary summary_from_json(const json& j) {
@@ -153,7 +175,8 @@ NodeSummary summary_from_json(const json& j) {
   s.error = field("error", json::value_t::string).get<std::string>();
   // Added after the first release of the summary: absent from an older sender means "no RDMA
   // endpoint offered" (its version is flagged by cluster.version_mismatch anyway).
-  for (auto [name, into] : {std::pair{"rdma_address", &s.rdma_address}, std::pair{"rdma_note", &s.rdma_note}})
+  for (auto [name, into] : {std::pair{"rdma_address", &s.rdma_address}, std::pair{"rdma_note", &s.rdma_note},
+                            std::pair{"tor_switch", &s.tor_switch}, std::pair{"tor_port", &s.tor_port}})
     if (j.contains(name)) *into = field(name, json::value_t::string).get<std::string>();
   // Added with fabric localization: absent from an older sender means "none reported".
   if (j.contains("ib_ports")) {

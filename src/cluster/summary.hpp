@@ -35,6 +35,9 @@ struct NodeSummary {
   std::string rdma_note;          // the RDMA device behind rdma_address, or why there is none
   std::string error;              // the node could not probe itself: why
   std::vector<IbPortFact> ib_ports;  // InfiniBand ports with a LID (at most kMaxIbPorts)
+  // RoCE: the switch port its first ACTIVE RoCE netdev is cabled to, from LLDP (a bond's first
+  // slave with a neighbour); "" unknown. What `cluster` groups nodes by to locate slow pairs.
+  std::string tor_switch, tor_port;
 };
 
 constexpr std::size_t kMaxIbPorts = 64;

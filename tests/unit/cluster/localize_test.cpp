@@ -341,5 +341,60 @@ TEST(LocalizeBySwitch, WithoutNeighboursItSaysWhy) {
   EXPECT_EQ(l.unrouted, 30u);  // rank 5's 15 pairs, both directions
 }
 
+TEST(LocalizeBySwitch, JudgeGroupsRoceNodesByTheSwitchTheyReported) {
+  ClusterInput in;
+  in.launcher = "env";
+  in.world = 16;
+  in.pairs.mode = PairsMode::All;
+  in.pair_results = measure_racks([](int a, int b) { return (a / 4 == 3) != (b / 4 == 3); });
+  const auto places = racks();
+  for (int r = 0; r < 16; ++r) {
+    NodeSummary n;
+    n.rank = r;
+    n.name = "node" + std::to_string(r);
+    n.fabscope_version = FABSCOPE_VERSION;
+    n.tor_switch = places[static_cast<std::size_t>(r)].sw;
+    n.tor_port = places[static_cast<std::size_t>(r)].port;
+    in.nodes.push_back(n);
+  }
+  const ClusterResult r = judge(in);
+  ASSERT_TRUE(r.localization.attempted) << r.localization.why_not;
+  bool found = false;
+  for (const auto& f : r.findings) found |= f.id == "cluster.slow_fabric_link" && f.subject == "tor3 uplinks";
+  EXPECT_TRUE(found);
+  const json j = cluster_json(r);
+  EXPECT_EQ(j["nodes"][5]["tor_switch"], "tor1");
+  EXPECT_EQ(j["localization"]["suspects"][0]["kind"], "uplinks");
+}
+
+TEST(LocalizeBySwitch, SummaryTakesTheSwitchOfTheRocePortsNetdevOrItsBondSlave) {
+  NodeInfo node;
+  RdmaDevice dev;
+  dev.name = "mlx5_0";
+  RdmaPort port;
+  port.port = 1;
+  port.state = "ACTIVE";
+  port.link_layer = "Ethernet";
+  port.netdev = "bond0";
+  dev.ports.push_back(port);
+  node.rdma_devices.push_back(dev);
+  Bond b;
+  b.name = "bond0";
+  b.slaves.push_back(BondSlave{"ens1f0", "up", {}, "", {}, ""});
+  node.bonds.push_back(b);
+  Netdev slave;
+  slave.name = "ens1f0";
+  LldpNeighbor nb;
+  nb.chassis_id = "e6:f0:a1:88:78:d5";  // no system name: the chassis id names the switch
+  nb.port_id = "swp7";
+  slave.lldp_neighbors.push_back(nb);
+  node.netdevs.push_back(slave);
+  const NodeSummary s = summarize_node(0, node, nullptr, {});
+  EXPECT_EQ(s.tor_switch, "e6:f0:a1:88:78:d5");
+  EXPECT_EQ(s.tor_port, "swp7");
+  json j = s;
+  EXPECT_EQ(summary_from_json(j).tor_port, "swp7");
+}
+
 }  // namespace
 }  // namespace fabscope::cluster
