@@ -61,19 +61,26 @@ for line in urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=3
 PY
 }
 
-# Scrapes back to back for the whole run, one keep-alive connection, latencies to a file.
-python3 - "$port" "$SIM_DIR/scrapes.txt" <<'PY' &
+# Scrapes back to back for the whole run, one keep-alive connection, latencies to a file per
+# kind, alternating: plain text, and gzip as Prometheus asks for it (Accept-Encoding: gzip; the
+# time to receive the whole compressed response, not to decompress it).
+python3 - "$port" "$SIM_DIR/scrapes.txt" "$SIM_DIR/scrapes-gzip.txt" <<'PY' &
 import http.client, sys, time
-port, out = sys.argv[1], sys.argv[2]
+port, out, out_gz = sys.argv[1], sys.argv[2], sys.argv[3]
 c = http.client.HTTPConnection("127.0.0.1", int(port), timeout=30)
-with open(out, "w") as f:
+with open(out, "w") as f, open(out_gz, "w") as g:
+    n = 0
     while True:
+        gz = n % 2 == 1
+        n += 1
         t = time.monotonic()
         try:
-            c.request("GET", "/metrics"); r = c.getresponse(); r.read()
+            c.request("GET", "/metrics", headers={"Accept-Encoding": "gzip"} if gz else {})
+            r = c.getresponse(); body = r.read()
         except Exception:
             break
-        f.write(f"{(time.monotonic() - t) * 1000:.3f}\n"); f.flush()
+        (g if gz else f).write(f"{(time.monotonic() - t) * 1000:.3f} {len(body)}\n")
+        (g if gz else f).flush()
 PY
 scraper=$!
 
@@ -87,13 +94,16 @@ for ((r = 1; r <= rounds; r++)); do
   sleep 6  # at least one more counters collection before the next reading
 done
 kill $scraper 2>/dev/null || true
-python3 - "$SIM_DIR/scrapes.txt" "$exp_pid" <<'PY'
+python3 - "$SIM_DIR/scrapes.txt" "$SIM_DIR/scrapes-gzip.txt" "$exp_pid" <<'PY'
 import statistics, sys
-v = sorted(float(x) for x in open(sys.argv[1]) if x.strip())
-q = lambda p: v[min(len(v) - 1, int(p * len(v)))]
-rss = [l for l in open(f"/proc/{sys.argv[2]}/status") if l.startswith(("VmRSS", "VmHWM"))]
-print(f"scrapes while collecting: {len(v)}, median {statistics.median(v):.2f} ms, p90 {q(0.9):.2f} ms, "
-      f"p99 {q(0.99):.2f} ms, max {v[-1]:.2f} ms")
+for label, path in (("plain", sys.argv[1]), ("gzip", sys.argv[2])):
+    rows = [l.split() for l in open(path) if l.strip()]
+    v = sorted(float(r[0]) for r in rows)
+    size = statistics.median(int(r[1]) for r in rows)
+    q = lambda p: v[min(len(v) - 1, int(p * len(v)))]
+    print(f"scrapes while collecting, {label}: {len(v)}, median {statistics.median(v):.2f} ms, p90 {q(0.9):.2f} ms, "
+          f"p99 {q(0.99):.2f} ms, max {v[-1]:.2f} ms, body {size / 1e6:.2f} MB")
+rss = [l for l in open(f"/proc/{sys.argv[3]}/status") if l.startswith(("VmRSS", "VmHWM"))]
 print("exporter " + ", ".join(l.split()[0] + " " + str(round(int(l.split()[1]) / 1024, 1)) + " MiB" for l in rss))
 PY
 echo "machine: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"

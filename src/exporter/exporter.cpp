@@ -1,5 +1,7 @@
 #include "exporter/exporter.hpp"
 
+#include "exporter/gzip.hpp"
+
 #include <chrono>
 #include <iostream>
 
@@ -55,16 +57,16 @@ std::vector<MetricFamily> Exporter::scrape(const ServerStats& http) {
 }
 
 std::string Exporter::scrape_text(const ServerStats& http) {
-  auto [out, fabric] = scrape_parts(http);
-  if (fabric) out += *fabric;
-  return out;
+  auto parts = scrape_parts(http);
+  if (parts.fabric && parts.fabric->text) parts.node += *parts.fabric->text;
+  return std::move(parts.node);
 }
 
-std::pair<std::string, std::shared_ptr<const std::string>> Exporter::scrape_parts(const ServerStats& http) {
+Exporter::ScrapeParts Exporter::scrape_parts(const ServerStats& http) {
   std::shared_ptr<const FabricSnapshot> fabric;
   if (fabric_) fabric = fabric_->snapshot();
   std::string node = render_text(scrape_families(http, fabric.get()));
-  return {std::move(node), fabric ? fabric->text : nullptr};
+  return {std::move(node), std::move(fabric)};
 }
 
 std::vector<MetricFamily> Exporter::scrape_families(const ServerStats& http, const FabricSnapshot* fabric) {
@@ -171,14 +173,28 @@ HttpResponse Exporter::handle(const HttpRequest& req, std::uint64_t batch, const
     // serves them all, so a burst of clients costs one sysfs walk, not one each.
     if (!cached_body_ || cached_batch_ != batch) {
       // The fabric's part is the snapshot's own text, sent after the node's without a copy.
-      auto [node, fabric] = scrape_parts(http);
-      cached_body_ = std::make_shared<const std::string>(std::move(node));
-      cached_tail_ = std::move(fabric);
+      auto parts = scrape_parts(http);
+      cached_body_ = std::make_shared<const std::string>(std::move(parts.node));
+      cached_body_gzip_.reset();
+      cached_fabric_ = std::move(parts.fabric);
       cached_batch_ = batch;
     }
     r.content_type = kTextContentType;
     r.body = cached_body_;
-    r.tail = cached_tail_;
+    r.tail = cached_fabric_ ? cached_fabric_->text : nullptr;
+    // gzip only with the fabric (node mode stays as it was: no zlib, no compression): the
+    // snapshot's gzipped text was made once by the collector; the small node part is gzipped
+    // here, once per batch, as the first member of the stream.
+    if (req.accepts_gzip && cached_fabric_ && cached_fabric_->text_gzip) {
+      if (!cached_body_gzip_)
+        if (auto gz = gzip_member(*cached_body_)) cached_body_gzip_ = std::make_shared<const std::string>(std::move(*gz));
+      if (cached_body_gzip_) {
+        r.body = cached_body_gzip_;
+        r.tail = cached_fabric_->text_gzip;
+        r.headers.emplace_back("Content-Encoding", "gzip");
+      }
+    }
+    if (cached_fabric_) r.headers.emplace_back("Vary", "Accept-Encoding");
   }
   return r;
 }

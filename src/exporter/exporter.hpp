@@ -46,7 +46,11 @@ class Exporter {
   std::string scrape_text(const ServerStats& http);
   // scrape_text in two parts: the node's exposition, then the fabric snapshot's text (null
   // without --fabric), which is shared, not copied.
-  std::pair<std::string, std::shared_ptr<const std::string>> scrape_parts(const ServerStats& http);
+  struct ScrapeParts {
+    std::string node;                              // the node's families, rendered now
+    std::shared_ptr<const FabricSnapshot> fabric;  // the fabric's last collection (its text), or null
+  };
+  ScrapeParts scrape_parts(const ServerStats& http);
 
   // Full probe and checks, now, on the calling thread.
   void refresh_checks();
@@ -84,7 +88,10 @@ class Exporter {
   std::shared_ptr<FabricCollector> fabric_;
 
   std::uint64_t cached_batch_ = 0;
-  std::shared_ptr<const std::string> cached_body_, cached_tail_;  // the batch's response: node part, fabric part
+  // The batch's response: the node part (and gzipped, made on the first request that asks), the
+  // fabric's snapshot whose text (or gzipped text) follows it.
+  std::shared_ptr<const std::string> cached_body_, cached_body_gzip_;
+  std::shared_ptr<const FabricSnapshot> cached_fabric_;
 
   Periodic bg_;  // last member: its thread stops before the rest is destroyed
 };

@@ -1,5 +1,7 @@
 #include "exporter/fabric_collector.hpp"
 
+#include "exporter/gzip.hpp"
+
 #include <malloc.h>
 
 #include <algorithm>
@@ -20,8 +22,10 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-void render(FabricSnapshot& snap) {
+void render(FabricSnapshot& snap, bool gzip) {
   snap.text = std::make_shared<const std::string>(render_text(fabric_families(snap.view)));
+  if (gzip)
+    if (auto gz = gzip_member(*snap.text)) snap.text_gzip = std::make_shared<const std::string>(std::move(*gz));
   // The families behind the text (a sample with its labels each: about 75 MB for 188,000
   // samples) were freed in this thread's malloc arena, which keeps them: hand them back, or the
   // exporter stays at its peak between collections.
@@ -37,7 +41,7 @@ FabricCollector::FabricCollector(FabricOptions opts) : opts_(std::move(opts)) {
   snap->view.discovery = discovery_;
   snap->view.counters = counters_;
   snap->view.xmit_wait_tick_ns = opts_.xmit_wait_tick_ns;
-  render(*snap);
+  render(*snap, opts_.gzip);
   snapshot_ = std::move(snap);
 }
 
@@ -68,7 +72,7 @@ void FabricCollector::publish(subnet::Subnet s, std::chrono::steady_clock::time_
   snap->view.xmit_wait_tick_ns = opts_.xmit_wait_tick_ns;
   previous_ = current;
   previous_at_ = now;
-  render(*snap);  // outside the lock: scrapes keep the previous snapshot meanwhile
+  render(*snap, opts_.gzip);  // outside the lock: scrapes keep the previous snapshot meanwhile
   std::lock_guard<std::mutex> lock(mu_);
   snapshot_ = std::move(snap);
 }
@@ -83,7 +87,7 @@ void FabricCollector::failed(CollectionStats& st, const char* kind, const std::e
   auto snap = std::make_shared<FabricSnapshot>(*snapshot());
   snap->view.discovery = discovery_;
   snap->view.counters = counters_;
-  render(*snap);
+  render(*snap, opts_.gzip);
   std::lock_guard<std::mutex> lock(mu_);
   snapshot_ = std::move(snap);
 }

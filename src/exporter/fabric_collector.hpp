@@ -23,6 +23,7 @@ namespace fabscope::exporter {
 
 struct FabricOptions {
   subnet::SweepOptions sweep;
+  bool gzip = true;                     // also keep each snapshot's text gzipped (gzip.hpp)
   double counters_interval_seconds = 30;
   double discovery_interval_seconds = 300;
   subnet::Thresholds thresholds;        // for the fabric.* error-counter findings
@@ -41,6 +42,9 @@ struct FabricSnapshot {
   // fabric has hundreds of thousands of series (2,144 nodes: about 240 ms to build and render),
   // which every scrape would otherwise pay. Exporter::scrape_text appends it.
   std::shared_ptr<const std::string> text;
+  // The same text as one gzip member, made with it (null: gzip off or zlib not loadable): a
+  // scrape that accepts gzip sends it after its own gzipped node part, compressing nothing large.
+  std::shared_ptr<const std::string> text_gzip;
 };
 
 class FabricCollector {

@@ -33,6 +33,28 @@ bool contains_token(std::string_view list, std::string_view token) {
   return false;
 }
 
+// Accept-Encoding (RFC 9110 section 12.5.3): "gzip", "gzip;q=0.5", "*"; q=0 refuses it.
+bool accepts_gzip(std::string_view list) {
+  for (const auto& part : core::split(list, ',')) {
+    auto item = core::trim(part);
+    auto semi = item.find(';');
+    auto coding = core::trim(item.substr(0, semi));
+    if (!iequals(coding, "gzip") && coding != "*") continue;
+    bool zero = false;
+    if (semi != std::string_view::npos) {
+      auto params = item.substr(semi + 1);
+      auto q = params.find("q=");
+      if (q == std::string_view::npos) q = params.find("Q=");
+      if (q != std::string_view::npos) {
+        auto v = core::trim(params.substr(q + 2));
+        zero = !v.empty() && v[0] == '0' && v.find_first_not_of("0.", 0) == std::string_view::npos;
+      }
+    }
+    if (!zero) return true;
+  }
+  return false;
+}
+
 // Lines end in CRLF; a bare LF is accepted too (RFC 9112 section 2.2).
 std::string_view strip_cr(std::string_view line) {
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
@@ -114,6 +136,8 @@ ParseResult parse_request(std::string_view buf, const HttpLimits& limits) {
       if (*n > 0) r.request.has_body = true;
     } else if (iequals(name, "transfer-encoding")) {
       r.request.has_body = true;
+    } else if (iequals(name, "accept-encoding")) {
+      r.request.accepts_gzip = r.request.accepts_gzip || accepts_gzip(value);
     }
   }
   r.request.keep_alive = r.request.minor_version == 1 ? !conn_close : (conn_keep && !conn_close);

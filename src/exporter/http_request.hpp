@@ -20,6 +20,7 @@ struct HttpRequest {
   int minor_version = 1;  // HTTP/1.<minor>
   bool keep_alive = true;
   bool has_body = false;  // Content-Length > 0 or Transfer-Encoding
+  bool accepts_gzip = false;  // Accept-Encoding lists gzip (or *) without q=0
 };
 
 enum class ParseStatus { Incomplete, Complete, Error };

@@ -10,9 +10,13 @@
 #include <set>
 #include <sstream>
 #include <thread>
+#ifdef FABSCOPE_TEST_ZLIB
+#include <zlib.h>
+#endif
 #include <stdexcept>
 
 #include "exporter/exporter.hpp"
+#include "exporter/gzip.hpp"
 #include "support/fixtures.hpp"
 
 namespace fabscope::exporter {
@@ -254,6 +258,71 @@ TEST(ExporterWithFabric, ScrapeTextAppendsTheSnapshotsRenderedFamilies) {
   EXPECT_EQ(*c->snapshot()->text, render_text(fabric_families(c->snapshot()->view)));
   EXPECT_NE(*c->snapshot()->text, *snap->text);
 }
+
+#ifdef FABSCOPE_TEST_ZLIB
+// Every member of a gzip stream, decompressed and joined, as a reader such as Prometheus does.
+std::string gunzip_all(const std::string& in) {
+  std::string out;
+  z_stream z{};
+  if (inflateInit2(&z, 15 + 32) != Z_OK) throw std::runtime_error("inflateInit2");
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+  z.avail_in = static_cast<uInt>(in.size());
+  char buf[65536];
+  while (true) {
+    z.next_out = reinterpret_cast<Bytef*>(buf);
+    z.avail_out = sizeof buf;
+    const int rc = inflate(&z, Z_NO_FLUSH);
+    out.append(buf, sizeof buf - z.avail_out);
+    if (rc == Z_STREAM_END) {
+      if (z.avail_in == 0) break;
+      inflateReset(&z);  // the next member
+    } else if (rc != Z_OK) {
+      inflateEnd(&z);
+      throw std::runtime_error("not gzip");
+    }
+  }
+  inflateEnd(&z);
+  return out;
+}
+
+// Prometheus asks for gzip: the fabric's text goes out as the snapshot's gzip member after the
+// node part's own member, and the two decompress to the plain exposition. Node mode (no fabric)
+// never compresses.
+TEST(ExporterWithFabric, GzipIsTheNodeMemberThenTheSnapshotsMember) {
+  if (!gzip_available()) GTEST_SKIP() << "libz.so.1 not loadable";
+  testing::TempDir root;
+  FakeFabric f;
+  auto c = std::make_shared<FabricCollector>(f.options(300));
+  c->collect();
+  ExporterOptions o;
+  o.checks_interval_seconds = 0;
+  Exporter ex(core::Root(root.path()), o);
+  ex.set_fabric(c);
+  HttpRequest req;
+  req.method = "GET";
+  req.path = req.target = "/metrics";
+  const HttpResponse plain = ex.handle(req, 1, {});
+  req.accepts_gzip = true;
+  const HttpResponse gz = ex.handle(req, 1, {});  // the same batch: the same scrape, compressed
+  ASSERT_TRUE(gz.body && gz.tail);
+  EXPECT_EQ(gz.tail, c->snapshot()->text_gzip);   // shared, not compressed again
+  auto header = [](const HttpResponse& r, const std::string& name) {
+    for (const auto& [k, v] : r.headers)
+      if (k == name) return v;
+    return std::string();
+  };
+  EXPECT_EQ(header(gz, "Content-Encoding"), "gzip");
+  EXPECT_EQ(header(plain, "Content-Encoding"), "");
+  EXPECT_EQ(header(gz, "Vary"), "Accept-Encoding");
+  EXPECT_EQ(gunzip_all(*gz.body + *gz.tail), *plain.body + *plain.tail);
+  EXPECT_LT(gz.tail->size(), plain.tail->size() / 4);
+
+  Exporter node_only(core::Root(root.path()), o);
+  const HttpResponse n = node_only.handle(req, 2, {});
+  EXPECT_EQ(header(n, "Content-Encoding"), "");
+  EXPECT_FALSE(n.tail);
+}
+#endif
 
 }  // namespace
 }  // namespace fabscope::exporter

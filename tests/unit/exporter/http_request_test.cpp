@@ -89,3 +89,28 @@ TEST(HttpRequest, BadContentLength_Is400) {
 
 }  // namespace
 }  // namespace fabscope::exporter
+
+namespace fabscope::exporter {
+namespace {
+
+bool gzip_of(const std::string& value) {
+  auto r = parse_request("GET /metrics HTTP/1.1\r\nAccept-Encoding: " + value + "\r\n\r\n", HttpLimits{});
+  EXPECT_EQ(r.status, ParseStatus::Complete);
+  return r.request.accepts_gzip;
+}
+
+TEST(HttpRequest, AcceptEncoding_GzipUnlessRefusedWithQZero) {
+  EXPECT_TRUE(gzip_of("gzip"));                       // what Prometheus sends
+  EXPECT_TRUE(gzip_of("deflate, GZIP;q=0.5"));
+  EXPECT_TRUE(gzip_of("*"));
+  EXPECT_TRUE(gzip_of("gzip;q=1.0"));
+  EXPECT_FALSE(gzip_of("gzip;q=0"));
+  EXPECT_FALSE(gzip_of("gzip; q=0.000"));
+  EXPECT_FALSE(gzip_of("identity"));
+  EXPECT_FALSE(gzip_of("br, deflate"));
+  EXPECT_FALSE(gzip_of(""));
+  EXPECT_FALSE(parse_request("GET / HTTP/1.1\r\n\r\n", HttpLimits{}).request.accepts_gzip);
+}
+
+}  // namespace
+}  // namespace fabscope::exporter
