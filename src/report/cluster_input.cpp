@@ -129,6 +129,7 @@ ClusterDoc cluster_from_json(const std::string& file, const json& doc) {
         ip.state = p.str_or("state", "");
         x.ib_ports.push_back(std::move(ip));
       }
+    x.tor_switch = n.str_or("tor_switch", "");  // added to version 1 with the LLDP grouping
     c.world = std::max(c.world, x.rank + 1);
     c.nodes.push_back(std::move(x));
   }

@@ -107,6 +107,7 @@ struct ClusterNode {
   std::string name, fabscope_version, error;
   std::size_t findings = 0;  // its own warn/fail findings carried in the summary
   std::vector<ClusterIbPort> ib_ports;
+  std::string tor_switch;  // RoCE: the switch its RoCE netdev is cabled to (LLDP), "" unknown
 };
 
 // `localization` (cluster --fabric): the cables and switches the slow pairs share. Node indexes

@@ -476,6 +476,13 @@ std::string render_cluster(const Report& r) {
            std::to_string(groups.size()) + (groups.size() == 1 ? " leaf" : " leaves") + "; " + std::to_string(placed) +
            " of " + std::to_string(c.world) + " nodes placed by their InfiniBand LID, the others last), so the nodes "
            "of one bad leaf make one block.</p>";
+    } else if (!c.pairs.empty() && !(groups = tor_groups(c)).empty()) {
+      std::size_t placed = 0;
+      for (const auto& grp : groups) placed += grp.ranks.size();
+      o += "<p class=\"leaf-order\">Ordered by top-of-rack switch (" + std::to_string(groups.size()) +
+           (groups.size() == 1 ? " switch" : " switches") + "; " + std::to_string(placed) + " of " +
+           std::to_string(c.world) + " nodes placed by the LLDP neighbour they reported, the others last), so the "
+           "nodes of one bad rack make one block.</p>";
     } else if (!why_not.empty()) {
       o += "<p class=\"muted\">In rank order: the fabric input does not place these nodes (" + esc(why_not) + ").</p>";
     }

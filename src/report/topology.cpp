@@ -362,4 +362,16 @@ std::vector<HeatGroup> leaf_groups(const ClusterDoc& c, const subnet::Subnet& s,
   return out;
 }
 
+std::vector<HeatGroup> tor_groups(const ClusterDoc& c) {
+  std::map<std::string, std::vector<int>, bool (*)(const std::string&, const std::string&)> by(natural_less);
+  for (const auto& n : c.nodes)
+    if (!n.tor_switch.empty()) by[n.tor_switch].push_back(n.rank);
+  std::vector<HeatGroup> out;
+  for (auto& [name, ranks] : by) {
+    std::sort(ranks.begin(), ranks.end());
+    out.push_back({name, std::move(ranks)});
+  }
+  return out;
+}
+
 }  // namespace fabscope::report

@@ -109,6 +109,10 @@ void mark_suspects(Topology& t, const std::vector<ClusterSuspect>& suspects, int
 std::vector<HeatGroup> leaf_groups(const ClusterDoc& c, const subnet::Subnet& s, const Topology& t,
                                    std::string* why);
 
+// RoCE: the ranks grouped by the top-of-rack switch they reported over LLDP (tor_switch), in
+// natural name order; empty when no node reported one.
+std::vector<HeatGroup> tor_groups(const ClusterDoc& c);
+
 // "S-leaf9" before "S-leaf10": digit runs compare as numbers.
 bool natural_less(const std::string& a, const std::string& b);
 

@@ -373,6 +373,25 @@ TEST(ReportFabric, HeatMap_IsOrderedByLeafWithItsBounds) {
   EXPECT_EQ(count(alone, "class=\"leaf-bound\""), 0u);
 }
 
+TEST(ReportFabric, HeatMap_RoceNodesAreOrderedByTheirTopOfRackSwitch) {
+  Tree x = fat_tree(3, 2, 2);
+  json doc = cluster_doc(x);
+  // No fabric input: the nodes' LLDP neighbours place them, "tor10" after "tor9".
+  const char* tors[] = {"tor10", "tor9", "tor10", "tor9", "tor10", "tor9"};
+  for (int r = 0; r < 6; ++r) {
+    doc["nodes"][static_cast<std::size_t>(r)].erase("ib_ports");
+    doc["nodes"][static_cast<std::size_t>(r)]["tor_switch"] = tors[r];
+  }
+  Input cluster = input_from_json("runs/cluster.json", doc);
+  const auto groups = tor_groups(cluster.cluster);
+  ASSERT_EQ(groups.size(), 2u);
+  EXPECT_EQ(groups[0].name, "tor9");
+  EXPECT_EQ(groups[0].ranks, (std::vector<int>{1, 3, 5}));
+  const std::string html = render(report_of({cluster})).html;
+  EXPECT_NE(html.find("Ordered by top-of-rack switch"), std::string::npos);
+  EXPECT_EQ(count(html, "class=\"leaf-bound\""), 1u);
+}
+
 TEST(ReportFabric, HeatMap_PastSixtyFourNodesIsOneBlockPerLeaf) {
   Tree x = fat_tree(4, 2, 20);  // 80 nodes
   Input cluster = input_from_json("runs/cluster.json", cluster_doc(x));
