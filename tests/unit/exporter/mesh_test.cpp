@@ -213,6 +213,7 @@ TEST(MeshFamilies, EveryReasonIsRenderedAtZero_AndTheExpositionIsValid) {
 }
 
 // ---------- live meshes on loopback ----------
+// peer() points into the view it is given: keep the view in a variable, never a temporary.
 
 struct TempFile {
   std::filesystem::path path;
@@ -296,7 +297,9 @@ TEST(MeshLive, WrongToken_IsRefusedAndCountedOnBothSides) {
   b.start();
   ASSERT_TRUE(poll_until([&] { return errors(a.view(), idb, "refused") >= 2; }));
   EXPECT_GE(b.view().responder.rejected["unauthenticated"], 2u);
-  EXPECT_EQ(peer(a.view(), idb)->answered, 0u);
+  const auto v = a.view();
+  ASSERT_NE(peer(v, idb), nullptr);
+  EXPECT_EQ(peer(v, idb)->answered, 0u);
 }
 
 int connect_raw(int port) {
@@ -343,7 +346,8 @@ TEST(MeshLive, Garbage_SilenceAndFloods_AreCutAndCounted_WhileRealProbesGetAnswe
 
   a.start();  // a real peer is still answered
   ASSERT_TRUE(poll_until([&] {
-    auto* p = peer(a.view(), idb);
+    const auto v = a.view();
+    auto* p = peer(v, idb);
     return p && p->answered >= 3;
   }));
 }
@@ -373,7 +377,8 @@ TEST(MeshLive, PeerListReload_PicksUpANewPeer) {
   // A different size, so the change is seen even within the file system's timestamp granularity.
   list.write(idb + "\n");
   ASSERT_TRUE(poll_until([&] {
-    auto* p = peer(a.view(), idb);
+    const auto v = a.view();
+    auto* p = peer(v, idb);
     return p && p->answered >= 1;
   }));
 }
