@@ -1,13 +1,20 @@
+#include <unistd.h>
+
 #include <csignal>
+#include <cstdlib>
 #include <iostream>
 
 #include "cli/commands.hpp"
 #include "core/args.hpp"
 #include "core/error.hpp"
+#include "core/files.hpp"
+#include "core/hostlist.hpp"
+#include "core/strings.hpp"
 #include "core/json.hpp"
 #include "core/root.hpp"
 #include "exporter/exporter.hpp"
 #include "exporter/http.hpp"
+#include "exporter/mesh_wire.hpp"
 #include "subnet/thresholds.hpp"
 
 namespace fabscope::cli {
@@ -15,6 +22,58 @@ namespace fabscope::cli {
 namespace {
 std::atomic<bool> g_stop{false};
 void on_signal(int) { g_stop.store(true); }
+
+const char* const kMeshFlags[] = {"mesh-listen", "mesh-peers", "mesh-dns", "mesh-slurm", "mesh-peer-port",
+                                  "mesh-token-file", "mesh-self", "mesh-switch", "mesh-sample", "mesh-neighbours",
+                                  "mesh-rotation", "mesh-rate", "mesh-timeout-ms", "mesh-peer-limit"};
+
+exporter::MeshOptions mesh_options(const core::ArgParser& args) {
+  exporter::MeshOptions mo;
+  auto listen = exporter::parse_listen_address(args.get("mesh-listen"));
+  mo.listen_host = listen.host;
+  mo.listen_port = listen.port;
+  if (args.has("mesh-token-file")) {
+    const std::string path = args.get("mesh-token-file");
+    mo.token = std::string(core::trim(core::read_input(path, 4096)));
+    exporter::check_mesh_token(mo.token, path);
+  } else {
+    const char* t = std::getenv("FABSCOPE_MESH_TOKEN");
+    if (!t || !*t)
+      throw UsageError("exporter: --mesh needs the mesh's shared token: --mesh-token-file FILE or FABSCOPE_MESH_TOKEN");
+    mo.token = t;
+    exporter::check_mesh_token(mo.token, "FABSCOPE_MESH_TOKEN");
+  }
+  mo.peers_file = args.get("mesh-peers");
+  mo.dns_name = args.get("mesh-dns");
+  if (args.has("mesh-slurm")) {
+    const char* list = std::getenv("SLURM_JOB_NODELIST");
+    if (!list || !*list) throw UsageError("exporter: --mesh-slurm: SLURM_JOB_NODELIST is not set");
+    try {
+      mo.hosts = core::expand_hostlist(list);
+    } catch (const Error& e) {
+      throw UsageError(std::string("exporter: --mesh-slurm: SLURM_JOB_NODELIST: ") + e.what());
+    }
+  }
+  if (args.has("mesh-peer-port")) mo.peer_port = static_cast<int>(args.get_int("mesh-peer-port", 1, 65535));
+  if (args.has("mesh-self")) {
+    mo.self_names.push_back(args.get("mesh-self"));
+  } else {
+    char host[256] = {};
+    if (::gethostname(host, sizeof host - 1) == 0 && host[0]) {
+      std::string h = host;
+      mo.self_names.push_back(h);
+      if (auto dot = h.find('.'); dot != std::string::npos) mo.self_names.push_back(h.substr(0, dot));
+    }
+  }
+  mo.self_switch = args.get("mesh-switch");
+  mo.select.sample = static_cast<std::size_t>(args.get_int("mesh-sample", 1, 64));
+  mo.select.max_neighbours = static_cast<std::size_t>(args.get_int("mesh-neighbours", 0, 64));
+  mo.rotation_seconds = args.get_double("mesh-rotation", 1, 86400);
+  mo.probes_per_second = args.get_double("mesh-rate", 0.1, 1000);
+  mo.probe_timeout = std::chrono::milliseconds(args.get_int("mesh-timeout-ms", 1, 10000));
+  mo.peer_label_limit = static_cast<std::size_t>(args.get_int("mesh-peer-limit", 1, 10000));
+  return mo;
+}
 }  // namespace
 
 int cmd_exporter(int argc, char** argv) {
@@ -44,11 +103,35 @@ int cmd_exporter(int argc, char** argv) {
       .option("--fabric-xmit-wait-tick-ns", "NS",
               "with --fabric: length of one PortXmitWait tick of your devices; exported so alerts can judge "
               "the time spent waiting (0 unknown)", "0")
+      .flag("--mesh", "also probe other nodes and answer their probes (RTT and loss per peer over TCP; needs the "
+                      "mesh token: --mesh-token-file or FABSCOPE_MESH_TOKEN)")
+      .option("--mesh-listen", "ADDR:PORT", "with --mesh: where the probe responder listens", ":9418")
+      .option("--mesh-peers", "FILE", "with --mesh: peers, one HOST[:PORT] [switch=NAME] a line; reread when it "
+                                      "changes")
+      .option("--mesh-dns", "NAME", "with --mesh: peers are every address NAME resolves to (a Kubernetes headless "
+                                    "service); resolved again every rotation")
+      .flag("--mesh-slurm", "with --mesh: peers are the nodes of SLURM_JOB_NODELIST")
+      .option("--mesh-peer-port", "N", "with --mesh: port of peers listed without one (default: --mesh-listen's)")
+      .option("--mesh-token-file", "FILE", "with --mesh: file holding the mesh's shared token (16-256 characters; "
+                                           "default env FABSCOPE_MESH_TOKEN)")
+      .option("--mesh-self", "NAME", "with --mesh: this node's name in the peer list (default: the host name; its own "
+                                     "addresses always count)")
+      .option("--mesh-switch", "NAME", "with --mesh: the switch this node is cabled to (default: switch= of its own line)")
+      .option("--mesh-sample", "K", "with --mesh: peers probed beyond the own switch, changed every rotation (1-64)", "4")
+      .option("--mesh-neighbours", "N", "with --mesh: peers under the own switch probed at once (0-64)", "8")
+      .option("--mesh-rotation", "SECONDS", "with --mesh: how long one selection of peers is kept (1-86400)", "60")
+      .option("--mesh-rate", "N", "with --mesh: probes per second this node sends, all peers together (0.1-1000)",
+              "10")
+      .option("--mesh-timeout-ms", "N", "with --mesh: a probe without a reply after this long is lost (1-10000)", "200")
+      .option("--mesh-peer-limit", "N", "with --mesh: peers with series of their own; the rest are summed as "
+                                        "peer=\"_other\" (1-10000)", "64")
       .example("fabscope exporter", "serve on every IPv4 interface, port 9417")
       .example("fabscope exporter --listen 127.0.0.1:9417 --checks-interval 300",
                "loopback only, checks every 5 minutes")
       .example("fabscope exporter --fabric --fabric-ca mlx5_0",
                "also the whole InfiniBand fabric: counters every 30 s, topology every 5 minutes")
+      .example("FABSCOPE_MESH_TOKEN=$(cat /etc/fabscope/mesh.token) fabscope exporter --mesh --mesh-slurm",
+               "also probe the job's nodes: 10 probes/s in all, 4 peers per minute beyond the own switch")
       .example("fabscope exporter --once --root /tmp/capture | promtool check metrics",
                "lint one exposition of a captured sysfs tree")
       .footer(
@@ -82,7 +165,18 @@ int cmd_exporter(int argc, char** argv) {
       if (args.has(f)) throw UsageError(std::string("exporter: --") + f + " needs --fabric");
   }
 
+  std::shared_ptr<exporter::Mesh> mesh;
+  if (args.has("mesh")) {
+    if (args.has("once")) throw UsageError("exporter: --mesh measures over time and does not go with --once");
+    // Binds the responder's port now: an address in use is an error before anything is served.
+    mesh = std::make_shared<exporter::Mesh>(mesh_options(args));
+  } else {
+    for (const char* f : kMeshFlags)
+      if (args.has(f)) throw UsageError(std::string("exporter: --") + f + " needs --mesh");
+  }
+
   exporter::Exporter ex(root, opts);
+  if (mesh) ex.set_mesh(mesh);
   if (opts.checks_interval_seconds > 0) ex.refresh_checks();
   if (fabric) {
     // The first discovery before serving: a scrape then has the fabric from the start (a failure
@@ -113,7 +207,12 @@ int cmd_exporter(int argc, char** argv) {
             << "), root " << root.dir().string() << "\n";
   ex.start_background_checks();
   if (fabric) fabric->start();
+  if (mesh) {
+    std::cerr << "fabscope exporter: mesh: answering probes on port " << mesh->port() << "\n";
+    mesh->start();
+  }
   server.run(g_stop);
+  if (mesh) mesh->stop();
   if (fabric) fabric->stop();
   ex.stop_background_checks();
   return 0;

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "core/hostlist.hpp"
+
 namespace fabscope::cluster {
 
 using EnvFn = std::function<const char*(const char*)>;
@@ -28,8 +30,7 @@ struct Launch {
 // out of range.
 Launch detect_launch(const std::string& requested, const EnvFn& env);
 
-// Slurm's hostlist syntax: "gpu[01-03,07],login1" -> gpu01 gpu02 gpu03 gpu07 login1. Throws
-// UsageError on a malformed list or one over 100,000 names.
-std::vector<std::string> expand_hostlist(const std::string& text);
+// Slurm's hostlist syntax (core/hostlist.hpp).
+using core::expand_hostlist;
 
 }  // namespace fabscope::cluster

@@ -95,6 +95,8 @@ std::vector<MetricFamily> Exporter::scrape_families(const ServerStats& http, con
   }
   if (checks)
     for (auto& f : check_families(*checks)) fams.push_back(std::move(f));
+  if (mesh_)
+    for (auto& f : mesh_->families()) fams.push_back(std::move(f));
 
   SelfStats self;
   self.scrape_errors_total = errors_;
@@ -208,7 +210,9 @@ json families_to_json(const std::vector<MetricFamily>& families) {
       json labels = json::object();
       for (const auto& [k, v] : s.labels) labels[k] = v;
       json value = s.is_integer ? json(s.integer) : json(s.value);
-      samples.push_back({{"labels", labels}, {"value", value}});
+      json sample = {{"labels", labels}, {"value", value}};
+      if (!s.suffix.empty()) sample["suffix"] = s.suffix;  // a histogram's _bucket, _sum, _count
+      samples.push_back(std::move(sample));
     }
     fams.push_back({{"name", f.name}, {"type", to_string(f.type)}, {"help", f.help}, {"samples", samples}});
   }

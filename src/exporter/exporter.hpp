@@ -19,6 +19,7 @@
 #include "exporter/fabric_collector.hpp"
 #include "exporter/families.hpp"
 #include "exporter/http.hpp"
+#include "exporter/mesh.hpp"
 #include "exporter/periodic.hpp"
 #include "exporter/port_reader.hpp"
 
@@ -66,6 +67,8 @@ class Exporter {
   // Fabric mode: every scrape also renders the collector's last collection (fabscope_fabric_*),
   // and its fabric.* findings join fabscope_check_status.
   void set_fabric(std::shared_ptr<FabricCollector> fabric) { fabric_ = std::move(fabric); }
+  // Mesh mode: every scrape also renders the mesh's counters (fabscope_mesh_*).
+  void set_mesh(std::shared_ptr<Mesh> mesh) { mesh_ = std::move(mesh); }
 
  private:
   void count_notes(const std::vector<probe::Note>& notes);
@@ -86,6 +89,7 @@ class Exporter {
   std::uint64_t checks_errors_ = 0;
 
   std::shared_ptr<FabricCollector> fabric_;
+  std::shared_ptr<Mesh> mesh_;
 
   std::uint64_t cached_batch_ = 0;
   // The batch's response: the node part (and gzipped, made on the first request that asks), the

@@ -7,7 +7,48 @@
 
 namespace fabscope::exporter {
 
-const char* to_string(MetricType t) { return t == MetricType::Counter ? "counter" : "gauge"; }
+const char* to_string(MetricType t) {
+  switch (t) {
+    case MetricType::Counter: return "counter";
+    case MetricType::Histogram: return "histogram";
+    case MetricType::Gauge: break;
+  }
+  return "gauge";
+}
+
+void Histogram::observe(double v) {
+  std::size_t i = 0;
+  while (i < bounds.size() && v > bounds[i]) ++i;  // le: a value on a bound counts in its bucket
+  ++counts[i];
+  sum += v;
+  ++count;
+}
+
+void Histogram::merge(const Histogram& o) {
+  if (o.bounds != bounds) throw Error("histograms with different bucket bounds cannot be merged");
+  for (std::size_t i = 0; i < counts.size(); ++i) counts[i] += o.counts[i];
+  sum += o.sum;
+  count += o.count;
+}
+
+void add_histogram(MetricFamily& f, const Labels& labels, const Histogram& h) {
+  if (f.type != MetricType::Histogram) throw Error("metric " + f.name + " is not a histogram");
+  std::uint64_t cumulative = 0;
+  for (std::size_t i = 0; i <= h.bounds.size(); ++i) {
+    cumulative += i < h.counts.size() ? h.counts[i] : 0;
+    Labels l = labels;
+    l.emplace_back("le", i < h.bounds.size() ? format_value(h.bounds[i]) : "+Inf");
+    auto s = Sample::of_u64(std::move(l), cumulative);
+    s.suffix = "_bucket";
+    f.samples.push_back(std::move(s));
+  }
+  auto sum = Sample::of(labels, h.sum);
+  sum.suffix = "_sum";
+  f.samples.push_back(std::move(sum));
+  auto count = Sample::of_u64(labels, h.count);
+  count.suffix = "_count";
+  f.samples.push_back(std::move(count));
+}
 
 namespace {
 bool is_alpha_(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
@@ -72,7 +113,7 @@ void render_text(const std::vector<MetricFamily>& families, std::string& out) {
     out.append("# HELP ").append(f.name).append(" ").append(escape_help(f.help)).append("\n");
     out.append("# TYPE ").append(f.name).append(" ").append(to_string(f.type)).append("\n");
     for (const auto& s : f.samples) {
-      out.append(f.name);
+      out.append(f.name).append(s.suffix);
       if (!s.labels.empty()) {
         out += '{';
         bool first = true;

@@ -2,6 +2,8 @@
 // The metric model and the Prometheus text exposition format, version 0.0.4
 // (https://prometheus.io/docs/instrumenting/exposition_formats/): families with a name, a type and
 // help text, each holding samples with labels. Rendering is a pure function over these values.
+// A histogram family holds its series as the format spells them: one NAME_bucket sample per upper
+// bound (label le, cumulative, "+Inf" last), NAME_sum and NAME_count (add_histogram).
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -10,7 +12,7 @@
 
 namespace fabscope::exporter {
 
-enum class MetricType { Counter, Gauge };
+enum class MetricType { Counter, Gauge, Histogram };
 
 const char* to_string(MetricType t);
 
@@ -23,12 +25,31 @@ struct Sample {
   double value = 0;
   std::uint64_t integer = 0;
   bool is_integer = false;
+  // Appended to the family's name: "_bucket", "_sum", "_count" in a histogram, else empty.
+  std::string suffix;
 
-  static Sample of(Labels labels, double v) { return Sample{std::move(labels), v, 0, false}; }
+  static Sample of(Labels labels, double v) { return Sample{std::move(labels), v, 0, false, {}}; }
   static Sample of_u64(Labels labels, std::uint64_t v) {
-    return Sample{std::move(labels), static_cast<double>(v), v, true};
+    return Sample{std::move(labels), static_cast<double>(v), v, true, {}};
   }
 };
+
+// Observations counted per bucket. bounds are the buckets' upper bounds, increasing; counts has
+// one more entry than bounds (the last: above every bound, the +Inf bucket's own part).
+struct Histogram {
+  std::vector<double> bounds;
+  std::vector<std::uint64_t> counts;
+  double sum = 0;
+  std::uint64_t count = 0;
+
+  Histogram() = default;
+  explicit Histogram(std::vector<double> upper_bounds)
+      : bounds(std::move(upper_bounds)), counts(bounds.size() + 1, 0) {}
+  void observe(double v);
+  // Adds every observation of o (same bounds; throws fabscope::Error otherwise).
+  void merge(const Histogram& o);
+};
+
 
 struct MetricFamily {
   std::string name;  // "fabscope_port_data_transmitted_bytes_total"
@@ -36,6 +57,10 @@ struct MetricFamily {
   std::string help;
   std::vector<Sample> samples;
 };
+
+// The samples of one histogram series: NAME_bucket{labels…,le="B"} per bound, cumulative, then
+// le="+Inf", NAME_sum, NAME_count. f.type must be Histogram.
+void add_histogram(MetricFamily& f, const Labels& labels, const Histogram& h);
 
 // [a-zA-Z_:][a-zA-Z0-9_:]* and [a-zA-Z_][a-zA-Z0-9_]* (label names; "__" prefix is reserved).
 bool is_valid_metric_name(std::string_view name);

@@ -6,6 +6,7 @@
 
 #include "exporter/fabric_families.hpp"
 #include "exporter/families.hpp"
+#include "exporter/mesh_families.hpp"
 #include "support/fixtures.hpp"
 
 namespace fabscope::exporter {
@@ -35,6 +36,13 @@ TEST(MetricsDoc, NamesEveryFamilyTheExporterCanProduce) {
   v.subnet = std::make_shared<const subnet::Subnet>(std::move(sub));
   v.xmit_wait_tick_ns = 64;
   for (auto& f : fabric_families(v)) fams.push_back(f);
+  // --mesh: a peer probed once, so its verdict series exist.
+  MeshView mesh;
+  MeshPeerStats p;
+  p.peer = "node02";
+  p.probed = true;
+  mesh.peers.push_back(p);
+  for (auto& f : mesh_families(mesh)) fams.push_back(f);
   auto doc = read_doc("docs/metrics.md");
   ASSERT_FALSE(doc.empty());
   for (const auto& f : fams) EXPECT_NE(doc.find("`" + f.name + "`"), std::string::npos) << f.name;

@@ -1,0 +1,729 @@
+#include "exporter/mesh.hpp"
+
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "core/error.hpp"
+#include "core/files.hpp"
+#include "core/socket.hpp"
+#include "core/strings.hpp"
+#include "exporter/mesh_wire.hpp"
+
+namespace fabscope::exporter {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using TimePoint = Clock::time_point;
+
+double unix_seconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+constexpr std::size_t kMaxPeersFileBytes = 16u << 20;
+// A connection more than this many probes over its rate within one second is flooding: cut.
+constexpr std::uint64_t kFloodProbesPerSecond = 1000;
+// Bytes read from one connection per loop iteration: a flooding peer cannot starve the others.
+constexpr std::size_t kReadPerTurn = 64 * kMeshProbeBytes;
+// Consecutive timeouts after which the prober drops a connection and dials again.
+constexpr int kTimeoutsBeforeRedial = 3;
+
+std::vector<std::string> local_addresses() {
+  std::vector<std::string> out;
+  ifaddrs* ifs = nullptr;
+  if (getifaddrs(&ifs) != 0) return out;
+  for (ifaddrs* i = ifs; i; i = i->ifa_next) {
+    if (!i->ifa_addr) continue;
+    char buf[INET6_ADDRSTRLEN] = {};
+    if (i->ifa_addr->sa_family == AF_INET)
+      inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(i->ifa_addr)->sin_addr, buf, sizeof buf);
+    else if (i->ifa_addr->sa_family == AF_INET6)
+      inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(i->ifa_addr)->sin6_addr, buf, sizeof buf);
+    if (buf[0]) out.emplace_back(buf);
+  }
+  freeifaddrs(ifs);
+  return out;
+}
+
+// Every address a name resolves to (a headless service: one per pod); throws Error saying why not.
+std::vector<std::string> resolve_all(const std::string& name) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* res = nullptr;
+  int rc = getaddrinfo(name.c_str(), nullptr, &hints, &res);
+  if (rc != 0) throw Error("mesh: cannot resolve --mesh-dns " + name + ": " + gai_strerror(rc));
+  std::set<std::string> out;
+  for (addrinfo* a = res; a; a = a->ai_next) {
+    char buf[INET6_ADDRSTRLEN] = {};
+    if (a->ai_family == AF_INET)
+      inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(a->ai_addr)->sin_addr, buf, sizeof buf);
+    else if (a->ai_family == AF_INET6)
+      inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(a->ai_addr)->sin6_addr, buf, sizeof buf);
+    if (buf[0]) out.insert(buf);
+  }
+  freeaddrinfo(res);
+  return {out.begin(), out.end()};
+}
+
+// A token bucket: `rate` per second, at most `burst` saved up.
+struct Bucket {
+  double tokens = 0, rate = 0, burst = 0;
+  TimePoint at{};
+  bool take(TimePoint now) {
+    tokens = std::min(burst, tokens + rate * seconds(now - at));
+    at = now;
+    if (tokens < 1) return false;
+    tokens -= 1;
+    return true;
+  }
+};
+
+// A connection at the responder.
+struct RConn {
+  net::Fd fd;
+  std::string who;
+  bool authed = false;
+  std::string in;      // the hello so far, then at most one partial probe
+  TimePoint deadline{};  // for the hello
+  TimePoint last_active{};
+  Bucket bucket;
+  TimePoint flood_window{};
+  std::uint64_t limited_in_window = 0;
+  bool dead = false;
+};
+
+// The prober's connection to one peer.
+struct PConn {
+  enum class State { Idle, Connecting, Hello, Ready };
+  MeshPeer peer;
+  net::Fd fd;
+  State state = State::Idle;
+  std::string in;
+  bool pending = false;      // a probe counted as sent, waiting for the connection
+  bool outstanding = false;  // a probe written, waiting for its reply
+  std::uint32_t seq = 0;
+  TimePoint written{}, deadline{};
+  int timeouts_in_row = 0;
+  bool selected = true;
+};
+
+}  // namespace
+
+struct Mesh::Impl {
+  MeshOptions o;
+  net::Fd listener;
+  int port = 0;
+  net::Fd wake;  // eventfd
+  std::thread thread;
+  std::atomic<bool> stop{false};
+
+  mutable std::mutex mu;  // guards the stats below; the loop holds it between polls
+  std::map<std::string, MeshPeerStats> stats;
+  MeshPeerStats other;
+  bool other_used = false;
+  MeshResponderStats rstats;
+  std::uint64_t listed = 0, bad_lines = 0, list_errors = 0, selected_count = 0;
+  double coverage_seconds = 0;
+
+  // Loop state (the loop's thread only).
+  std::vector<std::unique_ptr<RConn>> rconns;
+  Bucket total_bucket;
+  TimePoint accept_paused_until{};
+  std::vector<MeshPeer> peers;               // merged sources, sorted by id, this node included
+  std::optional<std::size_t> self_index;     // this node's entry, when listed
+  std::vector<std::string> self_names;
+  std::uint64_t self_hash = 0;
+  PeerList file_peers, dns_peers, host_peers;
+  struct stat file_stat {};
+  bool file_read = false;
+  TimePoint next_file_check{}, next_dns{};
+  std::uint64_t window = ~0ull;
+  std::vector<std::string> selected;         // ids, in probe order
+  std::size_t rr = 0;
+  std::map<std::string, PConn> pconns;
+  std::uint32_t next_seq = 0;
+  TimePoint next_probe{};
+  std::string last_list_error;
+
+  explicit Impl(MeshOptions opts) : o(std::move(opts)) {
+    check_mesh_token(o.token, "mesh");
+    if (o.probes_per_second <= 0) throw Error("mesh: the probe rate must be above 0");
+    listener = net::listen_tcp(o.listen_host, o.listen_port, 128, false);
+    port = net::local_port(listener.get());
+    if (o.peer_port == 0) o.peer_port = port;
+    wake = net::Fd(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
+    if (!wake) throw Error(std::string("mesh: eventfd: ") + std::strerror(errno));
+    total_bucket = Bucket{o.answers_per_second, o.answers_per_second, std::max(1.0, o.answers_per_second / 5),
+                          Clock::now()};
+    self_names = o.self_names;
+    for (auto& a : local_addresses()) self_names.push_back(a);
+    std::string first = o.self_names.empty() ? "" : o.self_names.front();
+    self_hash = std::hash<std::string>{}(first.empty() ? std::to_string(port) : first);
+    host_peers = peers_from_hosts(o.hosts, o.peer_port);
+    report_bad("SLURM_JOB_NODELIST", host_peers);
+  }
+
+  // ---------- peers ----------
+  void report_bad(const std::string& source, const PeerList& l) {
+    for (const auto& b : l.bad_lines)
+      std::cerr << "fabscope exporter: mesh: " << source << ":" << b.line << ": " << b.why << ": '" << b.text
+                << "' (left out)\n";
+  }
+  void list_error(const std::string& e) {
+    ++list_errors;
+    if (e != last_list_error) std::cerr << "fabscope exporter: " << core::printable(e) << " (previous peers kept)\n";
+    last_list_error = e;
+  }
+
+  // Rereads what changed; true when the merged list may differ.
+  bool refresh_sources(TimePoint now, bool force) {
+    bool changed = force;
+    if (!o.peers_file.empty() && (force || now >= next_file_check)) {
+      next_file_check = now + std::chrono::milliseconds(static_cast<long long>(o.peers_file_check_seconds * 1000));
+      struct stat st {};
+      if (::stat(o.peers_file.c_str(), &st) != 0) {
+        list_error("mesh: " + o.peers_file + ": " + std::strerror(errno));
+      } else if (!file_read || st.st_mtim.tv_sec != file_stat.st_mtim.tv_sec ||
+                 st.st_mtim.tv_nsec != file_stat.st_mtim.tv_nsec || st.st_size != file_stat.st_size) {
+        try {
+          auto text = core::read_input(o.peers_file, kMaxPeersFileBytes);
+          file_peers = parse_peer_list(text, o.peers_file, o.peer_port);
+          report_bad(o.peers_file, file_peers);
+          file_stat = st;
+          file_read = true;
+          changed = true;
+          std::cerr << "fabscope exporter: mesh: " << o.peers_file << ": " << file_peers.peers.size() << " peers"
+                    << (file_peers.bad_lines.empty() ? "" : ", " + std::to_string(file_peers.bad_lines.size()) +
+                                                                " bad lines left out")
+                    << "\n";
+        } catch (const std::exception& e) {
+          list_error(std::string("mesh: ") + e.what());
+        }
+      }
+    }
+    if (!o.dns_name.empty() && (force || now >= next_dns)) {
+      next_dns = now + std::chrono::milliseconds(static_cast<long long>(o.rotation_seconds * 1000));
+      try {
+        auto fresh = peers_from_hosts(resolve_all(o.dns_name), o.peer_port);
+        std::vector<std::string> a, b;
+        for (auto& p : fresh.peers) a.push_back(p.id);
+        for (auto& p : dns_peers.peers) b.push_back(p.id);
+        if (a != b) changed = true;
+        dns_peers = std::move(fresh);
+      } catch (const std::exception& e) {
+        list_error(e.what());
+      }
+    }
+    return changed;
+  }
+
+  void merge_sources() {
+    std::map<std::string, MeshPeer> all;
+    for (const PeerList* l : {&host_peers, &dns_peers, &file_peers})
+      for (const auto& p : l->peers) {
+        auto [it, fresh] = all.emplace(p.id, p);
+        if (!fresh && it->second.switch_name.empty()) it->second.switch_name = p.switch_name;
+      }
+    std::vector<MeshPeer> merged;
+    for (auto& [id, p] : all) merged.push_back(std::move(p));
+    self_index = find_self(merged, self_names, port);
+    peers = std::move(merged);
+    std::lock_guard<std::mutex> lock(mu);
+    listed = peers.size() - (self_index ? 1 : 0);
+    bad_lines = file_peers.bad_lines.size() + host_peers.bad_lines.size();
+    // Peers no longer listed lose their series.
+    std::set<std::string> ids;
+    for (auto& p : peers) ids.insert(p.id);
+    for (auto it = stats.begin(); it != stats.end();) it = ids.count(it->first) ? std::next(it) : stats.erase(it);
+  }
+
+  void reselect(std::uint64_t w) {
+    window = w;
+    std::string own_switch = o.self_switch;
+    if (own_switch.empty() && self_index) own_switch = peers[*self_index].switch_name;
+    Selection s = select_peers(peers, self_index, self_hash, own_switch, w, o.select);
+    selected.clear();
+    for (auto i : s.peers) selected.push_back(peers[i].id);
+    std::set<std::string> keep(selected.begin(), selected.end());
+    for (auto& [id, c] : pconns) c.selected = keep.count(id) > 0;
+    for (auto i : s.peers)
+      if (!pconns.count(peers[i].id)) pconns[peers[i].id].peer = peers[i];
+    rr = 0;
+    std::lock_guard<std::mutex> lock(mu);
+    coverage_seconds = static_cast<double>(s.coverage_windows) * o.rotation_seconds;
+    selected_count = selected.size();
+  }
+
+  // ---------- prober ----------
+  // The stats a peer's results go to (mu held): its own until the label limit, then a slot freed
+  // by a peer not probed for three rotation windows, else the _other sum.
+  MeshPeerStats& stats_for(const std::string& id) {
+    auto it = stats.find(id);
+    if (it != stats.end()) return it->second;
+    if (stats.size() >= o.peer_label_limit) {
+      const double stale_before = unix_seconds() - 3 * o.rotation_seconds;
+      auto oldest = stats.end();
+      for (auto s = stats.begin(); s != stats.end(); ++s)
+        if (!pconns.count(s->first) && s->second.last_probe_timestamp_seconds < stale_before &&
+            (oldest == stats.end() ||
+             s->second.last_probe_timestamp_seconds < oldest->second.last_probe_timestamp_seconds))
+          oldest = s;
+      if (oldest == stats.end()) {
+        other_used = true;
+        other.peer = kMeshOtherPeer;
+        return other;
+      }
+      stats.erase(oldest);
+    }
+    auto& s = stats[id];
+    s.peer = id;
+    return s;
+  }
+
+  void close_pconn(PConn& c) {
+    c.fd.reset();
+    c.state = PConn::State::Idle;
+    c.in.clear();
+  }
+
+  void finish(PConn& c, const char* reason) {
+    if (!c.pending && !c.outstanding) return;  // nothing was counted as sent
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      auto& s = stats_for(c.peer.id);
+      s.probed = true;
+      s.up = false;
+      s.last_probe_timestamp_seconds = unix_seconds();
+      ++s.errors[reason];
+    }
+    c.pending = c.outstanding = false;
+  }
+
+  void answered(PConn& c, TimePoint now, std::uint64_t delay_ns) {
+    (void)delay_ns;  // the peer's own delay: exported by the peer itself
+    const double rtt = seconds(now - c.written);
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      auto& s = stats_for(c.peer.id);
+      s.rtt.observe(rtt);
+      ++s.answered;
+      s.probed = true;
+      s.up = true;
+      s.last_probe_timestamp_seconds = s.last_answer_timestamp_seconds = unix_seconds();
+    }
+    c.outstanding = false;
+    c.timeouts_in_row = 0;
+  }
+
+  void write_probe(PConn& c, TimePoint now) {
+    c.pending = false;
+    c.seq = ++next_seq;
+    auto b = encode_probe({c.seq, 0});
+    c.written = Clock::now();
+    ssize_t n = ::send(c.fd.get(), b.data(), b.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (n != static_cast<ssize_t>(b.size())) {
+      // Sixteen bytes that do not fit: the peer stopped reading long ago, or the socket broke.
+      c.outstanding = true;
+      finish(c, "closed");
+      close_pconn(c);
+      return;
+    }
+    c.outstanding = true;
+    c.deadline = now + o.probe_timeout;
+  }
+
+  void start_connect(PConn& c, TimePoint now) {
+    c.deadline = now + o.connect_timeout;
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_NUMERICSERV;
+    addrinfo* res = nullptr;
+    const std::string port = std::to_string(c.peer.port);
+    if (getaddrinfo(c.peer.host.c_str(), port.c_str(), &hints, &res) != 0 || !res) {
+      finish(c, "connect");
+      return;
+    }
+    net::Fd fd(::socket(res->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+    int rc = fd ? ::connect(fd.get(), res->ai_addr, res->ai_addrlen) : -1;
+    const int err = errno;
+    freeaddrinfo(res);
+    if (!fd || (rc != 0 && err != EINPROGRESS)) {
+      finish(c, "connect");
+      return;
+    }
+    net::set_nodelay(fd.get());
+    c.fd = std::move(fd);
+    c.state = PConn::State::Connecting;
+    if (rc == 0) connected(c);
+  }
+
+  void connected(PConn& c) {
+    const std::string hello = mesh_hello(o.token);
+    ssize_t n = ::send(c.fd.get(), hello.data(), hello.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (n != static_cast<ssize_t>(hello.size())) {
+      finish(c, "connect");
+      close_pconn(c);
+      return;
+    }
+    c.state = PConn::State::Hello;
+  }
+
+  void probe_next(TimePoint now) {
+    if (selected.empty()) return;
+    const std::string& id = selected[rr++ % selected.size()];
+    PConn& c = pconns[id];
+    if (c.pending || c.outstanding) return;  // the previous probe is still under way
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      ++stats_for(id).sent;
+    }
+    if (c.state == PConn::State::Ready) return write_probe(c, now);
+    c.pending = true;
+    if (c.state == PConn::State::Idle) start_connect(c, now);
+  }
+
+  void on_pconn(PConn& c, short revents, TimePoint now) {
+    if (c.state == PConn::State::Connecting) {
+      if (!(revents & (POLLOUT | POLLERR | POLLHUP))) return;
+      int err = 0;
+      socklen_t len = sizeof err;
+      ::getsockopt(c.fd.get(), SOL_SOCKET, SO_ERROR, &err, &len);
+      if (err != 0) {
+        if (c.pending) finish(c, "connect");
+        close_pconn(c);
+        return;
+      }
+      return connected(c);
+    }
+    if (!(revents & (POLLIN | POLLERR | POLLHUP))) return;
+    char buf[4 * kMeshReplyBytes];
+    const std::size_t frame = c.state == PConn::State::Hello ? kMeshAnswerBytes : kMeshReplyBytes;
+    ssize_t n = ::recv(c.fd.get(), buf, sizeof buf - std::min(c.in.size(), frame), MSG_DONTWAIT);
+    if (n <= 0) {
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
+      if (c.pending || c.outstanding) finish(c, c.state == PConn::State::Hello ? "connect" : "closed");
+      close_pconn(c);
+      return;
+    }
+    c.in.append(buf, static_cast<std::size_t>(n));
+    if (c.state == PConn::State::Hello) {
+      if (c.in.size() < kMeshAnswerBytes) return;
+      const std::string answer = c.in.substr(0, kMeshAnswerBytes);
+      c.in.erase(0, kMeshAnswerBytes);
+      if (answer == kMeshAccepted) {
+        c.state = PConn::State::Ready;
+        if (c.pending) write_probe(c, now);
+        return;
+      }
+      if (c.pending) finish(c, answer == kMeshRefused ? "refused" : "bad_reply");
+      close_pconn(c);
+      return;
+    }
+    while (c.in.size() >= kMeshReplyBytes) {
+      auto r = decode_reply(reinterpret_cast<const unsigned char*>(c.in.data()));
+      c.in.erase(0, kMeshReplyBytes);
+      if (!r) {
+        if (c.outstanding) finish(c, "bad_reply");
+        close_pconn(c);
+        return;
+      }
+      // A reply to a probe already counted as timed out is late: it was a loss, it stays one.
+      if (c.outstanding && r->seq == c.seq) answered(c, now, r->delay_ns);
+    }
+  }
+
+  void expire_pconns(TimePoint now) {
+    for (auto it = pconns.begin(); it != pconns.end();) {
+      PConn& c = it->second;
+      if ((c.pending || c.outstanding) && now >= c.deadline) {
+        if (c.outstanding) {
+          finish(c, "timeout");
+          if (++c.timeouts_in_row >= kTimeoutsBeforeRedial) close_pconn(c);
+        } else {
+          finish(c, "connect");
+          close_pconn(c);
+        }
+      }
+      // A peer out of the rotation is let go once nothing of it is under way.
+      if (!c.selected && !c.pending && !c.outstanding) it = pconns.erase(it);
+      else ++it;
+    }
+  }
+
+  // ---------- responder ----------
+  void reject(RConn& c, const char* reason) {
+    std::lock_guard<std::mutex> lock(mu);
+    ++rstats.rejected[reason];
+    c.dead = true;
+  }
+
+  void accept_some(TimePoint now) {
+    if (now < accept_paused_until) return;
+    for (int i = 0; i < 16; ++i) {
+      int fd = ::accept4(listener.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      if (fd < 0) {
+        if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+          accept_paused_until = now + std::chrono::milliseconds(100);  // no busy spin without descriptors
+        return;
+      }
+      auto c = std::make_unique<RConn>();
+      c->fd = net::Fd(fd);
+      const auto pending = static_cast<std::size_t>(
+          std::count_if(rconns.begin(), rconns.end(), [](const auto& r) { return !r->authed; }));
+      if (pending >= o.max_pending) {
+        reject(*c, "too_many_connections");
+        continue;
+      }
+      net::set_nodelay(fd);
+      c->who = net::peer_text(fd);
+      c->deadline = now + o.hello_timeout;
+      c->last_active = now;
+      c->bucket = Bucket{o.answers_per_second_per_connection, o.answers_per_second_per_connection,
+                         std::max(1.0, o.answers_per_second_per_connection / 5), now};
+      c->flood_window = now;
+      rconns.push_back(std::move(c));
+    }
+  }
+
+  void on_hello(RConn& c, TimePoint now) {
+    char buf[kMaxMeshHelloBytes];
+    ssize_t n = ::recv(c.fd.get(), buf, kMaxMeshHelloBytes - c.in.size(), MSG_DONTWAIT);
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+      reject(c, "hello_timeout");  // gone before saying who it is
+      return;
+    }
+    if (n < 0) return;
+    c.in.append(buf, static_cast<std::size_t>(n));
+    std::size_t size = 0;
+    try {
+      size = mesh_hello_size(c.in);
+    } catch (const Error&) {
+      reject(c, "garbage");
+      return;
+    }
+    if (size == 0) return;
+    if (!net::secret_equal(mesh_hello_token(std::string_view(c.in).substr(0, size)), o.token)) {
+      (void)::send(c.fd.get(), kMeshRefused, kMeshAnswerBytes, MSG_DONTWAIT | MSG_NOSIGNAL);
+      reject(c, "unauthenticated");
+      return;
+    }
+    // What came after the hello (at most the rest of one bounded read) is read as probes.
+    c.in.erase(0, size);
+    const auto authed = static_cast<std::size_t>(
+        std::count_if(rconns.begin(), rconns.end(), [](const auto& r) { return r->authed && !r->dead; }));
+    if (authed >= o.max_connections) {
+      // Full: the longest idle authenticated connection makes room (a peer that rotated away
+      // and did not close).
+      RConn* idle = nullptr;
+      for (auto& r : rconns)
+        if (r->authed && !r->dead && (!idle || r->last_active < idle->last_active)) idle = r.get();
+      if (idle) reject(*idle, "too_many_connections");
+    }
+    if (::send(c.fd.get(), kMeshAccepted, kMeshAnswerBytes, MSG_DONTWAIT | MSG_NOSIGNAL) !=
+        static_cast<ssize_t>(kMeshAnswerBytes)) {
+      c.dead = true;
+      return;
+    }
+    c.authed = true;
+    c.last_active = now;
+  }
+
+  void on_probes(RConn& c) {
+    char buf[kReadPerTurn];
+    ssize_t n = ::recv(c.fd.get(), buf, kReadPerTurn - c.in.size(), MSG_DONTWAIT);
+    const TimePoint read_at = Clock::now();
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+      c.dead = true;  // the prober let go (rotation) or went away: not a refusal
+      return;
+    }
+    if (n < 0) return;
+    c.last_active = read_at;
+    c.in.append(buf, static_cast<std::size_t>(n));
+    std::vector<MeshProbe> answer;
+    std::uint64_t limited = 0;
+    std::size_t off = 0;
+    for (; off + kMeshProbeBytes <= c.in.size(); off += kMeshProbeBytes) {
+      auto p = decode_probe(reinterpret_cast<const unsigned char*>(c.in.data() + off));
+      if (!p) {
+        reject(c, "garbage");
+        return;
+      }
+      if (c.bucket.take(read_at) && total_bucket.take(read_at)) answer.push_back(*p);
+      else ++limited;
+    }
+    c.in.erase(0, off);
+    if (read_at - c.flood_window >= std::chrono::seconds(1)) {
+      c.flood_window = read_at;
+      c.limited_in_window = 0;
+    }
+    c.limited_in_window += limited;
+    std::string out;
+    out.reserve(answer.size() * kMeshReplyBytes);
+    const TimePoint send_at = Clock::now();
+    const auto delay_ns = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(send_at - read_at).count());
+    for (const auto& p : answer) {
+      auto r = encode_reply({p.seq, p.opaque, delay_ns});
+      out.append(reinterpret_cast<const char*>(r.data()), r.size());
+    }
+    std::uint64_t blocked = 0;
+    if (!out.empty()) {
+      ssize_t s = ::send(c.fd.get(), out.data(), out.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+      if (s != static_cast<ssize_t>(out.size())) {
+        // The prober does not read its replies: never buffer for it, let it go.
+        blocked = answer.size();
+        c.dead = true;
+      }
+    }
+    std::lock_guard<std::mutex> lock(mu);
+    rstats.probes["answered"] += answer.size() - blocked;
+    rstats.probes["rate_limited"] += limited;
+    rstats.probes["send_blocked"] += blocked;
+    for (std::size_t i = 0; i < answer.size() - blocked; ++i) rstats.delay.observe(static_cast<double>(delay_ns) * 1e-9);
+    if (c.limited_in_window > kFloodProbesPerSecond && !c.dead) {
+      ++rstats.rejected["flood"];
+      c.dead = true;
+    }
+  }
+
+  void expire_rconns(TimePoint now) {
+    for (auto& c : rconns)
+      if (!c->authed && !c->dead && now >= c->deadline) reject(*c, "hello_timeout");
+    rconns.erase(std::remove_if(rconns.begin(), rconns.end(), [](const auto& c) { return c->dead; }), rconns.end());
+    std::lock_guard<std::mutex> lock(mu);
+    rstats.connections_open = rconns.size();
+  }
+
+  // ---------- the loop ----------
+  std::uint64_t window_now() const {
+    return static_cast<std::uint64_t>(std::floor(unix_seconds() / std::max(1e-3, o.rotation_seconds)));
+  }
+
+  void loop() {
+    const auto period = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(1.0 / o.probes_per_second));
+    TimePoint now = Clock::now();
+    next_probe = now + period;
+    std::vector<pollfd> pfds;
+    std::vector<PConn*> pfd_pconns;
+    while (!stop.load()) {
+      now = Clock::now();
+      if (refresh_sources(now, window == ~0ull)) {
+        merge_sources();
+        reselect(window_now());
+      } else if (window_now() != window) {
+        reselect(window_now());
+      }
+      if (now >= next_probe) {
+        probe_next(now);
+        next_probe += period;
+        if (next_probe < now) next_probe = now + period;  // after a stall: no burst to catch up
+      }
+      expire_pconns(now);
+      expire_rconns(now);
+
+      TimePoint wake_at = next_probe;
+      for (auto& [id, c] : pconns)
+        if (c.pending || c.outstanding) wake_at = std::min(wake_at, c.deadline);
+      for (auto& c : rconns)
+        if (!c->authed) wake_at = std::min(wake_at, c->deadline);
+      if (!o.peers_file.empty()) wake_at = std::min(wake_at, next_file_check);
+
+      pfds.clear();
+      pfd_pconns.clear();
+      pfds.push_back({wake.get(), POLLIN, 0});
+      pfds.push_back({listener.get(), static_cast<short>(now >= accept_paused_until ? POLLIN : 0), 0});
+      for (auto& c : rconns) pfds.push_back({c->fd.get(), POLLIN, 0});
+      const std::size_t first_pconn = pfds.size();
+      for (auto& [id, c] : pconns) {
+        if (c.state == PConn::State::Idle) continue;
+        pfds.push_back({c.fd.get(), static_cast<short>(c.state == PConn::State::Connecting ? POLLOUT : POLLIN), 0});
+        pfd_pconns.push_back(&c);
+      }
+      const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(wake_at - Clock::now()).count();
+      ::poll(pfds.data(), pfds.size(), static_cast<int>(std::clamp<long long>(wait + 1, 0, 1000)));
+      now = Clock::now();
+      if (pfds[0].revents) {
+        std::uint64_t v;
+        (void)::read(wake.get(), &v, sizeof v);
+      }
+      // Connections of this turn, by index: accept_some appends, so the snapshot stays valid.
+      const std::size_t known = first_pconn - 2;
+      for (std::size_t i = 0; i < known; ++i) {
+        if (!pfds[2 + i].revents) continue;
+        RConn& c = *rconns[i];
+        if (c.dead) continue;
+        if (c.authed) on_probes(c);
+        else on_hello(c, now);
+      }
+      if (pfds[1].revents & POLLIN) accept_some(now);
+      for (std::size_t i = 0; i < pfd_pconns.size(); ++i)
+        if (pfds[first_pconn + i].revents) on_pconn(*pfd_pconns[i], pfds[first_pconn + i].revents, now);
+    }
+  }
+};
+
+Mesh::Mesh(MeshOptions opts) : impl_(std::make_unique<Impl>(std::move(opts))) {}
+
+Mesh::~Mesh() { stop(); }
+
+int Mesh::port() const { return impl_->port; }
+
+void Mesh::start() {
+  if (impl_->thread.joinable()) return;
+  impl_->stop = false;
+  impl_->thread = std::thread([this] {
+    try {
+      impl_->loop();
+    } catch (const std::exception& e) {
+      std::cerr << "fabscope exporter: mesh stopped: " << core::printable(e.what()) << "\n";
+    }
+  });
+}
+
+void Mesh::stop() {
+  impl_->stop = true;
+  std::uint64_t one = 1;
+  (void)::write(impl_->wake.get(), &one, sizeof one);
+  if (impl_->thread.joinable()) impl_->thread.join();
+}
+
+MeshView Mesh::view() const {
+  MeshView v;
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  for (const auto& [id, s] : impl_->stats) v.peers.push_back(s);
+  if (impl_->other_used) v.peers.push_back(impl_->other);
+  std::sort(v.peers.begin(), v.peers.end(), [](const auto& a, const auto& b) { return a.peer < b.peer; });
+  v.responder = impl_->rstats;
+  v.peers_listed = impl_->listed;
+  v.peers_selected = impl_->selected_count;
+  v.peer_label_limit = impl_->o.peer_label_limit;
+  v.rotation_seconds = impl_->o.rotation_seconds;
+  v.coverage_period_seconds = impl_->coverage_seconds;
+  v.probe_rate_per_second = impl_->o.probes_per_second;
+  v.peer_list_bad_lines = impl_->bad_lines;
+  v.peer_list_errors_total = impl_->list_errors;
+  return v;
+}
+
+}  // namespace fabscope::exporter

@@ -1,0 +1,72 @@
+#pragma once
+// The exporter's mesh mode (`--mesh`): every node answers probes of the mesh's other nodes and
+// probes a few of them itself, round robin, at a fixed total rate, over TCP (transport="tcp").
+// One thread does both, in one poll() loop; it exists only when the mode is on. Scrapes read
+// the counters under a mutex the loop holds only between two polls, never across one.
+//
+// Bounds (docs/metrics.md, "Mesh"): a connection is answered only after a hello with the mesh's
+// shared token (compared in constant time); at most max_pending connections say hello at once,
+// each within hello_timeout and kMaxMeshHelloBytes; at most max_connections authenticated ones
+// (the longest idle is cut for a new one); every connection buffers at most one partial probe;
+// probes beyond the per-connection and total rates are not answered, and a connection far over
+// them is cut. Every refusal is counted by reason.
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "exporter/mesh_families.hpp"
+#include "exporter/mesh_peers.hpp"
+
+namespace fabscope::exporter {
+
+struct MeshOptions {
+  std::string listen_host;          // "" every address (IPv6 dual-stack where available)
+  int listen_port = 9418;           // 0: the kernel's choice (tests)
+  std::string token;                // the mesh's shared token (check_mesh_token)
+  // Peer sources, all optional and merged; none: the node only answers.
+  std::string peers_file;           // reread when its modification time or size changes
+  std::string dns_name;             // resolved again every rotation window
+  std::vector<std::string> hosts;   // fixed names (Slurm's node list, expanded)
+  int peer_port = 0;                // port of peers listed without one; 0: listen_port
+  std::vector<std::string> self_names;  // names and addresses that mean this node ("" ignored)
+  std::string self_switch;          // the switch this node is cabled to; "" unknown
+  SelectOptions select;
+  double rotation_seconds = 60;
+  double probes_per_second = 10;    // this node's total
+  std::chrono::milliseconds probe_timeout{200};
+  std::chrono::milliseconds connect_timeout{1000};
+  std::size_t peer_label_limit = 64;
+  // The responder's bounds.
+  double answers_per_second_per_connection = 100;
+  double answers_per_second = 1000;
+  std::size_t max_connections = 64;
+  std::size_t max_pending = 32;
+  std::chrono::milliseconds hello_timeout{2000};
+  double peers_file_check_seconds = 5;
+};
+
+class Mesh {
+ public:
+  // Binds the responder's port (throws fabscope::Error naming the address when it cannot) and
+  // checks the token; starts nothing.
+  explicit Mesh(MeshOptions opts);
+  ~Mesh();
+  Mesh(const Mesh&) = delete;
+  Mesh& operator=(const Mesh&) = delete;
+
+  int port() const;  // the bound port
+  void start();      // the loop's thread
+  void stop();       // wakes the loop at once and joins it
+
+  MeshView view() const;
+  std::vector<MetricFamily> families() const { return mesh_families(view()); }
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace fabscope::exporter

@@ -1,0 +1,72 @@
+#pragma once
+// Metric families of the probe mesh (`fabscope exporter --mesh`): per peer and transport, RTT
+// histograms, probes sent and answered, errors by reason, reachability; the responder's own
+// answers, refusals and processing delay; the peer list and selection. Pure: the mesh
+// (mesh.hpp) hands over a MeshView. Every name, type and label is in docs/metrics.md.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "exporter/metrics.hpp"
+
+namespace fabscope::exporter {
+
+// Bucket upper bounds of the RTT and delay histograms, in seconds: 1 µs steps up to 6 µs (the
+// runbook's 5 µs InfiniBand and 10 µs RoCE thresholds are bounds), then about three per decade
+// to 1 s.
+const std::vector<double>& mesh_rtt_bounds();
+
+// Why a probe got no answer; every reason is rendered for every peer, 0 included.
+inline constexpr const char* kMeshErrorReasons[] = {
+    "timeout",    // written, no reply within the probe timeout
+    "connect",    // no connection: name not resolved, refused, unreachable, timed out
+    "refused",    // the peer refused the mesh token
+    "closed",     // the peer closed the connection with a probe outstanding
+    "bad_reply",  // the reply was not ours (magic or sequence)
+};
+
+// The peer label of everything beyond the label limit.
+inline constexpr const char* kMeshOtherPeer = "_other";
+
+struct MeshPeerStats {
+  std::string peer;              // label: the peer's id, or kMeshOtherPeer
+  std::string transport = "tcp";
+  Histogram rtt{mesh_rtt_bounds()};
+  std::uint64_t sent = 0, answered = 0;
+  std::map<std::string, std::uint64_t> errors;  // reason -> count
+  bool probed = false;           // at least one probe finished (answered or not)
+  bool up = false;               // the last probe was answered
+  double last_answer_timestamp_seconds = 0;  // Unix time; 0 never
+  double last_probe_timestamp_seconds = 0;
+};
+
+struct MeshResponderStats {
+  std::map<std::string, std::uint64_t> probes;    // "answered" | "rate_limited" | "send_blocked"
+  std::map<std::string, std::uint64_t> rejected;  // reason -> connections refused or cut
+  std::uint64_t connections_open = 0;
+  Histogram delay{mesh_rtt_bounds()};
+};
+
+// Reasons of fabscope_mesh_responder_rejected_total, all rendered.
+inline constexpr const char* kMeshRejectReasons[] = {
+    "unauthenticated",       // a hello with the wrong token
+    "garbage",               // bytes that are not the protocol (before or after the hello)
+    "hello_timeout",         // no complete hello in time (a slow or silent stranger)
+    "too_many_connections",  // over the pending or authenticated connection limits
+    "flood",                 // far over the probe rate limit: cut
+};
+
+struct MeshView {
+  std::vector<MeshPeerStats> peers;  // sorted by peer; the _other aggregate among them when used
+  MeshResponderStats responder;
+  std::uint64_t peers_listed = 0, peers_selected = 0;
+  std::uint64_t peer_label_limit = 0;
+  double rotation_seconds = 0, coverage_period_seconds = 0, probe_rate_per_second = 0;
+  std::uint64_t peer_list_bad_lines = 0;
+  std::uint64_t peer_list_errors_total = 0;  // a source that could not be read or resolved
+};
+
+std::vector<MetricFamily> mesh_families(const MeshView& v);
+
+}  // namespace fabscope::exporter

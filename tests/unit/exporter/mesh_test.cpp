@@ -1,0 +1,404 @@
+// The probe mesh: histograms in the exposition, the peer list, the selection's coverage and
+// load, the wire format, and live meshes on loopback (answers, a wrong token, garbage, a peer
+// that stops). Live tests poll under deadlines; nothing depends on a sleep finishing in time.
+#include "exporter/mesh.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <set>
+#include <thread>
+
+#include "core/error.hpp"
+#include "core/socket.hpp"
+#include "exporter/mesh_wire.hpp"
+#include "exporter/metrics.hpp"
+
+namespace fabscope::exporter {
+namespace {
+
+const std::string kToken = "0123456789abcdef0123";
+
+TEST(MeshHistogram, ValueOnABound_CountsInThatBucket) {
+  Histogram h({1e-6, 5e-6});
+  h.observe(1e-6);
+  h.observe(4e-6);
+  h.observe(1);
+  EXPECT_EQ(h.counts, (std::vector<std::uint64_t>{1, 1, 1}));
+  EXPECT_EQ(h.count, 3u);
+}
+
+TEST(MeshHistogram, Exposition_HasCumulativeBucketsInfSumAndCount) {
+  Histogram h({1e-6, 5e-6});
+  h.observe(0.5e-6);
+  h.observe(2e-6);
+  h.observe(2);
+  MetricFamily f{"x_seconds", MetricType::Histogram, "help", {}};
+  add_histogram(f, {{"peer", "a"}}, h);
+  EXPECT_EQ(render_text({f}),
+            "# HELP x_seconds help\n# TYPE x_seconds histogram\n"
+            "x_seconds_bucket{peer=\"a\",le=\"1e-06\"} 1\n"
+            "x_seconds_bucket{peer=\"a\",le=\"5e-06\"} 2\n"
+            "x_seconds_bucket{peer=\"a\",le=\"+Inf\"} 3\n"
+            "x_seconds_sum{peer=\"a\"} 2.0000025\n"
+            "x_seconds_count{peer=\"a\"} 3\n");
+}
+
+TEST(MeshHistogram, Merge_RefusesOtherBounds) {
+  Histogram a({1}), b({2});
+  EXPECT_THROW(a.merge(b), Error);
+}
+
+TEST(MeshPeers, File_ParsesHostsPortsIpv6AndSwitches) {
+  auto l = parse_peer_list("# rack 1\nnode01 switch=leaf1\nnode02:9500\n[fe80::1]:9501\n10.0.0.7  # comment\n\n"
+                           "node01\n",
+                           "peers.txt", 9418);
+  ASSERT_EQ(l.peers.size(), 4u) << "node01 twice counts once";
+  EXPECT_TRUE(l.bad_lines.empty());
+  std::map<std::string, MeshPeer> by;
+  for (auto& p : l.peers) by[p.id] = p;
+  EXPECT_EQ(by.at("node01").switch_name, "leaf1");
+  EXPECT_EQ(by.at("node02:9500").port, 9500);
+  EXPECT_EQ(by.at("[fe80::1]:9501").host, "fe80::1");
+  EXPECT_EQ(by.at("10.0.0.7").port, 9418);
+}
+
+TEST(MeshPeers, BadLines_AreNamedByNumberAndTheRestKept) {
+  auto l = parse_peer_list("good1\nbad host\nnode:99999\n-x\n[::1\ngood2 switch=\n" + std::string(2000, 'a') + "\n",
+                           "peers.txt", 9418);
+  ASSERT_EQ(l.peers.size(), 1u);
+  EXPECT_EQ(l.peers[0].id, "good1");
+  std::vector<std::size_t> lines;
+  for (auto& b : l.bad_lines) lines.push_back(b.line);
+  EXPECT_EQ(lines, (std::vector<std::size_t>{2, 3, 4, 5, 6, 7}));
+  EXPECT_NE(l.bad_lines[1].why.find("99999"), std::string::npos) << l.bad_lines[1].why;
+  EXPECT_NE(l.bad_lines[0].why.find("host"), std::string::npos) << l.bad_lines[0].why;
+}
+
+TEST(MeshPeers, Self_IsTheEntryWithOwnNameAndPort) {
+  auto l = parse_peer_list("a\nb\n127.0.0.1:9000\n127.0.0.1:9001\n", "f", 9418);
+  EXPECT_EQ(find_self(l.peers, {"b"}, 9418), std::optional<std::size_t>(3));  // sorted: 127…:9000, :9001, a, b
+  EXPECT_EQ(find_self(l.peers, {"127.0.0.1"}, 9001), std::optional<std::size_t>(1));
+  EXPECT_EQ(find_self(l.peers, {"c"}, 9418), std::nullopt);
+}
+
+std::vector<MeshPeer> nodes(std::size_t n, std::size_t per_switch = 0) {
+  std::vector<MeshPeer> out;
+  for (std::size_t i = 0; i < n; ++i) {
+    char name[16];
+    std::snprintf(name, sizeof name, "n%04zu", i);
+    std::string sw = per_switch ? "leaf" + std::to_string(i / per_switch) : "";
+    out.push_back(MeshPeer{name, 9418, sw, name});
+  }
+  return out;
+}
+
+TEST(MeshSelection, EveryPeerIsProbedWithinTheCoveragePeriod) {
+  auto peers = nodes(101);
+  SelectOptions o;
+  o.sample = 4;
+  auto first = select_peers(peers, 7, 0, "", 0, o);
+  EXPECT_EQ(first.coverage_windows, 25u);  // 100 others, 4 a window
+  std::set<std::size_t> seen;
+  for (std::uint64_t w = 0; w < first.coverage_windows; ++w) {
+    auto s = select_peers(peers, 7, 0, "", w, o);
+    EXPECT_EQ(s.peers.size(), 4u);
+    for (auto i : s.peers) {
+      EXPECT_NE(i, 7u) << "never itself";
+      seen.insert(i);
+    }
+  }
+  EXPECT_EQ(seen.size(), 100u);
+}
+
+TEST(MeshSelection, EachNodeIsProbedByAboutKOthers_NotN) {
+  auto peers = nodes(1000);
+  SelectOptions o;
+  o.sample = 4;
+  for (std::uint64_t w : {0u, 13u}) {
+    std::vector<int> probed_by(peers.size(), 0);
+    for (std::size_t self = 0; self < peers.size(); ++self)
+      for (auto i : select_peers(peers, self, 0, "", w, o).peers) ++probed_by[i];
+    EXPECT_EQ(*std::max_element(probed_by.begin(), probed_by.end()), 4) << "window " << w;
+  }
+}
+
+TEST(MeshSelection, SameSwitchPeersAreAlwaysProbed_UpToTheLimit) {
+  auto peers = nodes(64, 8);  // 8 switches of 8 nodes
+  SelectOptions o;
+  o.sample = 2;
+  o.max_neighbours = 8;
+  for (std::uint64_t w = 0; w < 5; ++w) {
+    auto s = select_peers(peers, 9, 0, "leaf1", w, o);
+    ASSERT_EQ(s.peers.size(), 9u);  // 7 neighbours + 2 others
+    for (std::size_t j = 0; j < 7; ++j) EXPECT_EQ(peers[s.peers[j]].switch_name, "leaf1");
+    EXPECT_NE(peers[s.peers[7]].switch_name, "leaf1");
+  }
+  o.max_neighbours = 3;
+  EXPECT_EQ(select_peers(peers, 9, 0, "leaf1", 0, o).peers.size(), 5u);
+}
+
+TEST(MeshSelection, FewPeers_AreAllProbedOnce) {
+  auto peers = nodes(3);
+  SelectOptions o;
+  o.sample = 4;
+  auto s = select_peers(peers, 0, 0, "", 5, o);
+  EXPECT_EQ(s.peers.size(), 2u);
+  EXPECT_EQ(s.coverage_windows, 1u);
+  EXPECT_TRUE(select_peers({}, std::nullopt, 3, "", 0, o).peers.empty());
+}
+
+TEST(MeshWire, Hello_IsFramedAtItsNewlineAndBounded) {
+  const auto h = mesh_hello(kToken);
+  EXPECT_EQ(mesh_hello_size(h.substr(0, 5)), 0u);
+  EXPECT_EQ(mesh_hello_size(h + "rest"), h.size());
+  EXPECT_EQ(mesh_hello_token(h), kToken);
+  EXPECT_THROW(mesh_hello_size("GET / HTTP/1.1\r\n"), Error);
+  EXPECT_THROW(mesh_hello_size("FSMESH1 " + std::string(400, 'x')), Error);
+}
+
+TEST(MeshWire, ProbeAndReply_RoundTripAndRefuseOtherMagic) {
+  auto p = encode_probe({0xdeadbeef, 42});
+  auto d = decode_probe(p.data());
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->seq, 0xdeadbeefu);
+  EXPECT_EQ(d->opaque, 42u);
+  auto r = encode_reply({7, 8, 1234});
+  auto e = decode_reply(r.data());
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->delay_ns, 1234u);
+  EXPECT_FALSE(decode_reply(p.data()));
+  EXPECT_FALSE(decode_probe(r.data()));
+}
+
+TEST(MeshWire, Token_TooShortOrWithSpaces_IsNamedNotPrinted) {
+  try {
+    check_mesh_token("short", "/etc/fabscope/mesh.token");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("/etc/fabscope/mesh.token"), std::string::npos);
+    EXPECT_EQ(std::string(e.what()).find("short"), std::string::npos);
+  }
+  EXPECT_THROW(check_mesh_token("0123456789 abcdef", "x"), Error);
+  EXPECT_NO_THROW(check_mesh_token(kToken, "x"));
+}
+
+TEST(MeshFamilies, EveryReasonIsRenderedAtZero_AndTheExpositionIsValid) {
+  MeshView v;
+  MeshPeerStats p;
+  p.peer = "node02";
+  p.sent = 3;
+  v.peers.push_back(p);
+  auto text = render_text(mesh_families(v));
+  for (const char* r : kMeshErrorReasons)
+    EXPECT_NE(text.find("fabscope_mesh_probe_errors_total{peer=\"node02\",transport=\"tcp\",reason=\"" +
+                        std::string(r) + "\"} 0"),
+              std::string::npos)
+        << r;
+  for (const char* r : kMeshRejectReasons)
+    EXPECT_NE(text.find("fabscope_mesh_responder_rejected_total{reason=\"" + std::string(r) + "\"} 0"),
+              std::string::npos);
+  EXPECT_NE(text.find("fabscope_mesh_rtt_seconds_bucket{peer=\"node02\",transport=\"tcp\",le=\"5e-06\"} 0"),
+            std::string::npos);
+  EXPECT_EQ(text.find("fabscope_mesh_peer_up"), std::string::npos) << "no verdict before a probe finished";
+}
+
+// ---------- live meshes on loopback ----------
+// peer() points into the view it is given: keep the view in a variable, never a temporary.
+
+struct TempFile {
+  std::filesystem::path path;
+  explicit TempFile(const std::string& name)
+      : path(std::filesystem::temp_directory_path() / (name + "-" + std::to_string(::getpid()))) {}
+  ~TempFile() { std::filesystem::remove(path); }
+  void write(const std::string& text) const { std::ofstream(path) << text; }
+};
+
+MeshOptions loopback(const std::string& token = kToken) {
+  MeshOptions o;
+  o.listen_host = "127.0.0.1";
+  o.listen_port = 0;
+  o.token = token;
+  o.probes_per_second = 50;
+  o.probe_timeout = std::chrono::milliseconds(2000);  // a loaded test machine is not a lossy network
+  return o;
+}
+
+bool poll_until(const std::function<bool()>& cond, std::chrono::seconds limit = std::chrono::seconds(20)) {
+  const auto end = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < end) {
+    if (cond()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return cond();
+}
+
+const MeshPeerStats* peer(const MeshView& v, const std::string& id) {
+  for (const auto& p : v.peers)
+    if (p.peer == id) return &p;
+  return nullptr;
+}
+
+std::uint64_t errors(const MeshView& v, const std::string& id, const std::string& reason) {
+  auto* p = peer(v, id);
+  if (!p) return 0;
+  auto it = p->errors.find(reason);
+  return it == p->errors.end() ? 0 : it->second;
+}
+
+TEST(MeshLive, TwoNodes_AnswerEachOther_AndStopCountsAsLoss) {
+  TempFile list("fabscope-mesh-peers");
+  auto oa = loopback(), ob = loopback();
+  oa.peers_file = ob.peers_file = list.path.string();
+  Mesh a(oa);
+  auto b = std::make_unique<Mesh>(ob);
+  const std::string ida = "127.0.0.1:" + std::to_string(a.port()), idb = "127.0.0.1:" + std::to_string(b->port());
+  list.write(ida + "\n" + idb + "\nnot a host\n");
+  a.start();
+  b->start();
+  ASSERT_TRUE(poll_until([&] {
+    auto v = a.view();
+    auto* p = peer(v, idb);
+    return p && p->answered >= 3;
+  }));
+  auto v = a.view();
+  EXPECT_EQ(v.peers_listed, 1u) << "itself left out";
+  EXPECT_EQ(v.peer_list_bad_lines, 1u);
+  EXPECT_EQ(peer(v, ida), nullptr);
+  EXPECT_TRUE(peer(v, idb)->up);
+  EXPECT_GT(peer(v, idb)->rtt.count, 0u);
+  ASSERT_TRUE(poll_until([&] { return b->view().responder.probes["answered"] >= 3; }));
+  EXPECT_GT(b->view().responder.delay.count, 0u);
+
+  b.reset();  // the peer stops
+  ASSERT_TRUE(poll_until([&] {
+    auto w = a.view();
+    return errors(w, idb, "connect") + errors(w, idb, "closed") >= 2 && !peer(w, idb)->up;
+  }));
+}
+
+TEST(MeshLive, WrongToken_IsRefusedAndCountedOnBothSides) {
+  TempFile list("fabscope-mesh-peers-token");
+  auto oa = loopback(), ob = loopback("ffffffffffffffffffff");
+  oa.peers_file = list.path.string();
+  Mesh a(oa), b(ob);
+  const std::string idb = "127.0.0.1:" + std::to_string(b.port());
+  list.write(idb + "\n");
+  a.start();
+  b.start();
+  ASSERT_TRUE(poll_until([&] { return errors(a.view(), idb, "refused") >= 2; }));
+  EXPECT_GE(b.view().responder.rejected["unauthenticated"], 2u);
+  const auto v = a.view();
+  ASSERT_NE(peer(v, idb), nullptr);
+  EXPECT_EQ(peer(v, idb)->answered, 0u);
+}
+
+int connect_raw(int port) {
+  std::string why;
+  return net::connect_tcp("127.0.0.1", port, net::after(std::chrono::seconds(5)), why).release();
+}
+
+TEST(MeshLive, Garbage_SilenceAndFloods_AreCutAndCounted_WhileRealProbesGetAnswers) {
+  TempFile list("fabscope-mesh-peers-hostile");
+  auto oa = loopback(), ob = loopback();
+  ob.hello_timeout = std::chrono::milliseconds(300);
+  ob.answers_per_second_per_connection = 10;
+  oa.peers_file = list.path.string();
+  Mesh a(oa), b(ob);
+  const std::string idb = "127.0.0.1:" + std::to_string(b.port());
+  list.write(idb + "\n");
+  b.start();
+
+  net::Fd garbage(connect_raw(b.port()));
+  ASSERT_TRUE(garbage);
+  ASSERT_EQ(::send(garbage.get(), "GET / HTTP/1.1\r\n\r\n", 18, MSG_NOSIGNAL), 18);
+  net::Fd silent(connect_raw(b.port()));
+  ASSERT_TRUE(silent);
+  net::Fd flood(connect_raw(b.port()));
+  ASSERT_TRUE(flood);
+  const auto hello = mesh_hello(kToken);
+  ASSERT_EQ(::send(flood.get(), hello.data(), hello.size(), MSG_NOSIGNAL), static_cast<ssize_t>(hello.size()));
+  // Valid probes as fast as the socket takes them, replies never read.
+  std::string burst;
+  for (int i = 0; i < 256; ++i) {
+    auto p = encode_probe({static_cast<std::uint32_t>(i), 0});
+    burst.append(reinterpret_cast<const char*>(p.data()), p.size());
+  }
+  ASSERT_TRUE(poll_until([&] {
+    for (int i = 0; i < 8; ++i)
+      if (::send(flood.get(), burst.data(), burst.size(), MSG_NOSIGNAL | MSG_DONTWAIT) < 0) return true;  // cut
+    return false;
+  }));
+  ASSERT_TRUE(poll_until([&] {
+    auto r = b.view().responder;
+    return r.rejected["garbage"] >= 1 && r.rejected["hello_timeout"] >= 1 && r.rejected["flood"] >= 1;
+  }));
+  EXPECT_GT(b.view().responder.probes["rate_limited"], 1000u);
+
+  a.start();  // a real peer is still answered
+  ASSERT_TRUE(poll_until([&] {
+    const auto v = a.view();
+    auto* p = peer(v, idb);
+    return p && p->answered >= 3;
+  }));
+}
+
+TEST(MeshLive, TooManyStrangers_AreRefusedOverThePendingLimit) {
+  auto ob = loopback();
+  ob.max_pending = 4;
+  Mesh b(ob);
+  b.start();
+  std::vector<net::Fd> conns;
+  for (int i = 0; i < 12; ++i) conns.emplace_back(connect_raw(b.port()));
+  ASSERT_TRUE(poll_until([&] { return b.view().responder.rejected["too_many_connections"] >= 8; }));
+  EXPECT_LE(b.view().responder.connections_open, 4u);
+}
+
+TEST(MeshLive, PeerListReload_PicksUpANewPeer) {
+  TempFile list("fabscope-mesh-peers-reload");
+  auto oa = loopback(), ob = loopback();
+  oa.peers_file = list.path.string();
+  oa.peers_file_check_seconds = 0.05;
+  Mesh a(oa), b(ob);
+  list.write("# nobody yet\n");
+  a.start();
+  b.start();
+  ASSERT_TRUE(poll_until([&] { return a.view().peers_listed == 0; }));
+  const std::string idb = "127.0.0.1:" + std::to_string(b.port());
+  // A different size, so the change is seen even within the file system's timestamp granularity.
+  list.write(idb + "\n");
+  ASSERT_TRUE(poll_until([&] {
+    const auto v = a.view();
+    auto* p = peer(v, idb);
+    return p && p->answered >= 1;
+  }));
+}
+
+TEST(MeshLive, LabelLimit_SumsTheRestUnderOther) {
+  TempFile list("fabscope-mesh-peers-limit");
+  auto oa = loopback(), ob = loopback(), oc = loopback();
+  oa.peers_file = list.path.string();
+  oa.peer_label_limit = 1;
+  Mesh a(oa), b(ob), c(oc);
+  list.write("127.0.0.1:" + std::to_string(b.port()) + "\n127.0.0.1:" + std::to_string(c.port()) + "\n");
+  a.start();
+  b.start();
+  c.start();
+  ASSERT_TRUE(poll_until([&] {
+    auto v = a.view();
+    auto* o = peer(v, kMeshOtherPeer);
+    return v.peers.size() == 2 && o && o->answered >= 1;
+  }));
+}
+
+}  // namespace
+}  // namespace fabscope::exporter
