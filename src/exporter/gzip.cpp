@@ -48,17 +48,22 @@ std::optional<std::string> gzip_member(std::string_view text) {
   // windowBits 15 + 16: a gzip header and trailer around the deflate data.
   if (z.init(&s, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY, ZLIB_VERSION, static_cast<int>(sizeof(z_stream))) != Z_OK)
     return std::nullopt;
+  // Out in 256 KiB steps, not a buffer of deflateBound(text) (the size of the text itself): the
+  // fabric's text is tens of megabytes and compresses about 20 to 1.
   std::string out;
-  out.resize(z.bound(&s, static_cast<uLong>(text.size())) + 32);
+  out.reserve(text.size() / 16 + 64);
+  std::string chunk(256 * 1024, '\0');
   s.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
   s.avail_in = static_cast<uInt>(text.size());
-  s.next_out = reinterpret_cast<Bytef*>(out.data());
-  s.avail_out = static_cast<uInt>(out.size());
-  const int rc = z.deflate(&s, Z_FINISH);
-  const std::size_t written = out.size() - s.avail_out;
+  int rc = Z_OK;
+  while (rc == Z_OK) {
+    s.next_out = reinterpret_cast<Bytef*>(chunk.data());
+    s.avail_out = static_cast<uInt>(chunk.size());
+    rc = z.deflate(&s, Z_FINISH);
+    out.append(chunk.data(), chunk.size() - s.avail_out);
+  }
   z.end(&s);
   if (rc != Z_STREAM_END) return std::nullopt;
-  out.resize(written);
   out.shrink_to_fit();
   return out;
 }
