@@ -85,7 +85,9 @@ struct MeshGrid {
 MeshGrid build_mesh_grid(const std::vector<const Input*>& inputs, std::size_t max_blocks = 64);
 
 // The latency colour scale: 9 steps, dark = slow, whose edges hold the runbook's bounds
-// (5 µs, 10 µs, 1 ms): < 5 µs, 5-10, 10-20, 20-50, 50-100, 100-200 µs, 0.2-1 ms, 1-10 ms, >= 10 ms.
+// (5 µs, 10 µs, 1 ms): up to 5 µs, 5-10, 10-20, 20-50, 50-100, 100-200 µs, 0.2-1 ms, 1-10 ms, above
+// 10 ms; a value on an edge is in the lower step (a bucket's `le` includes its bound, the alerts
+// fire above it).
 const std::vector<double>& mesh_scale_edges_seconds();  // the 8 edges
 int mesh_bin(double seconds);                           // 0 (fastest) .. 8
 
