@@ -124,6 +124,28 @@ int HeatScale::bin(double gbps) const {
   return std::clamp(b, 0, bins - 1);
 }
 
+HeatFrame heat_frame(int rows, int cols, std::size_t longest_label_chars, bool right_labels) {
+  HeatFrame f;
+  const int n = std::max({rows, cols, 1});
+  f.cs = std::clamp(640.0 / n, 10.0, 40.0);
+  f.font = std::clamp(f.cs * 0.8, 7.0, 12.0);
+  const double label = std::clamp(static_cast<double>(longest_label_chars) * f.font * 0.62, 24.0, 120.0);
+  f.left = label + 6;
+  f.top = label + 6;
+  const double right = right_labels ? std::clamp(14 * f.font * 0.62, 24.0, 120.0) + 8 : 0;
+  f.w = f.left + f.cs * cols + 8 + right;
+  f.h = f.top + f.cs * rows + 8;
+  return f;
+}
+
+std::size_t heat_label_chars(const std::string& utf8) {
+  std::size_t chars = 0;
+  for (unsigned char ch : utf8) chars += (ch & 0xC0) != 0x80;
+  return chars;
+}
+
+std::string heat_cut_label(const std::string& n) { return n.size() > 14 ? n.substr(0, 13) + "\xE2\x80\xA6" : n; }
+
 const char* viridis(int i, int bins) {
   // matplotlib's viridis (van der Walt & Smith) at 9 evenly spaced points; a bin takes the
   // nearest one, so any bin count spans the whole map from dark to light.

@@ -65,6 +65,21 @@ struct HeatScale {
 };
 HeatScale heat_scale(double max_gbps, int bins = 8);
 
+// The geometry of a drawn heat map (the cluster's and the mesh's): cells of 10 to 40 px so the
+// grid stays near 640 px whatever its size, a font that follows the cell, room for the row labels
+// on the left and the column labels on top (sized to the longest label, in characters), and an
+// optional column of labels on the right.
+struct HeatFrame {
+  double cs = 0, font = 0;  // cell size, label font size
+  double left = 0, top = 0; // where the grid starts
+  double w = 0, h = 0;      // the viewBox
+};
+HeatFrame heat_frame(int rows, int cols, std::size_t longest_label_chars, bool right_labels);
+// Characters of a UTF-8 label (a dash or an ellipsis counts as one).
+std::size_t heat_label_chars(const std::string& utf8);
+// A label cut to 14 characters with an ellipsis.
+std::string heat_cut_label(const std::string& n);
+
 // Viridis at `bins` evenly spaced points: sequential, readable in grey and with the common
 // colour-vision deficiencies (dark = slow).
 const char* viridis(int i, int bins);

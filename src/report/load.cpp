@@ -20,6 +20,7 @@ const std::vector<KnownSchema>& known_schemas() {
       {"fabscope.cluster", 1, InputKind::Cluster},
       {"fabscope.rdma", 1, InputKind::Rdma},
       {"fabscope.fabric", subnet::kFabricSchemaVersion, InputKind::Fabric},
+      {"fabscope.metrics", 1, InputKind::Mesh},  // the `exporter --once --json` layout: its mesh series
   };
   return k;
 }
@@ -75,6 +76,7 @@ Input input_from_json(const std::string& file, const json& doc) {
     case InputKind::Cluster: in.cluster = cluster_from_json(file, doc); break;
     case InputKind::Rdma: in.rdma = rdma_from_json(file, doc); break;
     case InputKind::Fabric: in.fabric = fabric_from_json(file, doc); break;
+    case InputKind::Mesh: in.mesh = mesh_from_json(file, in.label, doc); break;
   }
   return in;
 }

@@ -34,9 +34,19 @@ std::vector<Input> inputs_from_json_text(const std::string& file, std::string_vi
 // nccl-tests output: every table in the text is one run (one Input each).
 std::vector<Input> inputs_from_nccl_tests_text(const std::string& file, std::string_view text);
 
+// One node's probe mesh snapshot (mesh_input.cpp): its /metrics text (Prometheus exposition) or
+// the same series in the `exporter --once --json` layout (fabscope.metrics, recognised by a
+// leading '{'). `node` is the prober's name in the mesh section.
+Input input_from_mesh_text(const std::string& file, const std::string& node, std::string_view text);
+MeshDoc mesh_from_exposition(const std::string& file, const std::string& node, std::string_view text);
+MeshDoc mesh_from_json(const std::string& file, const std::string& node, const json& doc);
+
 // Reading the files.
 std::vector<Input> load_json_file(const std::string& path);
 std::vector<Input> load_nccl_tests_file(const std::string& path);
+// "[NAME=]FILE" (--mesh): NAME is the node, else the file's label ("node07.prom" -> "node07");
+// a FILE holding '=' is given with a '/' before the '=' ("./a=b.prom").
+std::vector<Input> load_mesh_file(const std::string& arg);
 
 // "runs/default.json" -> "default".
 std::string label_for(const std::string& path);

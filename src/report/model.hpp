@@ -3,6 +3,7 @@
 // Loading (load.hpp) fills these from JSON or nccl-tests text; rendering (render.hpp) turns
 // them into HTML and never reads a file.
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -230,12 +231,32 @@ struct FabricDoc {
   std::string worst;              // judged only
 };
 
-enum class InputKind { Node, Bench, Tune, Cluster, Rdma, Fabric };
+// One node's probe mesh (`fabscope exporter --mesh`), from its saved /metrics text or the same
+// series as fabscope.metrics JSON: per peer and transport, the totals since that
+// exporter started.
+struct MeshSeries {
+  std::string peer;       // as the node lists it: "node07", "10.0.0.7", "host:PORT", or "_other"
+  std::string transport;  // "tcp", "rdma_ib", "rdma_roce"
+  std::vector<std::pair<double, double>> buckets;  // (le, cumulative count), le ascending, +Inf last
+  std::optional<double> rtt_count, rtt_sum_seconds;
+  std::optional<double> sent, answered;
+  std::map<std::string, double> errors;  // reason -> probes without an answer
+  std::optional<double> up;              // fabscope_mesh_peer_up: absent before the first probe
+};
+
+struct MeshDoc {
+  std::string node;                // the prober: the file's label, or the NAME of --mesh NAME=FILE
+  std::string format;              // "text" (Prometheus exposition) or "json" (fabscope.metrics)
+  std::vector<MeshSeries> series;  // in (peer, transport) order
+  std::optional<double> peers_listed, peer_label_limit;
+};
+
+enum class InputKind { Node, Bench, Tune, Cluster, Rdma, Fabric, Mesh };
 
 struct Input {
   std::string file;     // as given on the command line
   std::string label;    // short name in legends: the file name without directory and extension
-  std::string schema;   // "fabscope.check", "fabscope.bench", "fabscope.cluster", ..., "nccl-tests"
+  std::string schema;   // "fabscope.check", "fabscope.bench", "fabscope.cluster", ..., "nccl-tests", "prometheus-text"
   int schema_version = 0;
   InputKind kind = InputKind::Node;
   NodeDoc node;         // kind == Node
@@ -244,6 +265,7 @@ struct Input {
   ClusterDoc cluster;   // kind == Cluster
   RdmaDoc rdma;         // kind == Rdma
   FabricDoc fabric;     // kind == Fabric
+  MeshDoc mesh;         // kind == Mesh
 };
 
 struct Report {

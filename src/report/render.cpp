@@ -5,6 +5,7 @@
 #include "core/error.hpp"
 #include "core/strings.hpp"
 #include "report/html.hpp"
+#include "report/mesh.hpp"
 
 namespace fabscope::report {
 
@@ -15,6 +16,7 @@ namespace {
 std::string node_name(const Input& in) {
   if (in.kind == InputKind::Cluster) return "cluster " + in.label;
   if (in.kind == InputKind::Fabric) return "fabric " + in.label;
+  if (in.kind == InputKind::Mesh) return in.mesh.node;
   if (in.kind == InputKind::Rdma) return rdma_host(in.rdma.local).empty() ? in.label : rdma_host(in.rdma.local);
   return in.node.hostname.empty() ? in.label : in.node.hostname;
 }
@@ -197,6 +199,26 @@ std::string render_summary(const Report& r) {
            "</td><td data-label=\"setup\">swept from " + esc(f.subnet.source) +
            (f.subnet.swept_at.empty() ? "" : ", " + esc(f.subnet.swept_at)) + "<br>" + std::to_string(links) +
            " links, " + std::to_string(f.subnet.sms.size()) + " subnet managers</td>";
+    } else if (in.kind == InputKind::Mesh) {
+      const auto& m = in.mesh;
+      std::size_t slow = 0, lossy = 0, silent = 0;
+      std::vector<std::string> transports;
+      for (const auto& s : m.series) {
+        MeshPair p = judge_mesh_series(s);
+        slow += p.slow, lossy += p.lossy, silent += p.no_answer;
+        if (std::find(transports.begin(), transports.end(), s.transport) == transports.end()) transports.push_back(s.transport);
+      }
+      std::string tr;
+      for (const auto& t : transports) tr += (tr.empty() ? "" : ", ") + t;
+      std::string verdict = std::to_string(m.series.size()) + " peer series: " + std::to_string(slow) +
+                            " with p99 above the bound, " + std::to_string(lossy) + " with loss above 0.01%, " +
+                            std::to_string(silent) + " without an answer";
+      o += "<td data-label=\"node\">" + esc(node_name(in)) + "</td><td data-label=\"verdict\">" + esc(verdict) +
+           "</td><td data-label=\"setup\">probe mesh, " +
+           (m.format == "text" ? "saved /metrics text" : "fabscope.metrics JSON") +
+           (tr.empty() ? std::string() : ", transport " + esc(tr)) +
+           (m.peers_listed ? ", " + fmt(*m.peers_listed, 0) + " peers listed" : std::string()) +
+           "</td>";
     } else if (in.kind == InputKind::Rdma) {
       const auto& d = in.rdma;
       std::string host = rdma_host(d.local), peer = rdma_host(d.remote);
@@ -300,6 +322,7 @@ Rendered render(const Report& r) {
       {"tune", "Tuning", render_tune(r)},
       {"fabric", "Fabric", render_fabric(r)},
       {"cluster", "Cluster", render_cluster(r)},
+      {"mesh", "Mesh", render_mesh(r)},
       {"rdma", "RDMA", render_rdma(r)},
   };
   Rendered out;

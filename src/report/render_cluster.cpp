@@ -58,7 +58,7 @@ std::string block_name(const ClusterDoc& c, const HeatGrid& g, const HeatBlock& 
   return "ranks " + std::to_string(b.first) + "\xE2\x80\x93" + std::to_string(b.last);
 }
 
-std::string cut_label(const std::string& n) { return n.size() > 14 ? n.substr(0, 13) + "\xE2\x80\xA6" : n; }
+std::string cut_label(const std::string& n) { return heat_cut_label(n); }
 
 // Short label beside the grid: the node name (cut to 14 characters), the leaf, or the rank range.
 std::string block_label(const ClusterDoc& c, const HeatGrid& g, const HeatBlock& b) {
@@ -143,19 +143,11 @@ std::string heat_map(const Input& in, int k, const HeatGrid& g, const HeatScale&
   const bool bounds = !g.groups.empty() && !g.by_group && g.block == 1;
   const ClusterDoc& c = in.cluster;
   const int n = static_cast<int>(g.blocks.size());
-  const double cs = std::clamp(640.0 / n, 10.0, 40.0);  // cell size
-  const double font = std::clamp(cs * 0.8, 7.0, 12.0);
-  std::size_t longest = 0;  // label characters (a UTF-8 dash or ellipsis counts as one)
-  for (const auto& b : g.blocks) {
-    std::string l = block_label(c, g, b);
-    std::size_t chars = 0;
-    for (unsigned char ch : l) chars += (ch & 0xC0) != 0x80;
-    longest = std::max(longest, chars + (b.slow_nodes.empty() ? 0 : 2));
-  }
-  const double label = std::clamp(static_cast<double>(longest) * font * 0.62, 24.0, 120.0);
-  const double left = label + 6, top = label + 6;
-  const double right = bounds ? std::clamp(14 * font * 0.62, 24.0, 120.0) + 8 : 0;
-  const double w = left + cs * n + 8 + right, h = top + cs * n + 8;
+  std::size_t longest = 0;  // label characters
+  for (const auto& b : g.blocks)
+    longest = std::max(longest, heat_label_chars(block_label(c, g, b)) + (b.slow_nodes.empty() ? 0 : 2));
+  const HeatFrame f = heat_frame(n, n, longest, bounds);
+  const double cs = f.cs, font = f.font, left = f.left, top = f.top, w = f.w, h = f.h;
   std::string o = "<svg class=\"heatmap\" id=\"heatmap-" + std::to_string(k) + "\" viewBox=\"0 0 " + coord(w) + " " +
                   coord(h) + "\" width=\"" + coord(w) + "\" role=\"img\" xmlns=\"http://www.w3.org/2000/svg\" data-blocks=\"" +
                   std::to_string(n) + "\" data-block-ranks=\"" + std::to_string(g.block) + "\"" +

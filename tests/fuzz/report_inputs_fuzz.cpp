@@ -1,7 +1,9 @@
 // libFuzzer target for what `fabscope report` reads: a JSON output of a fabscope command (check,
-// doctor, bench, tune, cluster, rdma, fabric; first byte even) or an nccl-tests text output (first
-// byte odd), then the HTML page rendered from it, alone and beside a second copy (the overlay
-// and comparison paths).
+// doctor, bench, tune, cluster, rdma, fabric, a mesh snapshot as fabscope.metrics; first
+// byte even), an nccl-tests text output (first byte 1 modulo 4) or a node's saved /metrics read
+// as a mesh snapshot (first byte 3 modulo 4: the exposition reader), then the HTML page rendered
+// from it, alone and beside a second copy (the overlay and comparison paths; for a mesh, a
+// second snapshot of the same node).
 // A bad file must be refused with fabscope::Error, the one exception the CLI reports; any other
 // exception, a crash, a page carrying markup from the input or a link that is not to the page or
 // to the docs (a finding's "docs": "javascript:...") is a bug.
@@ -29,9 +31,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try {
     if (data[0] % 2 == 0) {
       r.inputs = inputs_from_json_text("runs/fuzz.json", text);  // one document, or JSON Lines of rdma sessions
-    } else {
+    } else if (data[0] % 4 == 1) {
       r.inputs = inputs_from_nccl_tests_text("runs/fuzz.txt", text);
       if (r.inputs.empty()) std::abort();  // no table is an error, never an empty result
+    } else {
+      r.inputs.push_back(input_from_mesh_text("runs/node1.prom", "node1", text));
+      if (r.inputs.back().kind != InputKind::Mesh) std::abort();
     }
   } catch (const Error&) {
     return 0;

@@ -19,6 +19,10 @@ whole, with a degraded, a not active and an erroring cable, beside a cluster run
 fabric (its suspects marked, its heat map ordered by leaf); and 96 switches (64 leaves, 32 spines,
 2,048 HCAs) drawn one box per tier, with the problem cables listed.
 
+A mesh report from SYNTHETIC /metrics of four nodes (written here in the exporter's layout): the
+two heat maps with one cell per probed pair, each with a hover title, the slow node's row and
+column and the lossy pair marked and no other cell.
+
 Usage: report_chromium.py FABSCOPE SOURCE_DIR OUTDIR CHROMIUM [CLUSTER_SYNTHETIC]
 """
 import html.parser
@@ -493,6 +497,66 @@ check(tl.get("0-1", {}).get("data-links") == "2048", "fabric-96: 2,048 host cabl
 check(len(td.items["fabric-link"]) == 4, "fabric-96: the four problem cables listed (%d)" % len(td.items["fabric-link"]))
 check(os.path.getsize(page) < 1 << 20, "fabric-96: the report is %d bytes (under 1 MiB)" % os.path.getsize(page))
 os.remove(fab96_json)
+
+# The probe mesh: SYNTHETIC /metrics of four nodes in the exporter's layout, written here: mesh-n3
+# is slow both ways (1-2 ms, above tcp's 1 ms bound), mesh-n1 -> mesh-n2 loses 3 of 1003 probes.
+RTT_BOUNDS = ["1e-06", "2e-06", "3e-06", "4e-06", "5e-06", "6e-06", "8e-06", "1e-05", "1.2e-05", "1.5e-05", "2e-05",
+              "2.5e-05", "3e-05", "4e-05", "5e-05", "6e-05", "8e-05", "0.0001", "0.00015", "0.0002", "0.0003", "0.0005",
+              "0.001", "0.002", "0.005", "0.01", "0.02", "0.05", "0.1", "0.2", "0.5", "1"]
+
+
+def mesh_text(node, nodes, slow, lossy):
+    out = ["# HELP fabscope_mesh_rtt_seconds Round-trip time of answered probes to the peer.",
+           "# TYPE fabscope_mesh_rtt_seconds histogram"]
+    for peer in nodes:
+        if peer == node:
+            continue
+        l = 'peer="%s",transport="tcp"' % peer
+        le = "0.002" if slow in (node, peer) else "4e-05"
+        lost = 3 if (node, peer) == lossy else 0
+        cum = 0
+        for b in RTT_BOUNDS:
+            cum = 1000 if b == le else cum
+            out.append('fabscope_mesh_rtt_seconds_bucket{%s,le="%s"} %d' % (l, b, cum))
+        out += ['fabscope_mesh_rtt_seconds_bucket{%s,le="+Inf"} 1000' % l,
+                "fabscope_mesh_rtt_seconds_sum{%s} 0.04" % l, "fabscope_mesh_rtt_seconds_count{%s} 1000" % l,
+                "fabscope_mesh_probes_sent_total{%s} %d" % (l, 1000 + lost),
+                "fabscope_mesh_probes_answered_total{%s} 1000" % l]
+        out += ['fabscope_mesh_probe_errors_total{%s,reason="%s"} %d' % (l, r, lost if r == "timeout" else 0)
+                for r in ("timeout", "connect", "refused", "closed", "bad_reply")]
+        out.append("fabscope_mesh_peer_up{%s} 1" % l)
+    out.append('fabscope_mesh_peers{state="listed"} %d' % (len(nodes) - 1))
+    out.append('fabscope_build_info{version="0.1.0"} 1')
+    return "\n".join(out) + "\n"
+
+
+mesh_nodes = ["mesh-n%d" % i for i in range(4)]
+mesh_files = []
+for n in mesh_nodes:
+    path = os.path.join(outdir, n + ".prom")
+    open(path, "w").write(mesh_text(n, mesh_nodes, "mesh-n3", ("mesh-n1", "mesh-n2")))
+    mesh_files += ["--mesh", path]
+page, mdom = render_and_load(mesh_files, "mesh-4")
+check("mesh" in mdom.sections, "mesh-4: section mesh present")
+check(len(mdom.cells) == 2 * 12, "mesh-4: 12 cells in each of the two maps (%d)" % len(mdom.cells))
+check(mdom.untitled == 0, "mesh-4: every cell has a hover <title> (%d without)" % mdom.untitled)
+for c in mdom.cells:
+    slow = "mesh-n3" in (c.get("data-from"), c.get("data-to"))
+    lossy = (c.get("data-from"), c.get("data-to")) == ("mesh-n1", "mesh-n2")
+    marks = (c.get("data-mark") or "").split()
+    check(("slow" in marks) == slow and ("lossy" in marks) == lossy,
+          "mesh-4: cell %s -> %s marked %s" % (c.get("data-from"), c.get("data-to"), marks))
+dom_text = open(os.path.join(outdir, "mesh-4.dom.html")).read()
+titles = re.findall(r'<rect class="cell"[^>]*data-from="mesh-n1" data-to="mesh-n2"[^>]*><title>([^<]*)</title>', dom_text)
+check(len(titles) == 2 and all("(tcp)" in t and "p99" in t and "1000 answered probes" in t and "3 lost of 1003" in t
+                               for t in titles), "mesh-4: the lossy cell's hover gives transport, p99, counts, loss: %s" % titles[:1])
+check(dom_text.count('class="mesh-pair"') >= 7, "mesh-4: the slowest and lossiest pairs are listed")
+not_metrics = os.path.join(outdir, "not-metrics.prom")
+open(not_metrics, "w").write("fabscope_mesh_peer_up 1\n<html>\n")
+r = run([fabscope, "report", "--mesh", not_metrics, "-o", os.path.join(outdir, "never.html")])
+check(r.returncode == 3 and not_metrics + ":2:" in r.stderr, "a mesh file that is not exposition text exits 3 naming its line")
+for f in mesh_files[1::2] + [not_metrics]:
+    os.remove(f)
 
 # A finding's "docs" comes from the input file: as Chromium parses the page, every link goes to a
 # section of the page or to a relative docs path; a script, data or external URL is text.

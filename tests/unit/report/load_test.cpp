@@ -101,7 +101,7 @@ TEST(ReportLoad, DuplicatedKey_NamesTheFileAndTheKey) {
 TEST(ReportLoad, WrongSchema_NamesItAndListsWhatIsRead) {
   auto e = error_of("env.json", R"({"schema": "fabscope.env", "schema_version": 1})");
   EXPECT_EQ(e, "env.json: schema 'fabscope.env' is not one report reads (fabscope.check, fabscope.doctor, "
-               "fabscope.bench, fabscope.tune, fabscope.cluster, fabscope.rdma, fabscope.fabric)");
+               "fabscope.bench, fabscope.tune, fabscope.cluster, fabscope.rdma, fabscope.fabric, fabscope.metrics)");
   EXPECT_NE(error_of("n.json", R"({"schema": "fabscope.node", "schema_version": 1})").find("n.json: schema fabscope.node"),
             std::string::npos);
   EXPECT_NE(error_of("a.json", "[1, 2]").find("a.json: not a fabscope JSON output"), std::string::npos);
