@@ -381,6 +381,28 @@ TEST(MeshGrid, ThreeNodes_RowsProbersColumnsPeersWithValuesAndMarks) {
   EXPECT_EQ(marked, 6u);
 }
 
+// Real snapshots of three exporters probing each other on loopback (tests/fixtures/mesh-loopback).
+TEST(MeshGrid, RealLoopbackSnapshots_EveryPairAnsweredOverTcp) {
+  std::vector<Input> in;
+  for (int n = 1; n <= 3; ++n) {
+    const auto file = fabscope::testing::fixture("mesh-loopback") / ("node" + std::to_string(n) + ".prom");
+    auto got = load_mesh_file("127.0.0.1:3941" + std::to_string(n) + "=" + file.string());
+    ASSERT_EQ(got.size(), 1u);
+    in.push_back(std::move(got[0]));
+  }
+  MeshGrid g = build_mesh_grid(ptrs(in));
+  EXPECT_EQ(g.snapshots, 3u);
+  EXPECT_EQ(g.pairs.size(), 6u);
+  for (const auto& p : g.pairs) {
+    ASSERT_TRUE(p.p50_s && p.p99_s);
+    EXPECT_GT(*p.p50_s, 1e-6);
+    EXPECT_LT(*p.p99_s, 1.0);
+    EXPECT_LE(*p.p50_s, *p.p99_s);
+    EXPECT_EQ(*p.loss, 0);
+    EXPECT_FALSE(p.no_answer);
+  }
+}
+
 TEST(MeshGrid, PeersMatchNodesByHostWithoutPortAndByShortName) {
   std::vector<Input> in;
   in.push_back(input_from_mesh_text("a.prom", "node1",
