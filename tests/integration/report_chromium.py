@@ -61,7 +61,10 @@ NOISE = re.compile(r"dbus|D-Bus|Fontconfig|/usr/bin/chromium: \d+: \[|gpu_init|a
                    r"command_buffer|sandbox|Xlib|ozone|vaapi|GpuControl|shared_image|"
                    r"Failed to adjust OOM score|Unable to open /proc|bus\.cc|object_proxy|"
                    # the compositor's clock under load (viz display.cc), not the page
-                   r"Frame latency is negative", re.I)
+                   r"Frame latency is negative|"
+                   # the browser's own IPC when a loaded headless run tears its frame down
+                   # (mojo interface_endpoint_client.cc, FrameWidgetHost), not the page
+                   r"interface_endpoint_client\.cc.*rejected by interface blink\.mojom\.FrameWidgetHost", re.I)
 
 
 def chrome(url, *extra, timeout=120):
