@@ -18,22 +18,6 @@ namespace {
 
 using subnet::NodeType;
 
-// "0x0002c90300a1b2c3", "0002:c903:00a1:b2c3" or "0002c90300a1b2c3" -> the GUID; 0 unparsable.
-std::uint64_t parse_guid(std::string text) {
-  if (text.rfind("0x", 0) == 0 || text.rfind("0X", 0) == 0) text = text.substr(2);
-  std::string hex;
-  for (char c : text)
-    if (c != ':') hex += c;
-  if (hex.empty() || hex.size() > 16) return 0;
-  std::uint64_t v = 0;
-  for (char c : hex) {
-    int d = (c >= '0' && c <= '9') ? c - '0' : (c >= 'a' && c <= 'f') ? c - 'a' + 10 : (c >= 'A' && c <= 'F') ? c - 'A' + 10 : -1;
-    if (d < 0) return 0;
-    v = v << 4 | static_cast<std::uint64_t>(d);
-  }
-  return v;
-}
-
 bool is_switch(const subnet::Subnet& s, int node) {
   return node >= 0 && node < static_cast<int>(s.nodes.size()) && s.nodes[node].type == NodeType::Switch;
 }
@@ -220,7 +204,7 @@ HostPort find_host(const subnet::Subnet& s, const std::vector<IbPortFact>& ports
   const auto& n = s.nodes[static_cast<std::size_t>(node)];
   if (n.type == NodeType::Switch)
     return say(pick->port + ": LID " + std::to_string(lid) + " is switch " + s.name(node) + " in the fabric");
-  const std::uint64_t guid = parse_guid(pick->node_guid);
+  const std::uint64_t guid = subnet::parse_guid(pick->node_guid);
   if (guid != 0 && guid != n.guid)
     return say(pick->port + ": LID " + std::to_string(lid) + " is " + s.name(node) + " (" + subnet::guid_hex(n.guid) +
                ") in the fabric, but this node's GUID is " + subnet::guid_hex(guid) +

@@ -65,21 +65,6 @@ int severity_rank(const TopoLink& l) {
 
 std::string end_name(const subnet::Subnet& s, int node, int port) { return s.name(node) + ":" + std::to_string(port); }
 
-std::uint64_t parse_guid(std::string text) {  // "0x...", "0002:c903:00a1:b2c3", bare hex; 0 unparsable
-  if (text.rfind("0x", 0) == 0 || text.rfind("0X", 0) == 0) text = text.substr(2);
-  std::string hex;
-  for (char c : text)
-    if (c != ':') hex += c;
-  if (hex.empty() || hex.size() > 16) return 0;
-  std::uint64_t v = 0;
-  for (char c : hex) {
-    if (!std::isxdigit(static_cast<unsigned char>(c))) return 0;
-    v = v << 4 | static_cast<std::uint64_t>(std::isdigit(static_cast<unsigned char>(c)) ? c - '0'
-                                                                                        : std::tolower(c) - 'a' + 10);
-  }
-  return v;
-}
-
 }  // namespace
 
 const char* to_string(LinkLook l) {
@@ -339,7 +324,7 @@ std::vector<HeatGroup> leaf_groups(const ClusterDoc& c, const subnet::Subnet& s,
     const std::string who = c.names[static_cast<std::size_t>(node.rank)] + " (" + pick->port + ", LID " +
                             std::to_string(pick->lid) + ")";
     if (is_switch(s, n)) return fail(who + " is switch " + s.name(n) + " in this fabric");
-    const std::uint64_t guid = parse_guid(pick->node_guid);
+    const std::uint64_t guid = subnet::parse_guid(pick->node_guid);
     if (guid != 0 && guid != s.nodes[static_cast<std::size_t>(n)].guid)
       return fail(who + " is " + s.name(n) + " of another node GUID in this fabric");
     int leaf = -1;

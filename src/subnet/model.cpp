@@ -197,4 +197,19 @@ std::string guid_hex(std::uint64_t guid) {
   return buf;
 }
 
+std::uint64_t parse_guid(std::string text) {
+  if (text.rfind("0x", 0) == 0 || text.rfind("0X", 0) == 0) text = text.substr(2);
+  std::string hex;
+  for (char c : text)
+    if (c != ':') hex += c;
+  if (hex.empty() || hex.size() > 16) return 0;
+  std::uint64_t v = 0;
+  for (char c : hex) {
+    int d = (c >= '0' && c <= '9') ? c - '0' : (c >= 'a' && c <= 'f') ? c - 'a' + 10 : (c >= 'A' && c <= 'F') ? c - 'A' + 10 : -1;
+    if (d < 0) return 0;
+    v = v << 4 | static_cast<std::uint64_t>(d);
+  }
+  return v;
+}
+
 }  // namespace fabscope::subnet

@@ -149,6 +149,8 @@ struct SmInfo {
 
 // A GUID as the diag tools print it: "0x" and 16 hex digits.
 std::string guid_hex(std::uint64_t guid);
+// "0x0002c90300a1b2c3", the kernel's "0002:c903:00a1:b2c3" or bare hex -> the GUID; 0 unparsable.
+std::uint64_t parse_guid(std::string text);
 
 struct Subnet {
   std::string source;                   // "mlx5_0:1" (the local port the sweep ran from), or a file
