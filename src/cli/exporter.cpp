@@ -25,7 +25,8 @@ void on_signal(int) { g_stop.store(true); }
 
 const char* const kMeshFlags[] = {"mesh-listen", "mesh-peers", "mesh-dns", "mesh-slurm", "mesh-peer-port",
                                   "mesh-token-file", "mesh-self", "mesh-switch", "mesh-sample", "mesh-neighbours",
-                                  "mesh-rotation", "mesh-rate", "mesh-timeout-ms", "mesh-peer-limit"};
+                                  "mesh-rotation", "mesh-rate", "mesh-timeout-ms", "mesh-peer-limit",
+                                  "mesh-transport", "mesh-rdma-device", "mesh-rdma-gid-index"};
 
 exporter::MeshOptions mesh_options(const core::ArgParser& args) {
   exporter::MeshOptions mo;
@@ -72,6 +73,24 @@ exporter::MeshOptions mesh_options(const core::ArgParser& args) {
   mo.probes_per_second = args.get_double("mesh-rate", 0.1, 1000);
   mo.probe_timeout = std::chrono::milliseconds(args.get_int("mesh-timeout-ms", 1, 10000));
   mo.peer_label_limit = static_cast<std::size_t>(args.get_int("mesh-peer-limit", 1, 10000));
+  const std::string transport = args.get("mesh-transport");
+  if (transport != "auto" && transport != "tcp")
+    throw UsageError("exporter: --mesh-transport '" + transport + "': auto or tcp");
+  mo.rdma = transport == "auto";
+  if (args.has("mesh-rdma-device")) {
+    const std::string d = args.get("mesh-rdma-device");
+    const auto colon = d.find(':');
+    mo.rdma_device = d.substr(0, colon);
+    if (mo.rdma_device.empty()) throw UsageError("exporter: --mesh-rdma-device '" + d + "': DEVICE or DEVICE:PORT");
+    if (colon != std::string::npos) {
+      const auto port = core::parse_int(d.substr(colon + 1));
+      if (!port || *port < 1 || *port > 255)
+        throw UsageError("exporter: --mesh-rdma-device '" + d + "': the port is a number from 1 to 255");
+      mo.rdma_port = static_cast<int>(*port);
+    }
+  }
+  if (args.has("mesh-rdma-gid-index"))
+    mo.rdma_gid_index = static_cast<int>(args.get_int("mesh-rdma-gid-index", 0, 4095));
   return mo;
 }
 }  // namespace
@@ -103,8 +122,8 @@ int cmd_exporter(int argc, char** argv) {
       .option("--fabric-xmit-wait-tick-ns", "NS",
               "with --fabric: length of one PortXmitWait tick of your devices; exported so alerts can judge "
               "the time spent waiting (0 unknown)", "0")
-      .flag("--mesh", "also probe other nodes and answer their probes (RTT and loss per peer over TCP; needs the "
-                      "mesh token: --mesh-token-file or FABSCOPE_MESH_TOKEN)")
+      .flag("--mesh", "also probe other nodes and answer their probes (RTT and loss per peer, over RDMA where both "
+                      "ends can, else TCP; needs the mesh token: --mesh-token-file or FABSCOPE_MESH_TOKEN)")
       .option("--mesh-listen", "ADDR:PORT", "with --mesh: where the probe responder listens", ":9418")
       .option("--mesh-peers", "FILE", "with --mesh: peers, one HOST[:PORT] [switch=NAME] a line; reread when it "
                                       "changes")
@@ -125,6 +144,13 @@ int cmd_exporter(int argc, char** argv) {
       .option("--mesh-timeout-ms", "N", "with --mesh: a probe without a reply after this long is lost (1-10000)", "200")
       .option("--mesh-peer-limit", "N", "with --mesh: peers with series of their own; the rest are summed as "
                                         "peer=\"_other\" (1-10000)", "64")
+      .option("--mesh-transport", "auto|tcp", "with --mesh: auto probes over RDMA (UD datagrams) where both ends have "
+                                              "an endpoint on the same link layer, else TCP; tcp never opens RDMA",
+              "auto")
+      .option("--mesh-rdma-device", "DEV[:PORT]", "with --mesh: the RDMA device for the probes (default: the one "
+                                                  "holding the address of the first connection)")
+      .option("--mesh-rdma-gid-index", "N", "with --mesh: the GID index on RoCE (default: the RoCE v2 GID of that "
+                                            "address)")
       .example("fabscope exporter", "serve on every IPv4 interface, port 9417")
       .example("fabscope exporter --listen 127.0.0.1:9417 --checks-interval 300",
                "loopback only, checks every 5 minutes")

@@ -19,6 +19,7 @@
 #include <iostream>
 #include <map>
 #include <mutex>
+#include <random>
 #include <set>
 #include <thread>
 
@@ -26,6 +27,7 @@
 #include "core/files.hpp"
 #include "core/socket.hpp"
 #include "core/strings.hpp"
+#include "exporter/mesh_rdma.hpp"
 #include "exporter/mesh_wire.hpp"
 
 namespace fabscope::exporter {
@@ -47,6 +49,27 @@ constexpr std::uint64_t kFloodProbesPerSecond = 1000;
 constexpr std::size_t kReadPerTurn = 64 * kMeshProbeBytes;
 // Consecutive timeouts after which the prober drops a connection and dials again.
 constexpr int kTimeoutsBeforeRedial = 3;
+// Tags of UD sends: a probe's is its sequence number (below 2^32); the responder's replies and
+// timing datagrams carry these bits.
+constexpr std::uint64_t kReplyTag = 1ull << 62;
+constexpr std::uint64_t kTimingTag = 1ull << 61;
+// After an RDMA endpoint could not be opened, the next try.
+constexpr auto kRdmaRetry = std::chrono::minutes(5);
+
+// This end's IPv4 address of a connected socket ("" for IPv6 proper).
+std::string local_ipv4_of(int fd) {
+  sockaddr_storage ss{};
+  socklen_t len = sizeof ss;
+  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return "";
+  char buf[INET_ADDRSTRLEN] = {};
+  if (ss.ss_family == AF_INET) {
+    inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(&ss)->sin_addr, buf, sizeof buf);
+  } else if (ss.ss_family == AF_INET6) {
+    const auto& a6 = reinterpret_cast<sockaddr_in6*>(&ss)->sin6_addr;
+    if (IN6_IS_ADDR_V4MAPPED(&a6)) inet_ntop(AF_INET, &a6.s6_addr[12], buf, sizeof buf);
+  }
+  return buf;
+}
 
 std::vector<std::string> local_addresses() {
   std::vector<std::string> out;
@@ -111,11 +134,12 @@ struct RConn {
   TimePoint flood_window{};
   std::uint64_t limited_in_window = 0;
   bool dead = false;
+  std::uint64_t cookie = 0;  // its UD registration (an accepted offer); 0 none
 };
 
 // The prober's connection to one peer.
 struct PConn {
-  enum class State { Idle, Connecting, Hello, Ready };
+  enum class State { Idle, Connecting, Hello, Offer, Ready };
   MeshPeer peer;
   net::Fd fd;
   State state = State::Idle;
@@ -126,6 +150,12 @@ struct PConn {
   TimePoint written{}, deadline{};
   int timeouts_in_row = 0;
   bool selected = true;
+  // RDMA: the responder's address handle and cookie (0: probes over this TCP connection). The
+  // transport label stays what the last accept decided, also while the connection is redialled.
+  std::uint64_t ud_remote = 0, cookie = 0;
+  std::string transport = "tcp";
+  // Completion timestamps of the probe in flight (ns, 0 unknown) and the responder's span.
+  std::uint64_t t_sent = 0, t_answered = 0, peer_span = 0;
 };
 
 }  // namespace
@@ -139,7 +169,8 @@ struct Mesh::Impl {
   std::atomic<bool> stop{false};
 
   mutable std::mutex mu;  // guards the stats below; the loop holds it between polls
-  std::map<std::string, MeshPeerStats> stats;
+  std::map<std::pair<std::string, std::string>, MeshPeerStats> stats;  // (peer, transport) ->
+  MeshRdmaView rdma_view;
   MeshPeerStats other;
   bool other_used = false;
   MeshResponderStats rstats;
@@ -165,6 +196,27 @@ struct Mesh::Impl {
   std::uint32_t next_seq = 0;
   TimePoint next_probe{};
   std::string last_list_error;
+  // RDMA (transport auto): the UD endpoint, opened on the first authenticated connection.
+  std::unique_ptr<MeshUd> ud;
+  TimePoint ud_retry_at{};
+  bool ud_tried = false;
+  struct UdReg {
+    std::uint64_t remote = 0;
+    std::uint32_t qpn = 0;
+    RConn* conn = nullptr;
+  };
+  std::map<std::uint64_t, UdReg> regs;             // responder: cookie ->
+  std::map<std::uint64_t, std::string> by_cookie;  // prober: a responder's cookie -> peer id
+  struct Timing {
+    std::uint64_t cookie = 0;
+    std::uint32_t seq = 0;
+    std::uint64_t received_ns = 0;
+  };
+  std::map<std::uint64_t, Timing> timings;         // responder: reply tag -> its probe's receive time
+  std::uint64_t next_reply_tag = 0;
+  std::mt19937_64 cookie_rng{std::random_device{}() ^ (static_cast<std::uint64_t>(std::random_device{}()) << 32)};
+  std::set<std::string> told_tcp;                  // peers whose fall back to tcp was said on stderr
+  std::vector<MeshUdEvent> events;
 
   explicit Impl(MeshOptions opts) : o(std::move(opts)) {
     check_mesh_token(o.token, "mesh");
@@ -180,6 +232,7 @@ struct Mesh::Impl {
     for (auto& a : local_addresses()) self_names.push_back(a);
     std::string first = o.self_names.empty() ? "" : o.self_names.front();
     self_hash = std::hash<std::string>{}(first.empty() ? std::to_string(port) : first);
+    rdma_view.enabled = o.rdma;
     host_peers = peers_from_hosts(o.hosts, o.peer_port);
     report_bad("SLURM_JOB_NODELIST", host_peers);
   }
@@ -255,7 +308,7 @@ struct Mesh::Impl {
     // Peers no longer listed lose their series.
     std::set<std::string> ids;
     for (auto& p : peers) ids.insert(p.id);
-    for (auto it = stats.begin(); it != stats.end();) it = ids.count(it->first) ? std::next(it) : stats.erase(it);
+    for (auto it = stats.begin(); it != stats.end();) it = ids.count(it->first.first) ? std::next(it) : stats.erase(it);
   }
 
   void reselect(std::uint64_t w) {
@@ -278,26 +331,29 @@ struct Mesh::Impl {
   // ---------- prober ----------
   // The stats a peer's results go to (mu held): its own until the label limit, then a slot freed
   // by a peer not probed for three rotation windows, else the _other sum.
-  MeshPeerStats& stats_for(const std::string& id) {
-    auto it = stats.find(id);
+  MeshPeerStats& stats_for(const std::string& id, const std::string& transport) {
+    const auto key = std::make_pair(id, transport);
+    auto it = stats.find(key);
     if (it != stats.end()) return it->second;
     if (stats.size() >= o.peer_label_limit) {
       const double stale_before = unix_seconds() - 3 * o.rotation_seconds;
       auto oldest = stats.end();
       for (auto s = stats.begin(); s != stats.end(); ++s)
-        if (!pconns.count(s->first) && s->second.last_probe_timestamp_seconds < stale_before &&
+        if (!pconns.count(s->first.first) && s->second.last_probe_timestamp_seconds < stale_before &&
             (oldest == stats.end() ||
              s->second.last_probe_timestamp_seconds < oldest->second.last_probe_timestamp_seconds))
           oldest = s;
       if (oldest == stats.end()) {
         other_used = true;
         other.peer = kMeshOtherPeer;
+        other.transport = "all";
         return other;
       }
       stats.erase(oldest);
     }
-    auto& s = stats[id];
+    auto& s = stats[key];
     s.peer = id;
+    s.transport = transport;
     return s;
   }
 
@@ -305,13 +361,18 @@ struct Mesh::Impl {
     c.fd.reset();
     c.state = PConn::State::Idle;
     c.in.clear();
+    if (c.ud_remote) {
+      ud->remove_remote(c.ud_remote);
+      by_cookie.erase(c.cookie);
+    }
+    c.ud_remote = c.cookie = 0;
   }
 
   void finish(PConn& c, const char* reason) {
     if (!c.pending && !c.outstanding) return;  // nothing was counted as sent
     {
       std::lock_guard<std::mutex> lock(mu);
-      auto& s = stats_for(c.peer.id);
+      auto& s = stats_for(c.peer.id, c.transport);
       s.probed = true;
       s.up = false;
       s.last_probe_timestamp_seconds = unix_seconds();
@@ -325,7 +386,7 @@ struct Mesh::Impl {
     const double rtt = seconds(now - c.written);
     {
       std::lock_guard<std::mutex> lock(mu);
-      auto& s = stats_for(c.peer.id);
+      auto& s = stats_for(c.peer.id, c.transport);
       s.rtt.observe(rtt);
       ++s.answered;
       s.probed = true;
@@ -339,6 +400,18 @@ struct Mesh::Impl {
   void write_probe(PConn& c, TimePoint now) {
     c.pending = false;
     c.seq = ++next_seq;
+    if (c.ud_remote) {
+      c.t_sent = c.t_answered = c.peer_span = 0;
+      std::string err;
+      c.written = Clock::now();
+      c.outstanding = true;
+      if (!ud->send(c.ud_remote, {MeshDatagramKind::Probe, c.seq, c.cookie, 0, 0}, c.seq, err)) {
+        finish(c, "rdma_error");
+        return;
+      }
+      c.deadline = now + o.probe_timeout;
+      return;
+    }
     auto b = encode_probe({c.seq, 0});
     c.written = Clock::now();
     ssize_t n = ::send(c.fd.get(), b.data(), b.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
@@ -397,7 +470,7 @@ struct Mesh::Impl {
     if (c.pending || c.outstanding) return;  // the previous probe is still under way
     {
       std::lock_guard<std::mutex> lock(mu);
-      ++stats_for(id).sent;
+      ++stats_for(id, c.transport).sent;
     }
     if (c.state == PConn::State::Ready) return write_probe(c, now);
     c.pending = true;
@@ -419,11 +492,14 @@ struct Mesh::Impl {
     }
     if (!(revents & (POLLIN | POLLERR | POLLHUP))) return;
     char buf[4 * kMeshReplyBytes];
-    const std::size_t frame = c.state == PConn::State::Hello ? kMeshAnswerBytes : kMeshReplyBytes;
+    const std::size_t frame = c.state == PConn::State::Hello   ? kMeshAnswerBytes
+                              : c.state == PConn::State::Offer ? kMeshAcceptBytes
+                                                               : kMeshReplyBytes;
     ssize_t n = ::recv(c.fd.get(), buf, sizeof buf - std::min(c.in.size(), frame), MSG_DONTWAIT);
     if (n <= 0) {
       if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
-      if (c.pending || c.outstanding) finish(c, c.state == PConn::State::Hello ? "connect" : "closed");
+      if (c.pending || c.outstanding)
+        finish(c, c.state == PConn::State::Hello || c.state == PConn::State::Offer ? "connect" : "closed");
       close_pconn(c);
       return;
     }
@@ -433,6 +509,18 @@ struct Mesh::Impl {
       const std::string answer = c.in.substr(0, kMeshAnswerBytes);
       c.in.erase(0, kMeshAnswerBytes);
       if (answer == kMeshAccepted) {
+        if (ensure_ud(c.fd.get(), now)) {
+          auto offer = encode_offer(ud->endpoint());
+          if (::send(c.fd.get(), offer.data(), offer.size(), MSG_DONTWAIT | MSG_NOSIGNAL) !=
+              static_cast<ssize_t>(offer.size())) {
+            if (c.pending) finish(c, "connect");
+            close_pconn(c);
+            return;
+          }
+          c.state = PConn::State::Offer;
+          return;
+        }
+        c.transport = "tcp";
         c.state = PConn::State::Ready;
         if (c.pending) write_probe(c, now);
         return;
@@ -440,6 +528,20 @@ struct Mesh::Impl {
       if (c.pending) finish(c, answer == kMeshRefused ? "refused" : "bad_reply");
       close_pconn(c);
       return;
+    }
+    if (c.state == PConn::State::Offer) {
+      if (c.in.size() < kMeshAcceptBytes) return;
+      auto acc = decode_accept(reinterpret_cast<const unsigned char*>(c.in.data()));
+      c.in.erase(0, kMeshAcceptBytes);
+      if (!acc) {
+        if (c.pending) finish(c, "bad_reply");
+        close_pconn(c);
+        return;
+      }
+      on_accept(c, *acc);
+      c.state = PConn::State::Ready;
+      if (c.pending) write_probe(c, now);
+      if (c.in.empty()) return;
     }
     while (c.in.size() >= kMeshReplyBytes) {
       auto r = decode_reply(reinterpret_cast<const unsigned char*>(c.in.data()));
@@ -467,7 +569,10 @@ struct Mesh::Impl {
         }
       }
       // A peer out of the rotation is let go once nothing of it is under way.
-      if (!c.selected && !c.pending && !c.outstanding) it = pconns.erase(it);
+      if (!c.selected && !c.pending && !c.outstanding) {
+        close_pconn(c);
+        it = pconns.erase(it);
+      }
       else ++it;
     }
   }
@@ -548,6 +653,7 @@ struct Mesh::Impl {
     }
     c.authed = true;
     c.last_active = now;
+    if (!c.in.empty()) on_frames(c, now);  // an offer or probes sent right behind the hello
   }
 
   void on_probes(RConn& c) {
@@ -561,17 +667,32 @@ struct Mesh::Impl {
     if (n < 0) return;
     c.last_active = read_at;
     c.in.append(buf, static_cast<std::size_t>(n));
+    on_frames(c, read_at);
+  }
+
+  // The complete frames in c.in: offers answered at once, probes in one reply batch.
+  void on_frames(RConn& c, TimePoint read_at) {
     std::vector<MeshProbe> answer;
     std::uint64_t limited = 0;
     std::size_t off = 0;
-    for (; off + kMeshProbeBytes <= c.in.size(); off += kMeshProbeBytes) {
-      auto p = decode_probe(reinterpret_cast<const unsigned char*>(c.in.data() + off));
+    while (off + 4 <= c.in.size()) {
+      const auto* b = reinterpret_cast<const unsigned char*>(c.in.data() + off);
+      if (is_offer(b)) {
+        if (off + kMeshOfferBytes > c.in.size()) break;
+        on_offer(c, b, read_at);
+        if (c.dead) return;
+        off += kMeshOfferBytes;
+        continue;
+      }
+      if (off + kMeshProbeBytes > c.in.size()) break;
+      auto p = decode_probe(b);
       if (!p) {
         reject(c, "garbage");
         return;
       }
       if (c.bucket.take(read_at) && total_bucket.take(read_at)) answer.push_back(*p);
       else ++limited;
+      off += kMeshProbeBytes;
     }
     c.in.erase(0, off);
     if (read_at - c.flood_window >= std::chrono::seconds(1)) {
@@ -610,9 +731,222 @@ struct Mesh::Impl {
   void expire_rconns(TimePoint now) {
     for (auto& c : rconns)
       if (!c->authed && !c->dead && now >= c->deadline) reject(*c, "hello_timeout");
+    for (auto& c : rconns)
+      if (c->dead && c->cookie) drop_reg(*c);
     rconns.erase(std::remove_if(rconns.begin(), rconns.end(), [](const auto& c) { return c->dead; }), rconns.end());
     std::lock_guard<std::mutex> lock(mu);
     rstats.connections_open = rconns.size();
+  }
+
+  // ---------- RDMA ----------
+  // The UD endpoint, opened on the first authenticated connection with that connection's local
+  // address (the engine's choice: the device holding it); false when the transport is tcp or no
+  // endpoint could be opened (said once on stderr, tried again after kRdmaRetry).
+  bool ensure_ud(int fd, TimePoint now) {
+    if (!o.rdma) return false;
+    if (ud) return true;
+    if (ud_tried && now < ud_retry_at) return false;
+    ud_tried = true;
+    ud_retry_at = now + kRdmaRetry;
+    MeshRdmaOptions ro;
+    ro.device = o.rdma_device;
+    ro.port = o.rdma_port;
+    ro.gid_index = o.rdma_gid_index;
+    ro.local_ipv4 = local_ipv4_of(fd);
+    std::string why;
+    ud = MeshUd::open(ro, why);
+    std::lock_guard<std::mutex> lock(mu);
+    rdma_view.tried = true;
+    if (!ud) {
+      rdma_view.up = false;
+      std::cerr << "fabscope exporter: mesh: no RDMA endpoint (" << core::printable(why)
+                << "); probing over tcp, tried again in 5 minutes\n";
+      return false;
+    }
+    const auto& i = ud->info();
+    rdma_view.up = true;
+    rdma_view.device = i.device;
+    rdma_view.port = i.port;
+    rdma_view.gid_index = i.gid_index;
+    rdma_view.link_layer = i.link_layer;
+    rdma_view.transport = i.transport;
+    rdma_view.timestamps = i.timestamps;
+    std::cerr << "fabscope exporter: mesh: RDMA endpoint " << i.device << ":" << i.port << " (" << i.transport
+              << ", UD QP " << ud->endpoint().qpn << ", completion timestamps "
+              << (i.timestamps ? "read" : "not offered") << "): " << core::printable(i.why) << "\n";
+    return true;
+  }
+
+  void drop_reg(RConn& c) {
+    auto it = regs.find(c.cookie);
+    if (it != regs.end()) {
+      ud->remove_remote(it->second.remote);
+      regs.erase(it);
+    }
+    c.cookie = 0;
+  }
+
+  // Responder: an authenticated prober offers its UD endpoint; the accept says ours (or why not).
+  void on_offer(RConn& c, const unsigned char* b, TimePoint now) {
+    auto e = decode_offer(b);
+    if (!e) {
+      reject(c, "garbage");
+      return;
+    }
+    if (c.cookie) drop_reg(c);
+    MeshAccept acc;
+    acc.status = MeshRdmaStatus::NoRdma;
+    if (ensure_ud(c.fd.get(), now)) {
+      if (e->link != ud->endpoint().link) {
+        acc.status = MeshRdmaStatus::LinkDiffers;
+      } else {
+        std::string err;
+        const std::uint64_t remote = ud->add_remote(*e, err);
+        if (!remote) {
+          acc.status = MeshRdmaStatus::NoRoute;
+          std::cerr << "fabscope exporter: mesh: " << core::printable(c.who) << ": " << core::printable(err) << "\n";
+        } else {
+          std::uint64_t cookie = 0;
+          while (cookie == 0 || regs.count(cookie)) cookie = cookie_rng();
+          regs[cookie] = {remote, e->qpn, &c};
+          c.cookie = cookie;
+          acc.status = MeshRdmaStatus::Ok;
+          acc.ep = ud->endpoint();
+          acc.cookie = cookie;
+        }
+      }
+    }
+    auto a = encode_accept(acc);
+    if (::send(c.fd.get(), a.data(), a.size(), MSG_DONTWAIT | MSG_NOSIGNAL) != static_cast<ssize_t>(a.size()))
+      c.dead = true;
+  }
+
+  // Prober: the responder's accept decides the transport of this peer's probes.
+  void on_accept(PConn& c, const MeshAccept& acc) {
+    std::string why;
+    if (acc.status == MeshRdmaStatus::Ok) {
+      const std::uint64_t remote = ud->add_remote(acc.ep, why);
+      if (remote) {
+        c.ud_remote = remote;
+        c.cookie = acc.cookie;
+        by_cookie[acc.cookie] = c.peer.id;
+        c.transport = ud->info().transport;
+        told_tcp.erase(c.peer.id);
+        return;
+      }
+    } else {
+      why = mesh_rdma_status_text(acc.status);
+    }
+    c.transport = "tcp";
+    if (told_tcp.insert(c.peer.id).second)
+      std::cerr << "fabscope exporter: mesh: " << core::printable(c.peer.id) << ": probing over tcp: "
+                << core::printable(why) << "\n";
+  }
+
+  PConn* pconn_by_cookie(std::uint64_t cookie) {
+    auto it = by_cookie.find(cookie);
+    if (it == by_cookie.end()) return nullptr;
+    auto p = pconns.find(it->second);
+    return p == pconns.end() || p->second.cookie != cookie ? nullptr : &p->second;
+  }
+
+  PConn* pconn_by_seq(std::uint32_t seq) {
+    for (auto& [id, c] : pconns)
+      if (c.ud_remote && c.seq == seq) return &c;
+    return nullptr;
+  }
+
+  // Both completion timestamps of the prober and the responder's span: the network's share.
+  void network_sample(PConn& c) {
+    if (!c.t_sent || !c.t_answered || !c.peer_span || c.t_answered <= c.t_sent) return;
+    auto net = mesh_network_rtt_ns(c.t_answered - c.t_sent, c.peer_span);
+    c.t_sent = c.t_answered = c.peer_span = 0;
+    if (!net) return;
+    std::lock_guard<std::mutex> lock(mu);
+    stats_for(c.peer.id, c.transport).network_rtt.observe(static_cast<double>(*net) * 1e-9);
+  }
+
+  void on_ud_probe(const MeshUdEvent& ev) {
+    auto it = regs.find(ev.msg.cookie);
+    if (it == regs.end() || it->second.qpn != ev.src_qp || it->second.conn->dead) {
+      std::lock_guard<std::mutex> lock(mu);
+      ++rstats.probes["unknown_sender"];
+      return;
+    }
+    RConn& c = *it->second.conn;
+    const TimePoint now = Clock::now();
+    c.last_active = now;
+    if (!c.bucket.take(now) || !total_bucket.take(now)) {
+      std::lock_guard<std::mutex> lock(mu);
+      ++rstats.probes["rate_limited"];
+      return;
+    }
+    const auto delay_ns =
+        static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(now - ev.at).count());
+    const std::uint64_t tag = kReplyTag | (next_reply_tag++ & 0xffffffffull);
+    std::string err;
+    const bool ok = ud->send(it->second.remote, {MeshDatagramKind::Reply, ev.msg.seq, ev.msg.cookie, delay_ns, 0},
+                             tag, err);
+    if (ok && ev.hw_ns) timings[tag] = {ev.msg.cookie, ev.msg.seq, ev.hw_ns};
+    std::lock_guard<std::mutex> lock(mu);
+    if (!ok) {
+      ++rstats.probes["send_blocked"];
+      return;
+    }
+    ++rstats.probes["answered"];
+    rstats.delay.observe(static_cast<double>(delay_ns) * 1e-9);
+  }
+
+  void on_ud_events() {
+    events.clear();
+    ud->drain(events);
+    for (const auto& ev : events) {
+      switch (ev.kind) {
+        case MeshUdEvent::Kind::Garbage: {
+          std::lock_guard<std::mutex> lock(mu);
+          ++rstats.probes["unknown_sender"];
+          break;
+        }
+        case MeshUdEvent::Kind::Received:
+          if (ev.msg.kind == MeshDatagramKind::Probe) {
+            on_ud_probe(ev);
+          } else if (PConn* c = pconn_by_cookie(ev.msg.cookie)) {
+            if (ev.msg.kind == MeshDatagramKind::Reply && c->outstanding && ev.msg.seq == c->seq) {
+              c->t_answered = ev.hw_ns;
+              answered(*c, ev.at, ev.msg.delay_ns);
+            } else if (ev.msg.kind == MeshDatagramKind::Timing && ev.msg.seq == c->seq) {
+              c->peer_span = ev.msg.hw_delay_ns;
+            }
+            network_sample(*c);
+          }
+          break;
+        case MeshUdEvent::Kind::Sent:
+        case MeshUdEvent::Kind::SendFailed:
+          if (ev.tag & kReplyTag) {
+            auto t = timings.find(ev.tag);
+            if (t == timings.end()) break;
+            const Timing tm = t->second;
+            timings.erase(t);
+            auto r = regs.find(tm.cookie);
+            if (ev.kind == MeshUdEvent::Kind::Sent && ev.hw_ns > tm.received_ns && r != regs.end()) {
+              std::string err;
+              (void)ud->send(r->second.remote,
+                             {MeshDatagramKind::Timing, tm.seq, tm.cookie, 0, ev.hw_ns - tm.received_ns},
+                             kTimingTag, err);
+            }
+          } else if (!(ev.tag & kTimingTag)) {
+            PConn* c = pconn_by_seq(static_cast<std::uint32_t>(ev.tag));
+            if (!c) break;
+            if (ev.kind == MeshUdEvent::Kind::SendFailed) {
+              if (c->outstanding) finish(*c, "rdma_error");
+            } else {
+              c->t_sent = ev.hw_ns;
+              network_sample(*c);
+            }
+          }
+          break;
+      }
+    }
   }
 
   // ---------- the loop ----------
@@ -660,6 +994,8 @@ struct Mesh::Impl {
         pfds.push_back({c.fd.get(), static_cast<short>(c.state == PConn::State::Connecting ? POLLOUT : POLLIN), 0});
         pfd_pconns.push_back(&c);
       }
+      const std::size_t ud_index = pfds.size();
+      if (ud) pfds.push_back({ud->fd(), POLLIN, 0});
       const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(wake_at - Clock::now()).count();
       ::poll(pfds.data(), pfds.size(), static_cast<int>(std::clamp<long long>(wait + 1, 0, 1000)));
       now = Clock::now();
@@ -679,6 +1015,8 @@ struct Mesh::Impl {
       if (pfds[1].revents & POLLIN) accept_some(now);
       for (std::size_t i = 0; i < pfd_pconns.size(); ++i)
         if (pfds[first_pconn + i].revents) on_pconn(*pfd_pconns[i], pfds[first_pconn + i].revents, now);
+      // The endpoint may have been opened during this turn (then ud_index is past the end).
+      if (ud && ud_index < pfds.size() && pfds[ud_index].revents) on_ud_events();
     }
   }
 };
@@ -723,6 +1061,7 @@ MeshView Mesh::view() const {
   v.probe_rate_per_second = impl_->o.probes_per_second;
   v.peer_list_bad_lines = impl_->bad_lines;
   v.peer_list_errors_total = impl_->list_errors;
+  v.rdma = impl_->rdma_view;
   return v;
 }
 

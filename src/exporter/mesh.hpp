@@ -1,7 +1,11 @@
 #pragma once
 // The exporter's mesh mode (`--mesh`): every node answers probes of the mesh's other nodes and
-// probes a few of them itself, round robin, at a fixed total rate, over TCP (transport="tcp").
-// One thread does both, in one poll() loop; it exists only when the mode is on. Scrapes read
+// probes a few of them itself, round robin, at a fixed total rate. Each peer gets a TCP
+// connection (the control channel: token, then the RDMA endpoints); with transport auto the
+// probes themselves travel as UD datagrams over RDMA (mesh_rdma.hpp, transport="rdma_ib" or
+// "rdma_roce") when both ends have an endpoint on the same link layer, else over that TCP
+// connection (transport="tcp"). One thread does both, in one poll() loop; it exists only when the
+// mode is on. Scrapes read
 // the counters under a mutex the loop holds only between two polls, never across one.
 //
 // Bounds (docs/metrics.md, "Mesh"): a connection is answered only after a hello with the mesh's
@@ -13,6 +17,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +37,9 @@ struct MeshOptions {
   int peer_port = 0;                // port of peers listed without one; 0: listen_port
   std::vector<std::string> self_names;  // names and addresses that mean this node ("" ignored)
   std::string self_switch;          // the switch this node is cabled to; "" unknown
+  bool rdma = true;                 // transport auto (RDMA where both ends can); false: tcp only
+  std::string rdma_device;          // "" the engine's choice for the control connection's address
+  std::optional<int> rdma_port, rdma_gid_index;
   SelectOptions select;
   double rotation_seconds = 60;
   double probes_per_second = 10;    // this node's total

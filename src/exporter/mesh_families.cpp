@@ -17,6 +17,9 @@ std::vector<MetricFamily> mesh_families(const MeshView& v) {
   auto rtt = fam("fabscope_mesh_rtt_seconds", MetricType::Histogram,
                  "Round-trip time of answered probes to the peer, as the prober measured it (includes the peer's "
                  "processing delay).");
+  auto net_rtt = fam("fabscope_mesh_network_rtt_seconds", MetricType::Histogram,
+                     "RDMA probes timed by the devices' completion timestamps on both sides: the round trip less "
+                     "the responder's span from receiving the probe to sending the reply (the network's share).");
   auto sent = fam("fabscope_mesh_probes_sent_total", MetricType::Counter, "Probes sent to the peer.");
   auto answered = fam("fabscope_mesh_probes_answered_total", MetricType::Counter,
                       "Probes the peer answered within the probe timeout.");
@@ -32,6 +35,7 @@ std::vector<MetricFamily> mesh_families(const MeshView& v) {
   for (const auto& p : v.peers) {
     Labels l{{"peer", p.peer}, {"transport", p.transport}};
     add_histogram(rtt, l, p.rtt);
+    if (p.network_rtt.count > 0) add_histogram(net_rtt, l, p.network_rtt);
     sent.samples.push_back(Sample::of_u64(l, p.sent));
     answered.samples.push_back(Sample::of_u64(l, p.answered));
     for (const char* r : kMeshErrorReasons) {
@@ -48,9 +52,10 @@ std::vector<MetricFamily> mesh_families(const MeshView& v) {
   }
 
   auto rprobes = fam("fabscope_mesh_responder_probes_total", MetricType::Counter,
-                     "Probes this node's responder read from authenticated peers, by result (answered, "
-                     "rate_limited: over the per-connection or total rate, send_blocked: the peer did not read).");
-  for (const char* r : {"answered", "rate_limited", "send_blocked"}) {
+                     "Probes this node's responder read, by result (answered, rate_limited: over the per-connection "
+                     "or total rate, send_blocked: the peer did not read or the send failed, unknown_sender: an RDMA "
+                     "datagram without the cookie of an open authenticated connection, or not ours).");
+  for (const char* r : {"answered", "rate_limited", "send_blocked", "unknown_sender"}) {
     auto it = v.responder.probes.find(r);
     rprobes.samples.push_back(Sample::of_u64({{"result", r}}, it == v.responder.probes.end() ? 0 : it->second));
   }
@@ -93,9 +98,28 @@ std::vector<MetricFamily> mesh_families(const MeshView& v) {
                   "Times a peer source could not be read or resolved (the previous peers were kept).");
   lerr.samples.push_back(Sample::of_u64({}, v.peer_list_errors_total));
 
+  auto rdma_up = fam("fabscope_mesh_rdma_up", MetricType::Gauge,
+                     "1 when this node's RDMA endpoint for the mesh is open, 0 when it could not be opened (the "
+                     "reason is on stderr; peers are probed over tcp). Absent with --mesh-transport tcp and before "
+                     "the first connection.");
+  auto rdma_info = fam("fabscope_mesh_rdma_info", MetricType::Gauge,
+                       "The mesh's RDMA endpoint: device, port, GID index (-1: none, InfiniBand), link layer, "
+                       "transport label and whether completion timestamps are read. Always 1.");
+  if (v.rdma.enabled && v.rdma.tried) {
+    rdma_up.samples.push_back(Sample::of({}, v.rdma.up ? 1 : 0));
+    if (v.rdma.up)
+      rdma_info.samples.push_back(Sample::of({{"device", v.rdma.device},
+                                              {"port", std::to_string(v.rdma.port)},
+                                              {"gid_index", std::to_string(v.rdma.gid_index)},
+                                              {"link_layer", v.rdma.link_layer},
+                                              {"transport", v.rdma.transport},
+                                              {"timestamps", v.rdma.timestamps ? "hardware" : "software"}},
+                                             1));
+  }
+
   std::vector<MetricFamily> out;
-  for (auto* f : {&rtt, &sent, &answered, &errors, &up, &last_answer, &last_probe, &rprobes, &rejected, &conns, &delay,
-                  &peers, &limit, &rotation, &coverage, &rate, &bad, &lerr})
+  for (auto* f : {&rtt, &net_rtt, &sent, &answered, &errors, &up, &last_answer, &last_probe, &rprobes, &rejected, &conns, &delay,
+                  &peers, &limit, &rotation, &coverage, &rate, &bad, &lerr, &rdma_up, &rdma_info})
     out.push_back(std::move(*f));
   return out;
 }

@@ -24,6 +24,7 @@ inline constexpr const char* kMeshErrorReasons[] = {
     "refused",    // the peer refused the mesh token
     "closed",     // the peer closed the connection with a probe outstanding
     "bad_reply",  // the reply was not ours (magic or sequence)
+    "rdma_error", // the device refused or failed the probe's send (UD transport)
 };
 
 // The peer label of everything beyond the label limit.
@@ -31,8 +32,11 @@ inline constexpr const char* kMeshOtherPeer = "_other";
 
 struct MeshPeerStats {
   std::string peer;              // label: the peer's id, or kMeshOtherPeer
-  std::string transport = "tcp";
+  std::string transport = "tcp";  // label: "tcp" | "rdma_ib" | "rdma_roce"
   Histogram rtt{mesh_rtt_bounds()};
+  // RDMA with completion timestamps on both sides: the round trip less the responder's own
+  // span, both by the devices' clocks (the network's share). Rendered once it has a sample.
+  Histogram network_rtt{mesh_rtt_bounds()};
   std::uint64_t sent = 0, answered = 0;
   std::map<std::string, std::uint64_t> errors;  // reason -> count
   bool probed = false;           // at least one probe finished (answered or not)
@@ -42,7 +46,7 @@ struct MeshPeerStats {
 };
 
 struct MeshResponderStats {
-  std::map<std::string, std::uint64_t> probes;    // "answered" | "rate_limited" | "send_blocked"
+  std::map<std::string, std::uint64_t> probes;    // "answered" | "rate_limited" | "send_blocked" | "unknown_sender"
   std::map<std::string, std::uint64_t> rejected;  // reason -> connections refused or cut
   std::uint64_t connections_open = 0;
   Histogram delay{mesh_rtt_bounds()};
@@ -57,6 +61,16 @@ inline constexpr const char* kMeshRejectReasons[] = {
     "flood",                 // far over the probe rate limit: cut
 };
 
+// The node's RDMA endpoint for the mesh (transport auto).
+struct MeshRdmaView {
+  bool enabled = false;   // --mesh-transport auto
+  bool tried = false;     // an open was attempted (on the first authenticated connection)
+  bool up = false;        // open: the UD queue pair answers and probes
+  std::string device, link_layer, transport;
+  int port = 0, gid_index = -1;
+  bool timestamps = false;
+};
+
 struct MeshView {
   std::vector<MeshPeerStats> peers;  // sorted by peer; the _other aggregate among them when used
   MeshResponderStats responder;
@@ -65,6 +79,7 @@ struct MeshView {
   double rotation_seconds = 0, coverage_period_seconds = 0, probe_rate_per_second = 0;
   std::uint64_t peer_list_bad_lines = 0;
   std::uint64_t peer_list_errors_total = 0;  // a source that could not be read or resolved
+  MeshRdmaView rdma;
 };
 
 std::vector<MetricFamily> mesh_families(const MeshView& v);

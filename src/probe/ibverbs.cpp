@@ -46,6 +46,12 @@ IbverbsLib load() {
   bind(h, l.create_qp, "ibv_create_qp");
   bind(h, l.destroy_qp, "ibv_destroy_qp");
   bind(h, l.modify_qp, "ibv_modify_qp");
+  bind(h, l.create_ah, "ibv_create_ah");
+  bind(h, l.destroy_ah, "ibv_destroy_ah");
+  bind(h, l.create_comp_channel, "ibv_create_comp_channel");
+  bind(h, l.destroy_comp_channel, "ibv_destroy_comp_channel");
+  bind(h, l.get_cq_event, "ibv_get_cq_event");
+  bind(h, l.ack_cq_events, "ibv_ack_cq_events");
   return l;  // the handle stays open for the life of the process
 }
 
@@ -66,6 +72,11 @@ bool IbverbsLib::has_device_queries() const {
 bool IbverbsLib::has_engine_calls() const {
   return has_device_queries() && query_gid && alloc_pd && dealloc_pd && reg_mr && dereg_mr && create_cq &&
          destroy_cq && create_qp && destroy_qp && modify_qp;
+}
+
+bool IbverbsLib::has_mesh_calls() const {
+  return has_engine_calls() && create_ah && destroy_ah && create_comp_channel && destroy_comp_channel && get_cq_event &&
+         ack_cq_events;
 }
 
 const IbverbsLib& ibverbs() {

@@ -35,6 +35,13 @@ struct IbverbsLib {
   ibv_qp* (*create_qp)(ibv_pd*, ibv_qp_init_attr*) = nullptr;
   int (*destroy_qp)(ibv_qp*) = nullptr;
   int (*modify_qp)(ibv_qp*, ibv_qp_attr*, int) = nullptr;
+  // The exporter's mesh prober (UD queue pairs woken through a completion channel).
+  ibv_ah* (*create_ah)(ibv_pd*, ibv_ah_attr*) = nullptr;
+  int (*destroy_ah)(ibv_ah*) = nullptr;
+  ibv_comp_channel* (*create_comp_channel)(ibv_context*) = nullptr;
+  int (*destroy_comp_channel)(ibv_comp_channel*) = nullptr;
+  int (*get_cq_event)(ibv_comp_channel*, ibv_cq**, void**) = nullptr;
+  void (*ack_cq_events)(ibv_cq*, unsigned int) = nullptr;
 
   // ibv_query_port as the header's inline wrapper does it: the provider's extended op when it
   // has one, else the compat entry point. Clears attr first.
@@ -43,6 +50,8 @@ struct IbverbsLib {
   bool has_device_queries() const;
   // Those plus the PD, MR, CQ and QP calls (what the point-to-point engine needs).
   bool has_engine_calls() const;
+  // Those plus address handles and completion channels (the mesh prober's UD queue pair).
+  bool has_mesh_calls() const;
 };
 
 // Loads on the first call; later calls return the same table.

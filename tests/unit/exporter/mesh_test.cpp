@@ -180,6 +180,86 @@ TEST(MeshWire, ProbeAndReply_RoundTripAndRefuseOtherMagic) {
   EXPECT_FALSE(decode_probe(r.data()));
 }
 
+TEST(MeshWire, OfferAcceptAndDatagrams_RoundTrip) {
+  MeshRdmaEndpoint e;
+  e.qpn = 0x1234;
+  e.lid = 0;
+  e.link = kMeshLinkEth;
+  e.flags = kMeshFlagTimestamps;
+  for (int i = 0; i < 16; ++i) e.gid[static_cast<std::size_t>(i)] = static_cast<unsigned char>(i * 7);
+  auto o = encode_offer(e);
+  ASSERT_TRUE(is_offer(o.data()));
+  auto d = decode_offer(o.data());
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->qpn, 0x1234u);
+  EXPECT_EQ(d->gid, e.gid);
+  EXPECT_EQ(d->flags, kMeshFlagTimestamps);
+
+  MeshAccept a;
+  a.ep = e;
+  a.ep.link = kMeshLinkIb;
+  a.ep.lid = 0xbeef;
+  a.cookie = 0x0102030405060708ull;
+  auto ab = encode_accept(a);
+  auto ad = decode_accept(ab.data());
+  ASSERT_TRUE(ad);
+  EXPECT_EQ(ad->cookie, a.cookie);
+  EXPECT_EQ(ad->ep.lid, 0xbeef);
+  EXPECT_EQ(ad->status, MeshRdmaStatus::Ok);
+  MeshAccept none;
+  none.status = MeshRdmaStatus::NoRdma;
+  auto nb = encode_accept(none);
+  ASSERT_TRUE(decode_accept(nb.data()));
+  EXPECT_EQ(decode_accept(nb.data())->status, MeshRdmaStatus::NoRdma);
+
+  MeshDatagram g{MeshDatagramKind::Timing, 99, 0xabcdefull, 5, 123456789};
+  auto gb = encode_datagram(g);
+  auto gd = decode_datagram(gb.data(), gb.size());
+  ASSERT_TRUE(gd);
+  EXPECT_EQ(gd->kind, MeshDatagramKind::Timing);
+  EXPECT_EQ(gd->seq, 99u);
+  EXPECT_EQ(gd->cookie, 0xabcdefull);
+  EXPECT_EQ(gd->hw_delay_ns, 123456789u);
+}
+
+TEST(MeshWire, OfferAcceptAndDatagrams_RefuseWhatIsNotOurs) {
+  MeshRdmaEndpoint e;
+  e.link = kMeshLinkEth;
+  e.qpn = 0;  // an offer without a QP
+  EXPECT_FALSE(decode_offer(encode_offer(e).data()));
+  e.qpn = 1u << 24;  // QP numbers have 24 bits
+  EXPECT_FALSE(decode_offer(encode_offer(e).data()));
+  e.qpn = 5;
+  e.link = 9;  // unknown link layer
+  EXPECT_FALSE(decode_offer(encode_offer(e).data()));
+  auto p = encode_probe({1, 2});
+  EXPECT_FALSE(is_offer(p.data()));
+  MeshAccept a;
+  a.status = MeshRdmaStatus::Ok;  // ok without an endpoint
+  EXPECT_FALSE(decode_accept(encode_accept(a).data()));
+  auto bad = encode_accept({});
+  bad[36] = 77;  // unknown status
+  EXPECT_FALSE(decode_accept(bad.data()));
+  auto g = encode_datagram({MeshDatagramKind::Probe, 1, 2, 0, 0});
+  EXPECT_FALSE(decode_datagram(g.data(), g.size() - 1)) << "short";
+  g[4] = 4;
+  EXPECT_FALSE(decode_datagram(g.data(), g.size())) << "unknown kind";
+  g[4] = 1;
+  g[0] = 'X';
+  EXPECT_FALSE(decode_datagram(g.data(), g.size())) << "magic";
+}
+
+TEST(MeshWire, NetworkRtt_IsTheProbersSpanLessTheRespondersByDeviceClocks) {
+  EXPECT_EQ(mesh_network_rtt_ns(12'000, 7'500), 4'500u);
+  EXPECT_FALSE(mesh_network_rtt_ns(5'000, 6'000)) << "clocks misread: never a negative network";
+  EXPECT_FALSE(mesh_network_rtt_ns(0, 10));
+  EXPECT_FALSE(mesh_network_rtt_ns(10, 0));
+  EXPECT_EQ(mesh_ticks_to_ns(156'250, 156'250), 1'000'000u) << "156.25 MHz: 156250 ticks are 1 ms";
+  EXPECT_EQ(mesh_ticks_to_ns(1'000'000'000, 1'000'000), 1'000'000'000u) << "1 GHz";
+  EXPECT_EQ(mesh_ticks_to_ns(3'600ull * 1'000'000'000ull, 1'000'000), 3'600ull * 1'000'000'000ull) << "an hour";
+  EXPECT_FALSE(mesh_ticks_to_ns(5, 0));
+}
+
 TEST(MeshWire, Token_TooShortOrWithSpaces_IsNamedNotPrinted) {
   try {
     check_mesh_token("short", "/etc/fabscope/mesh.token");
@@ -210,6 +290,40 @@ TEST(MeshFamilies, EveryReasonIsRenderedAtZero_AndTheExpositionIsValid) {
   EXPECT_NE(text.find("fabscope_mesh_rtt_seconds_bucket{peer=\"node02\",transport=\"tcp\",le=\"5e-06\"} 0"),
             std::string::npos);
   EXPECT_EQ(text.find("fabscope_mesh_peer_up"), std::string::npos) << "no verdict before a probe finished";
+}
+
+TEST(MeshFamilies, RdmaEndpointAndNetworkRtt_RenderedOnlyWhenKnown) {
+  MeshView v;
+  MeshPeerStats p;
+  p.peer = "node03";
+  p.transport = "rdma_roce";
+  v.peers.push_back(p);
+  auto text = render_text(mesh_families(v));
+  EXPECT_EQ(text.find("fabscope_mesh_network_rtt_seconds_bucket"), std::string::npos) << "no sample yet";
+  EXPECT_EQ(text.find("fabscope_mesh_rdma_up "), std::string::npos) << "transport tcp or not tried";
+  EXPECT_NE(text.find("fabscope_mesh_responder_probes_total{result=\"unknown_sender\"} 0"), std::string::npos);
+
+  v.peers[0].network_rtt.observe(4e-6);
+  v.rdma.enabled = v.rdma.tried = true;
+  v.rdma.up = false;
+  text = render_text(mesh_families(v));
+  EXPECT_NE(text.find("fabscope_mesh_network_rtt_seconds_bucket{peer=\"node03\",transport=\"rdma_roce\",le=\"4e-06\"} 1"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("fabscope_mesh_rdma_up 0"), std::string::npos);
+  EXPECT_EQ(text.find("fabscope_mesh_rdma_info{"), std::string::npos);
+  v.rdma.up = true;
+  v.rdma.device = "rxe0";
+  v.rdma.port = 1;
+  v.rdma.gid_index = 1;
+  v.rdma.link_layer = "Ethernet";
+  v.rdma.transport = "rdma_roce";
+  text = render_text(mesh_families(v));
+  EXPECT_NE(text.find("fabscope_mesh_rdma_up 1"), std::string::npos);
+  EXPECT_NE(text.find("fabscope_mesh_rdma_info{device=\"rxe0\",port=\"1\",gid_index=\"1\",link_layer=\"Ethernet\","
+                      "transport=\"rdma_roce\",timestamps=\"software\"} 1"),
+            std::string::npos)
+      << text;
 }
 
 // ---------- live meshes on loopback ----------
@@ -350,6 +464,75 @@ TEST(MeshLive, Garbage_SilenceAndFloods_AreCutAndCounted_WhileRealProbesGetAnswe
     auto* p = peer(v, idb);
     return p && p->answered >= 3;
   }));
+}
+
+TEST(MeshLive, RdmaOffer_WithoutAnEndpointHere_IsAnsweredNoRdma_AndAForgedOneIsCut) {
+  auto ob = loopback();
+  Mesh b(ob);
+  b.start();
+  net::Fd c(connect_raw(b.port()));
+  ASSERT_TRUE(c);
+  const auto hello = mesh_hello(kToken);
+  ASSERT_EQ(::send(c.get(), hello.data(), hello.size(), MSG_NOSIGNAL), static_cast<ssize_t>(hello.size()));
+  MeshRdmaEndpoint e;
+  e.qpn = 77;
+  e.link = kMeshLinkEth;
+  auto offer = encode_offer(e);
+  ASSERT_EQ(::send(c.get(), offer.data(), offer.size(), MSG_NOSIGNAL), static_cast<ssize_t>(offer.size()));
+  std::string in;
+  ASSERT_TRUE(poll_until([&] {
+    char buf[128];
+    ssize_t n = ::recv(c.get(), buf, sizeof buf, MSG_DONTWAIT);
+    if (n > 0) in.append(buf, static_cast<std::size_t>(n));
+    return in.size() >= kMeshAnswerBytes + kMeshAcceptBytes;
+  }));
+  EXPECT_EQ(in.substr(0, kMeshAnswerBytes), kMeshAccepted);
+  auto acc = decode_accept(reinterpret_cast<const unsigned char*>(in.data() + kMeshAnswerBytes));
+  ASSERT_TRUE(acc);
+  // No RDMA device on a test machine without one (and never one with this QP's GID of zeros).
+  EXPECT_NE(acc->status, MeshRdmaStatus::Ok);
+  EXPECT_EQ(acc->ep.qpn, 0u);
+  // Probes still work over the same connection.
+  auto p = encode_probe({5, 6});
+  ASSERT_EQ(::send(c.get(), p.data(), p.size(), MSG_NOSIGNAL), 16);
+  in.clear();
+  ASSERT_TRUE(poll_until([&] {
+    char buf[64];
+    ssize_t n = ::recv(c.get(), buf, sizeof buf, MSG_DONTWAIT);
+    if (n > 0) in.append(buf, static_cast<std::size_t>(n));
+    return in.size() >= kMeshReplyBytes;
+  }));
+  auto r = decode_reply(reinterpret_cast<const unsigned char*>(in.data()));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->seq, 5u);
+  // An offer with QP number 0 is not ours: cut as garbage.
+  e.qpn = 0;
+  offer = encode_offer(e);
+  ASSERT_EQ(::send(c.get(), offer.data(), offer.size(), MSG_NOSIGNAL), static_cast<ssize_t>(offer.size()));
+  ASSERT_TRUE(poll_until([&] { return b.view().responder.rejected["garbage"] >= 1; }));
+  const auto v = b.view();
+  EXPECT_TRUE(v.rdma.enabled);
+}
+
+TEST(MeshLive, TransportTcp_NeverOffersRdma) {
+  TempFile list("fabscope-mesh-peers-tcp");
+  auto oa = loopback(), ob = loopback();
+  oa.rdma = ob.rdma = false;
+  oa.peers_file = list.path.string();
+  Mesh a(oa), b(ob);
+  const std::string idb = "127.0.0.1:" + std::to_string(b.port());
+  list.write(idb + "\n");
+  a.start();
+  b.start();
+  ASSERT_TRUE(poll_until([&] {
+    const auto v = a.view();
+    auto* p = peer(v, idb);
+    return p && p->answered >= 2;
+  }));
+  const auto v = a.view();
+  EXPECT_EQ(peer(v, idb)->transport, "tcp");
+  EXPECT_FALSE(v.rdma.tried);
+  EXPECT_FALSE(b.view().rdma.tried);
 }
 
 TEST(MeshLive, TooManyStrangers_AreRefusedOverThePendingLimit) {
