@@ -31,6 +31,7 @@ fi
 if [ "$vm" = 1 ]; then
   tests/vm/run.sh --quick --fabscope build/src/cli/fabscope
   tests/vm/cluster.sh --fabscope build/src/cli/fabscope  # several VMs: fabscope cluster
+  tests/vm/mesh.sh --fabscope build/src/cli/fabscope     # several VMs: the exporter's probe mesh
 fi
 if [ "$asan" = 1 ]; then
   cmake --preset asan -DFABSCOPE_BUILD_TESTS=ON

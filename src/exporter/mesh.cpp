@@ -520,7 +520,7 @@ struct Mesh::Impl {
           c.state = PConn::State::Offer;
           return;
         }
-        c.transport = "tcp";
+        set_transport(c, "tcp");
         c.state = PConn::State::Ready;
         if (c.pending) write_probe(c, now);
         return;
@@ -821,6 +821,22 @@ struct Mesh::Impl {
       c.dead = true;
   }
 
+  // The probe waiting for this connection was counted as sent under the transport the peer had;
+  // it goes out under `to`. A series that held only that count goes away.
+  void set_transport(PConn& c, const std::string& to) {
+    if (c.transport == to) return;
+    if (c.pending) {
+      std::lock_guard<std::mutex> lock(mu);
+      auto it = stats.find({c.peer.id, c.transport});
+      if (it != stats.end() && it->second.sent > 0) {
+        --it->second.sent;
+        if (it->second.sent == 0 && !it->second.probed) stats.erase(it);
+      }
+      ++stats_for(c.peer.id, to).sent;
+    }
+    c.transport = to;
+  }
+
   // Prober: the responder's accept decides the transport of this peer's probes.
   void on_accept(PConn& c, const MeshAccept& acc) {
     std::string why;
@@ -830,14 +846,14 @@ struct Mesh::Impl {
         c.ud_remote = remote;
         c.cookie = acc.cookie;
         by_cookie[acc.cookie] = c.peer.id;
-        c.transport = ud->info().transport;
+        set_transport(c, ud->info().transport);
         told_tcp.erase(c.peer.id);
         return;
       }
     } else {
       why = mesh_rdma_status_text(acc.status);
     }
-    c.transport = "tcp";
+    set_transport(c, "tcp");
     if (told_tcp.insert(c.peer.id).second)
       std::cerr << "fabscope exporter: mesh: " << core::printable(c.peer.id) << ": probing over tcp: "
                 << core::printable(why) << "\n";
@@ -947,6 +963,32 @@ struct Mesh::Impl {
           break;
       }
     }
+    if (!ud->broken().empty()) reset_ud(ud->broken());
+  }
+
+  // The queue pair failed: every registration and address handle goes with it. Probers of ours
+  // on RDMA dial again (and offer the new endpoint); connections of probers registered here are
+  // cut, so they dial again too. The next connection opens a new endpoint at once.
+  void reset_ud(const std::string& why) {
+    std::cerr << "fabscope exporter: mesh: the RDMA endpoint failed (" << core::printable(why)
+              << "); opening a new one\n";
+    for (auto& [id, c] : pconns)
+      if (c.ud_remote) {
+        if (c.outstanding) finish(c, "rdma_error");
+        close_pconn(c);
+      }
+    for (auto& c : rconns)
+      if (c->cookie) {
+        drop_reg(*c);
+        c->dead = true;
+      }
+    timings.clear();
+    by_cookie.clear();
+    ud.reset();
+    ud_tried = false;
+    std::lock_guard<std::mutex> lock(mu);
+    rdma_view.up = false;
+    ++rdma_view.resets;
   }
 
   // ---------- the loop ----------

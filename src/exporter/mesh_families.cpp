@@ -105,7 +105,11 @@ std::vector<MetricFamily> mesh_families(const MeshView& v) {
   auto rdma_info = fam("fabscope_mesh_rdma_info", MetricType::Gauge,
                        "The mesh's RDMA endpoint: device, port, GID index (-1: none, InfiniBand), link layer, "
                        "transport label and whether completion timestamps are read. Always 1.");
+  auto rdma_resets = fam("fabscope_mesh_rdma_resets_total", MetricType::Counter,
+                         "Times the mesh's RDMA endpoint failed (a completion with an error put its queue pair in "
+                         "the error state) and was opened again.");
   if (v.rdma.enabled && v.rdma.tried) {
+    rdma_resets.samples.push_back(Sample::of_u64({}, v.rdma.resets));
     rdma_up.samples.push_back(Sample::of({}, v.rdma.up ? 1 : 0));
     if (v.rdma.up)
       rdma_info.samples.push_back(Sample::of({{"device", v.rdma.device},
@@ -119,7 +123,7 @@ std::vector<MetricFamily> mesh_families(const MeshView& v) {
 
   std::vector<MetricFamily> out;
   for (auto* f : {&rtt, &net_rtt, &sent, &answered, &errors, &up, &last_answer, &last_probe, &rprobes, &rejected, &conns, &delay,
-                  &peers, &limit, &rotation, &coverage, &rate, &bad, &lerr, &rdma_up, &rdma_info})
+                  &peers, &limit, &rotation, &coverage, &rate, &bad, &lerr, &rdma_up, &rdma_info, &rdma_resets})
     out.push_back(std::move(*f));
   return out;
 }

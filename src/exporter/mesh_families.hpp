@@ -69,6 +69,7 @@ struct MeshRdmaView {
   std::string device, link_layer, transport;
   int port = 0, gid_index = -1;
   bool timestamps = false;
+  std::uint64_t resets = 0;  // endpoints closed after a failed completion
 };
 
 struct MeshView {

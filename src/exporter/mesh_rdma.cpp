@@ -45,6 +45,10 @@ bool MeshUd::send(std::uint64_t, const MeshDatagram&, std::uint64_t, std::string
   return false;
 }
 void MeshUd::drain(std::vector<MeshUdEvent>&) {}
+const std::string& MeshUd::broken() const {
+  static const std::string none;
+  return none;
+}
 
 #else
 
@@ -80,6 +84,7 @@ struct MeshUd::Impl {
   std::map<std::uint64_t, std::uint32_t> remote_qpn;
   std::uint64_t next_remote = 1;
   unsigned unacked = 0;
+  std::string broken;  // the first failed completion
 
   ~Impl() {
     for (auto& [id, ah] : remotes) L.destroy_ah(ah);
@@ -271,8 +276,9 @@ struct MeshUd::Impl {
           out.push_back(ev);
         }
       }
-      // A flushed receive (QP in error) is not posted again; every other one is.
-      if (status != IBV_WC_WR_FLUSH_ERR) post_recv(i);
+      // A receive that failed is not posted again: the queue pair is in error.
+      if (status == IBV_WC_SUCCESS) post_recv(i);
+      else if (broken.empty()) broken = std::string("receive completion: ") + ibv_wc_status_str_local(status);
       return;
     }
     const int i = static_cast<int>(wr_id);
@@ -284,6 +290,7 @@ struct MeshUd::Impl {
     } else {
       ev.kind = MeshUdEvent::Kind::SendFailed;
       ev.error = std::string("send completion: ") + ibv_wc_status_str_local(status);
+      if (broken.empty()) broken = ev.error;
     }
     out.push_back(ev);
   }
@@ -433,6 +440,8 @@ bool MeshUd::send(std::uint64_t remote, const MeshDatagram& d, std::uint64_t tag
   I.send_tag[static_cast<std::size_t>(slot)] = tag;
   return true;
 }
+
+const std::string& MeshUd::broken() const { return impl_->broken; }
 
 void MeshUd::drain(std::vector<MeshUdEvent>& out) {
   auto& I = *impl_;

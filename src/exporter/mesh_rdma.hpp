@@ -71,6 +71,10 @@ class MeshUd {
   bool send(std::uint64_t remote, const MeshDatagram& d, std::uint64_t tag, std::string& err);
   // Every completion so far (call when fd() polls readable; cheap when none wait).
   void drain(std::vector<MeshUdEvent>& out);
+  // A completion failed: the queue pair is in the error state and flushes everything (soft-RoCE
+  // does this when a datagram's destination does not resolve). "" while healthy. The mesh then
+  // closes this endpoint and opens a new one.
+  const std::string& broken() const;
 
   struct Impl;
 
