@@ -357,6 +357,14 @@ struct Mesh::Impl {
     return s;
   }
 
+  // The peer answers over `transport`: its series of another transport (probes that failed
+  // before the handshake chose this one, or before a fall back) keep their counters but lose
+  // their up/last-probe verdicts, which would otherwise say "unreachable" for ever (mu held).
+  void forget_verdicts(const std::string& id, const std::string& transport) {
+    for (auto it = stats.lower_bound({id, ""}); it != stats.end() && it->first.first == id; ++it)
+      if (it->first.second != transport) it->second.probed = false;
+  }
+
   void close_pconn(PConn& c) {
     c.fd.reset();
     c.state = PConn::State::Idle;
@@ -387,6 +395,7 @@ struct Mesh::Impl {
     {
       std::lock_guard<std::mutex> lock(mu);
       auto& s = stats_for(c.peer.id, c.transport);
+      forget_verdicts(c.peer.id, c.transport);
       s.rtt.observe(rtt);
       ++s.answered;
       s.probed = true;

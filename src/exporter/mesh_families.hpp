@@ -39,7 +39,8 @@ struct MeshPeerStats {
   Histogram network_rtt{mesh_rtt_bounds()};
   std::uint64_t sent = 0, answered = 0;
   std::map<std::string, std::uint64_t> errors;  // reason -> count
-  bool probed = false;           // at least one probe finished (answered or not)
+  bool probed = false;           // a probe finished (answered or not), and the peer has not since
+                                 // answered over another transport
   bool up = false;               // the last probe was answered
   double last_answer_timestamp_seconds = 0;  // Unix time; 0 never
   double last_probe_timestamp_seconds = 0;
