@@ -51,8 +51,7 @@ int cmd_capture(int argc, char** argv) {
   args.option("-o,--output", "FILE", "the .tar.gz to write (its name, without .tar.gz, is the top directory)")
       .flag("--force", "replace FILE when it exists")
       .flag("--redact",
-            "replace host names, IP and MAC addresses, GUIDs, GIDs, UUIDs and serial numbers by stand-ins\n"
-            "of the same form, the same value by the same stand-in throughout")
+            "replace host names, IP/MAC addresses, GUIDs, GIDs, UUIDs, serial numbers (same form)")
       .option("--root", "DIR", "capture sys/ and proc/ under DIR instead of / (env FABSCOPE_ROOT)")
       .option("--max-mib", "N", "at most N MiB of file content in all", "64")
       .option("--max-file-mib", "N", "at most N MiB of any one file (the rest is cut, and said so)", "8")
