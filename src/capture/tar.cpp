@@ -11,8 +11,10 @@ namespace {
 constexpr std::size_t kBlock = 512;
 
 void octal(char* field, std::size_t width, std::uint64_t value) {
-  // width - 1 digits and a NUL, as ustar writes numbers.
-  std::snprintf(field, width, "%0*llo", static_cast<int>(width - 1), static_cast<unsigned long long>(value));
+  // width - 1 octal digits and a NUL, as ustar writes numbers (sizes past 8 GiB never occur:
+  // the capture is capped far below).
+  for (std::size_t i = width - 1; i-- > 0; value >>= 3) field[i] = static_cast<char>('0' + (value & 7));
+  field[width - 1] = '\0';
 }
 
 // One pax record: "LEN key=value\n", LEN counting itself.

@@ -37,7 +37,7 @@ TEST(Redactor, RoceGuidFollowsTheMacStandIn) {
   const std::string guid = r.text("5054:00ff:fe12:3456");
   auto hex = [](const std::string& s, std::size_t i) { return s.substr(i, 2); };
   EXPECT_EQ(guid.substr(0, 4), "5054");
-  EXPECT_EQ(guid.substr(4, 7), ":00ff:fe");
+  EXPECT_EQ(guid.substr(4, 8), ":00ff:fe");
   EXPECT_EQ(guid.substr(12, 2), hex(mac, 9));
   EXPECT_EQ(guid.substr(15, 2), hex(mac, 12));
   EXPECT_EQ(guid.substr(17, 2), hex(mac, 15));
