@@ -56,7 +56,7 @@ std::string top_dir_for(const std::string& output_path) {
   std::string name = std::filesystem::path(output_path).filename().string();
   for (const char* ext : {".tar.gz", ".tgz", ".gz", ".tar"}) {
     const std::string e = ext;
-    if (name.size() > e.size() && name.compare(name.size() - e.size(), e.size(), e) == 0) {
+    if (name.size() >= e.size() && name.compare(name.size() - e.size(), e.size(), e) == 0) {
       name.resize(name.size() - e.size());
       break;
     }
