@@ -161,14 +161,18 @@ class Walker {
       return;
     }
     const std::size_t room = std::min(limits_.max_file_bytes, limits_.max_total_bytes - tree_.content_bytes);
-    std::string content(room + 1, '\0');
+    // In 64 KiB reads: procfs refuses one read larger than the kernel would allocate (sysctl
+    // files answer ENOMEM to an 8 MiB read), and memory grows with what the file holds.
+    std::string content;
     std::size_t got = 0;
     bool failed = false;
-    while (got < content.size()) {
-      ssize_t n = ::read(fd, content.data() + got, content.size() - got);
+    char buf[65536];
+    while (got < room + 1) {
+      ssize_t n = ::read(fd, buf, std::min(sizeof buf, room + 1 - got));
       if (n < 0 && errno == EINTR) continue;
       if (n < 0) failed = true;
       if (n <= 0) break;
+      content.append(buf, static_cast<std::size_t>(n));
       got += static_cast<std::size_t>(n);
     }
     ::close(fd);

@@ -36,7 +36,8 @@ void check_output(const std::string& path, bool force) {
 
 std::string mib(std::size_t bytes) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
+  if (bytes < (1u << 20)) std::snprintf(buf, sizeof buf, "%.1f KiB", static_cast<double>(bytes) / 1024);
+  else std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
   return buf;
 }
 }  // namespace
@@ -89,7 +90,7 @@ int cmd_capture(int argc, char** argv) {
   for (const auto& c : s["commands"]) {
     std::string argv_text;
     for (const auto& a : c["argv"]) argv_text += (argv_text.empty() ? "" : " ") + a.get<std::string>();
-    std::cout << "  ran " << argv_text.substr(0, 60) << ": " << c["status"].get<std::string>();
+    std::cout << "  " << argv_text.substr(0, 60) << ": " << c["status"].get<std::string>();
     if (c["exit_code"].is_number()) std::cout << ", exit " << c["exit_code"].get<int>();
     std::cout << "\n";
   }

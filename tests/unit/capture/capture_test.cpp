@@ -75,6 +75,8 @@ TEST(Capture, ThisNodeIsJudgedAlikeFromItsCapture) {
   EXPECT_EQ(here.firewall.note, replayed.firewall.note);
   EXPECT_EQ(here.lldp.note, replayed.lldp.note);
   EXPECT_EQ(r.manifest["live"], true);
+  EXPECT_EQ(here.hostname, replayed.hostname);  // procfs sysctl files read (no oversized read)
+  EXPECT_EQ(here.kernel.sysctls, replayed.kernel.sysctls);
   EXPECT_FALSE(r.manifest["commands"].empty());  // nft and lldpcli were tried (found or not)
 }
 
