@@ -17,6 +17,7 @@ const Command kCommands[] = {
     {"cluster", "validate many nodes: consistency, pairwise bandwidth, slow node or link, drain", cmd_cluster},
     {"fabric", "judge the InfiniBand fabric: links, cables, counters, subnet managers; routes", cmd_fabric},
     {"exporter", "serve RDMA counters and check verdicts to Prometheus (/metrics)", cmd_exporter},
+    {"capture", "pack what fabscope reads here into a .tar.gz for a problem report (--redact)", cmd_capture},
     {"report", "one self-contained HTML report with plots: doctor, check, bench, tune, nccl-tests", cmd_report},
     {"version", "print fabscope's version", cmd_version},
 };

@@ -35,5 +35,6 @@ int cmd_report(int argc, char** argv);
 int cmd_rdma(int argc, char** argv);
 int cmd_cluster(int argc, char** argv);
 int cmd_fabric(int argc, char** argv);
+int cmd_capture(int argc, char** argv);
 
 }  // namespace fabscope::cli

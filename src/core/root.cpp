@@ -15,6 +15,25 @@ namespace fs = std::filesystem;
 
 namespace fabscope::core {
 
+void AccessLog::add(std::string_view rel, bool listed) {
+  while (!rel.empty() && rel.front() == '/') rel.remove_prefix(1);
+  while (!rel.empty() && rel.back() == '/') rel.remove_suffix(1);
+  if (rel.empty()) return;
+  std::lock_guard lock(mutex_);
+  paths_.emplace(rel);
+  if (listed) listed_.emplace(rel);
+}
+
+std::set<std::string> AccessLog::paths() const {
+  std::lock_guard lock(mutex_);
+  return paths_;
+}
+
+std::set<std::string> AccessLog::listed() const {
+  std::lock_guard lock(mutex_);
+  return listed_;
+}
+
 Root::Root(fs::path dir) : dir_(std::move(dir)) {
   std::error_code ec;
   if (!fs::is_directory(dir_, ec)) {
@@ -38,16 +57,19 @@ fs::path Root::path(std::string_view rel) const {
 }
 
 bool Root::exists(std::string_view rel) const {
+  note(rel);
   std::error_code ec;
   return fs::exists(path(rel), ec);
 }
 
 bool Root::is_dir(std::string_view rel) const {
+  note(rel);
   std::error_code ec;
   return fs::is_directory(path(rel), ec);
 }
 
 std::optional<std::string> Root::read(std::string_view rel, std::size_t max_bytes) const {
+  note(rel);
   // A captured tree is read as if it were "/": a link that leads out of it (to the host's
   // /etc/nccl.conf, say) is not followed.
   if (!is_live() && !resolve(rel)) return std::nullopt;
@@ -112,6 +134,7 @@ std::optional<std::vector<std::uint8_t>> Root::read_bytes(std::string_view rel,
 }
 
 std::vector<std::string> Root::list(std::string_view rel) const {
+  note(rel, true);
   std::vector<std::string> names;
   std::error_code ec;
   fs::directory_iterator it(path(rel), ec);
@@ -122,6 +145,7 @@ std::vector<std::string> Root::list(std::string_view rel) const {
 }
 
 std::optional<std::string> Root::link_target(std::string_view rel) const {
+  note(rel);
   std::error_code ec;
   auto target = fs::read_symlink(path(rel), ec);
   if (ec) return std::nullopt;
@@ -129,6 +153,7 @@ std::optional<std::string> Root::link_target(std::string_view rel) const {
 }
 
 std::optional<std::string> Root::resolve(std::string_view rel) const {
+  note(rel);
   std::error_code ec;
   auto real = fs::canonical(path(rel), ec);
   if (ec) return std::nullopt;

@@ -7,7 +7,10 @@
 // we allow up to max_bytes) so a garbage or huge file cannot blow up memory.
 #include <cstdint>
 #include <filesystem>
+#include <memory>
+#include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,6 +18,20 @@
 #include "core/strings.hpp"
 
 namespace fabscope::core {
+
+// Every path a Root was asked about (read, tested, listed, resolved), relative to the root:
+// `fabscope capture` runs the probe and the exporter's reader over a Root that records, and
+// packs exactly those paths, so the captured set is what the readers read, not a second list.
+class AccessLog {
+ public:
+  void add(std::string_view rel, bool listed);
+  std::set<std::string> paths() const;   // every path asked about
+  std::set<std::string> listed() const;  // directories whose entries were listed
+
+ private:
+  mutable std::mutex mutex_;
+  std::set<std::string> paths_, listed_;
+};
 
 class Root {
  public:
@@ -53,8 +70,15 @@ class Root {
   // nullopt if it does not resolve inside the root.
   std::optional<std::string> resolve(std::string_view rel) const;
 
+  // Records every later query of this Root and of its copies into log (nullptr: stop).
+  void record_into(std::shared_ptr<AccessLog> log) { log_ = std::move(log); }
+
  private:
+  void note(std::string_view rel, bool listed = false) const {
+    if (log_) log_->add(rel, listed);
+  }
   std::filesystem::path dir_;
+  std::shared_ptr<AccessLog> log_;
 };
 
 }  // namespace fabscope::core

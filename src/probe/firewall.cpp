@@ -206,13 +206,16 @@ Firewall parse_nft_json(std::string_view text) {
   return fw;
 }
 
-Firewall collect_firewall(bool live, std::vector<std::string>& notes) {
+std::vector<std::string> nft_argv() { return {"nft", "-j", "list", "ruleset"}; }
+
+Firewall collect_firewall(bool live, std::vector<std::string>& notes, const ToolRunner& run) {
   Firewall fw;
   if (!live) {
     fw.note = "the ruleset is read on a live node only (nft -j list ruleset)";
     return fw;
   }
-  ToolResult r = run_tool({"nft", "-j", "list", "ruleset"}, 5000);
+  constexpr std::size_t kMaxOutputBytes = 16u << 20;
+  ToolResult r = run ? run(nft_argv(), 5000, kMaxOutputBytes) : run_tool(nft_argv(), 5000, kMaxOutputBytes);
   if (r.status == ToolResult::Status::NotFound) {
     fw.note = "nft not found (nftables not installed): firewall unknown";
     return fw;

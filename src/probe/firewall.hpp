@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "core/node_info.hpp"
+#include "probe/run_tool.hpp"
 
 namespace fabscope::probe {
 
@@ -16,6 +17,10 @@ Firewall parse_nft_json(std::string_view text);
 
 // live: run `nft -j list ruleset` (5 s timeout); otherwise unknown. Absence of nft, or a ruleset
 // this user may not read, is a note in Firewall::note, not an error.
-Firewall collect_firewall(bool live, std::vector<std::string>& notes);
+// run: how nft is run (run_tool when empty).
+Firewall collect_firewall(bool live, std::vector<std::string>& notes, const ToolRunner& run = {});
+
+// The command line collect_firewall runs.
+std::vector<std::string> nft_argv();
 
 }  // namespace fabscope::probe

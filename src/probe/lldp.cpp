@@ -258,7 +258,8 @@ LldpState apply_lldpcli_result(const ToolResult& r, std::vector<Netdev>& netdevs
   return st;
 }
 
-LldpState collect_lldp(bool live, std::vector<Netdev>& netdevs, std::vector<std::string>& notes, int timeout_ms) {
+LldpState collect_lldp(bool live, std::vector<Netdev>& netdevs, std::vector<std::string>& notes, int timeout_ms,
+                       const ToolRunner& run) {
   LldpState st;
   if (!live) {
     st.note = "LLDP neighbours are read on a live node only (lldpcli)";
@@ -271,7 +272,8 @@ LldpState collect_lldp(bool live, std::vector<Netdev>& netdevs, std::vector<std:
     notes.push_back("lldp: " + error);
     return st;
   }
-  return apply_lldpcli_result(run_tool(argv, timeout_ms, kMaxOutputBytes), netdevs, notes);
+  return apply_lldpcli_result(run ? run(argv, timeout_ms, kMaxOutputBytes) : run_tool(argv, timeout_ms, kMaxOutputBytes),
+                              netdevs, notes);
 }
 
 }  // namespace fabscope::probe

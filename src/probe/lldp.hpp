@@ -51,7 +51,8 @@ LldpState apply_lldpcli_result(const ToolResult& result, std::vector<Netdev>& ne
 // live: run lldpcli (timeout_ms; the socket from FABSCOPE_LLDPCLI_SOCKET) and attach the
 // neighbours; otherwise unknown. lldpcli absent, not executable, or no lldpd answering is told in
 // LldpState::note, never an error.
+// run: how lldpcli is run (run_tool when empty).
 LldpState collect_lldp(bool live, std::vector<Netdev>& netdevs, std::vector<std::string>& notes,
-                       int timeout_ms = 5000);
+                       int timeout_ms = 5000, const ToolRunner& run = {});
 
 }  // namespace fabscope::probe

@@ -15,6 +15,7 @@
 #include "probe/pci.hpp"
 #include "probe/rdma.hpp"
 #include "probe/read_util.hpp"
+#include "probe/replay.hpp"
 #include "probe/verbs.hpp"
 #include "probe/versions.hpp"
 
@@ -47,8 +48,18 @@ NodeInfo collect(const core::Root& root, const Options& opts) {
   info.bonds = collect_bonds(root, notes);
   info.numa_nodes = collect_numa_nodes(root, notes);
   info.nic_irqs = collect_nic_irqs(root, info.netdevs, info.rdma_devices, info.pci_devices, notes);
-  info.firewall = collect_firewall(root.is_live() && opts.live, notes);
-  info.lldp = collect_lldp(root.is_live() && opts.live, info.netdevs, notes);
+  const bool live_tools = root.is_live() && opts.live;
+  std::optional<CaptureReplay> replay;
+  if (!live_tools) replay = load_capture_replay(root, notes);
+  if (replay && replay->live) {
+    const ToolRunner kept = replay->runner();
+    info.firewall = collect_firewall(true, notes, kept);
+    info.lldp = collect_lldp(true, info.netdevs, notes, 5000, kept);
+    if (replay->saved) apply_saved_live_facts(*replay->saved, info);
+  } else {
+    info.firewall = collect_firewall(live_tools, notes, opts.run_tool);
+    info.lldp = collect_lldp(live_tools, info.netdevs, notes, 5000, opts.run_tool);
+  }
   info.gpu_nic_affinity = compute_affinity(info.gpus, info.rdma_devices, info.netdevs, info.pci_devices);
   return info;
 }

@@ -7,6 +7,7 @@
 // PATH entry could not be searched and no executable was found, so a service account or
 // `sudo -u` whose PATH starts with an unsearchable directory (one under /root) would see
 // "Permission denied" for a tool that is simply not installed.
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -34,5 +35,10 @@ struct ToolPath {
 ToolPath resolve_tool(const std::string& name, const char* path_env);
 
 ToolResult run_tool(const std::vector<std::string>& argv, int timeout_ms, std::size_t max_bytes = 16u << 20);
+
+// How a collector runs its tool: run_tool on a live node; `fabscope capture` wraps it to keep each
+// command's output, and a captured tree replays what was kept (probe/replay.hpp).
+using ToolRunner =
+    std::function<ToolResult(const std::vector<std::string>& argv, int timeout_ms, std::size_t max_bytes)>;
 
 }  // namespace fabscope::probe
