@@ -11,15 +11,16 @@
 #   stop    vm4 frozen (QMP stop): its peers count timeouts, the unreachable alert fires for it;
 #           continued: resolves
 # With --perftest N instead: 2 VMs, perftest's ib_send_lat (UD) and the mesh's RTT between them,
-# alternating N times (bench/RESULTS.md).
+# alternating N times (bench/RESULTS.md); --rate R sets the mesh's probes per second (8).
 # Usage: tests/vm/mesh.sh [--fabscope PATH] [--prometheus PATH] [--out DIR] [--accel A] [--perftest N]
+#                         [--rate R]
 # Environment: FABSCOPE_VMCACHE (shared with run.sh), FABSCOPE_VM_ACCEL.
 # Exit: 0 passed, 1 an assertion failed, 2 a VM or Prometheus did not come up, 3 usage/setup.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 bin="${FABSCOPE_BIN:-$repo/build/src/cli/fabscope}" out="" accel_request=${FABSCOPE_VM_ACCEL:-auto}
-prometheus=$(command -v prometheus || true) perftest=0
+prometheus=$(command -v prometheus || true) perftest=0 rate=8
 while [ $# -gt 0 ]; do
   case "$1" in
     --fabscope) bin=$2; shift ;;
@@ -27,7 +28,8 @@ while [ $# -gt 0 ]; do
     --out) out=$2; shift ;;
     --accel) accel_request=$2; shift ;;
     --perftest) perftest=$2; shift ;;
-    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --rate) rate=$2; shift ;;
+    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "mesh.sh: unknown option '$1'" >&2; exit 3 ;;
   esac
   shift
@@ -77,7 +79,7 @@ for n in $(seq 0 $((world - 1))); do
     -device "virtio-net-pci,netdev=u0,mac=52:54:00:12:36:$(printf %02x $((n + 1)))" \
     -serial stdio -serial "file:$run/results$n.b64" -serial "pipe:$run/ctl$n" \
     -kernel "$vmlinuz" -initrd "$run/initrd.gz" \
-    -append "console=ttyS0 quiet loglevel=3 panic=-1 no_timer_check rdinit=/init node=$n world=$world" &
+    -append "console=ttyS0 quiet loglevel=3 panic=-1 no_timer_check rdinit=/init node=$n world=$world rate=$rate" &
   pids+=($!)
   # qemu writes the guest's echo to ctl$n.out: drain it so the pipe never fills.
   cat "$run/ctl$n.out" >/dev/null &

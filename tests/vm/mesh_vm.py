@@ -391,12 +391,13 @@ def histogram_median(b0, b1):
 def perftest(tb, rounds):
     windows = []
     for k in range(rounds):
-        tb.control(1, f"lat_server {k}")
-        time.sleep(3)
-        tb.control(0, f"lat_client {k}")
-        if not tb.wait_console(0, f"control lat_client {k} rc=", time.monotonic() + 300):
-            print(f"round {k}: ib_send_lat did not finish")
-            return 1
+        for mode in ("", "e"):  # busy polling (perftest's default), then sleeping on events (-e)
+            tb.control(1, f"lat_server {k} {mode}".rstrip())
+            time.sleep(3)
+            tb.control(0, f"lat_client {k} {mode}".rstrip())
+            if not tb.wait_console(0, f"control lat_client {k}{mode} rc=", time.monotonic() + 300):
+                print(f"round {k}: ib_send_lat {mode} did not finish")
+                return 1
         s0, c0, b0 = rtt_snapshot(tb)
         time.sleep(30)
         s1, c1, b1 = rtt_snapshot(tb)
@@ -412,33 +413,37 @@ def perftest(tb, rounds):
 def perftest_report(run, rounds):
     with open(os.path.join(run, "perftest_mesh.json")) as f:
         mesh = json.load(f)
-    rows = []
-    for k in range(rounds):
+    def lat(k, mode):
         try:
-            with open(os.path.join(run, "vm0", f"lat_client_{k}.txt")) as f:
+            with open(os.path.join(run, "vm0", f"lat_client_{k}{mode}.txt")) as f:
                 text = f.read()
         except OSError:
-            print(f"round {k}: no ib_send_lat output")
-            continue
+            print(f"round {k}: no ib_send_lat {mode} output")
+            return None
         # perftest's latency line: #bytes #iterations t_min t_max t_typical t_avg t_stdev 99% 99.9%
-        m = re.search(r"^\s*40\s+\d+\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)", text, re.M)
+        m = re.search(r"^\s*40\s+\d+\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)", text, re.M)
         if not m:
-            print(f"round {k}: unreadable ib_send_lat output:\n{text[-800:]}")
-            continue
-        t_typ, t_avg = float(m.group(3)), float(m.group(4))
+            print(f"round {k}: unreadable ib_send_lat {mode} output:\n{text[-800:]}")
+            return None
+        return float(m.group(3)), float(m.group(4))
+    rows = []
+    for k in range(rounds):
+        busy, ev = lat(k, ""), lat(k, "e")
         w = next((w for w in mesh if w["round"] == k), None)
-        rows.append((k, t_typ, t_avg, w and w["median_rtt_us"], w and w["mean_rtt_us"], w and w["probes"]))
+        if busy and ev and w and w["median_rtt_us"]:
+            rows.append((k, busy, ev, w["median_rtt_us"] / 2, w["mean_rtt_us"] / 2, w["probes"]))
     # perftest reports one-way latency (half its ping-pong's round trip): the mesh's RTT is halved.
-    print("round  perftest one-way us: typical  average | mesh RTT/2 us: median  mean  probes | "
-          "ratio median  ratio mean")
-    nan = float("nan")
-    for k, t_typ, t_avg, med, mean, n in rows:
-        print(f"{k:5}  {t_typ:29.1f}  {t_avg:7.1f} | {med / 2 if med else nan:21.1f}  {mean / 2 if mean else nan:5.1f}  "
-              f"{n or 0:6.0f} | {med / 2 / t_typ if med else nan:12.2f}  {mean / 2 / t_avg if mean else nan:10.2f}")
-    for name, idx, ref in (("median/typical", 3, 1), ("mean/average", 4, 2)):
-        ratios = [r[idx] / 2 / r[ref] for r in rows if r[idx]]
+    print("one-way latency, us          perftest busy-poll     perftest -e (events)   mesh (RTT/2)")
+    print("round                        typical   average      typical   average      median    mean  probes")
+    for k, busy, ev, med, mean, n in rows:
+        print(f"{k:5} {'':22} {busy[0]:7.1f} {busy[1]:9.1f}      {ev[0]:7.1f} {ev[1]:9.1f}    {med:7.1f} {mean:7.1f} "
+              f"{n:7.0f}")
+    for name, f in (("mesh median / perftest -e typical", lambda r: r[3] / r[2][0]),
+                    ("mesh mean / perftest -e average", lambda r: r[4] / r[2][1]),
+                    ("mesh median / perftest busy-poll typical", lambda r: r[3] / r[1][0])):
+        ratios = [f(r) for r in rows]
         if ratios:
-            print(f"{name}: median ratio {statistics.median(ratios):.2f} (min {min(ratios):.2f}, "
+            print(f"{name}: median {statistics.median(ratios):.2f} (min {min(ratios):.2f}, "
                   f"max {max(ratios):.2f}) over {len(ratios)} rounds")
     return 0 if rows else 1
 
