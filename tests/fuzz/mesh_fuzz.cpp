@@ -1,10 +1,12 @@
 // libFuzzer target for the probe mesh's outside inputs: a peer list file (parse_peer_list and the
 // selection over what it yields), and the bytes a stranger sends the responder (the hello's
-// framing and token, probes) or a peer sends the prober (its answer and replies).
+// framing and token, probes, an RDMA offer) or a peer sends the prober (its answer, replies, an
+// RDMA accept), and the UD datagrams anyone on the fabric can send the queue pair.
 // Build and run: scripts/fuzz.sh mesh (or cmake --preset fuzz; see tests/fuzz/README).
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -44,6 +46,29 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
           std::string_view(text).substr(off, kMeshReplyBytes))
         std::abort();
     }
+  }
+  // RDMA: what decodes must encode back to the same endpoint fields, and a datagram of any other
+  // length than kMeshDatagramBytes is never ours.
+  if (size >= kMeshAcceptBytes) {
+    if (auto o = decode_offer(data)) {
+      if (o->qpn == 0 || o->qpn > 0xffffff) std::abort();
+      auto again = encode_offer(*o);
+      if (std::string_view(reinterpret_cast<const char*>(again.data()), 28) != std::string_view(text).substr(0, 28))
+        std::abort();
+    }
+    if (auto a = decode_accept(data)) {
+      auto again = encode_accept(*a);
+      if (std::string_view(reinterpret_cast<const char*>(again.data()), 37) != std::string_view(text).substr(0, 37))
+        std::abort();
+    }
+  }
+  if (auto d = decode_datagram(data, size)) {
+    if (size != kMeshDatagramBytes) std::abort();
+    // Every field but the reserved bytes (5-7, 12-15) comes back as it was.
+    auto again = encode_datagram(*d);
+    if (std::memcmp(again.data(), data, 5) != 0 || std::memcmp(again.data() + 8, data + 8, 4) != 0 ||
+        std::memcmp(again.data() + 16, data + 16, kMeshDatagramBytes - 16) != 0)
+      std::abort();
   }
   return 0;
 }
