@@ -8,6 +8,7 @@
 #include "cluster/pair_engine.hpp"
 #include "cluster/pair_plan.hpp"
 #include "cluster/pair_round.hpp"
+#include "cluster/result.hpp"
 #include "cluster/summary.hpp"
 #include "core/error.hpp"
 
@@ -172,4 +173,23 @@ TEST(NcclBuild, ABuildWithoutCudaSaysSoAndOpensNoEngine) {
   }
   EXPECT_EQ(s.engine, nullptr);
   EXPECT_NE(s.note.find("built without CUDA and NCCL"), std::string::npos) << s.note;
+}
+
+TEST(NcclResult, TheJsonNodesNameTheirNcclDeviceOrWhyNot) {
+  ClusterInput in;
+  in.launcher = "env";
+  in.world = 2;
+  in.engine_mode = "nccl";
+  for (int r : {0, 1}) {
+    NodeSummary s;
+    s.rank = r;
+    s.name = "n" + std::to_string(r);
+    s.fabscope_version = "x";
+    if (r == 0) s.nccl_device = "GPU 0 NVIDIA H200 (0000:00:06.0), NCCL 2.28.3";
+    else s.nccl_note = "no CUDA GPU is visible";
+    in.nodes.push_back(s);
+  }
+  const json j = cluster_json(judge(std::move(in)));
+  EXPECT_EQ(j["nodes"][0]["nccl_device"], "GPU 0 NVIDIA H200 (0000:00:06.0), NCCL 2.28.3");
+  EXPECT_EQ(j["nodes"][1]["nccl_note"], "no CUDA GPU is visible");
 }
