@@ -8,6 +8,8 @@
 #   scripts/device-x2.sh cluster  `fabscope cluster --engine nccl`: two processes, one GPU each
 #   scripts/device-x2.sh tune     `fabscope tune` on the socket path, then its tune.env against
 #                                 NCCL's defaults in alternating fresh `fabscope bench` processes
+#                                 (on 2x H200 one process costs about 30 s on this path: the search
+#                                 needs more than 430 s; give it a longer limit where you can)
 #   scripts/device-x2.sh rest     PyTorch DDP (bench/ddp-step.py), the example plugin against
 #                                 fabscope's with the same table, the table under a compute load
 #
