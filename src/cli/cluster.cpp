@@ -3,6 +3,7 @@
 
 #include "cli/commands.hpp"
 #include "cluster/command.hpp"
+#include "cluster/pair_engine.hpp"
 #include "core/args.hpp"
 #include "core/error.hpp"
 
@@ -22,7 +23,9 @@ core::ArgParser make_parser() {
   args.option("--root", "DIR", "read sys/ and proc/ under DIR instead of / (env FABSCOPE_ROOT)")
       .option("--pairs", "MODE", "all | ring | K (random rounds) | none", "ring")
       .option("--pair-seconds", "S", "seconds per direction of each pair test (0.1-60)", "2")
-      .option("--engine", "NAME", "pair engine: auto (rdma where both nodes have it, else tcp) | rdma | tcp",
+      .option("--engine", "NAME",
+              "pair engine: auto (rdma where both nodes have it, else tcp) | rdma | tcp | nccl (NCCL send/recv "
+              "between one GPU per node; GPU builds)",
               "auto")
       .option("--launcher", "KIND", "auto | mpi | env", "auto")
       .option("--timeout", "S", "seconds rank 0 waits for every node to join (env launcher)", "60")
@@ -35,7 +38,7 @@ core::ArgParser make_parser() {
               "switches); launches nothing")
       .flag("--drain", "run the printed scontrol drain commands for failing nodes")
       .flag("--json", "print the result as JSON (schema fabscope.cluster, docs/formats.md)")
-      .choices("engine", {"auto", "rdma", "tcp"})
+      .choices("engine", {"auto", "rdma", "tcp", "nccl"})
       .choices("launcher", {"auto", "mpi", "env"})
       .example("mpirun -np 16 --map-by ppr:1:node fabscope cluster", "16 nodes, consistency and ring pairs")
       .example("srun -N 64 --ntasks-per-node=1 --mpi=pmix fabscope cluster --pairs 4",
@@ -48,6 +51,8 @@ core::ArgParser make_parser() {
       .example("fabscope cluster --from run.json --fabric fabric.json", "locate a saved run's slow pairs later")
       .example("mpirun -np 8 --map-by ppr:1:node fabscope cluster --pairs all --engine rdma",
                "every pair over RDMA WRITE; a node without RDMA is reported, not measured")
+      .example("mpirun -np 4 --map-by ppr:1:node fabscope cluster --pairs all --engine nccl",
+               "every pair as NCCL send/recv between one GPU of each node, over the transport NCCL picks")
       .footer(std::string(core::kExitCodesHelp) +
               "\nEvery rank exits with rank 0's code. A node that never joins within --timeout is a\n"
               "cluster.node_missing failure named in the report; a wrong token, a bad launcher\n"
@@ -63,6 +68,8 @@ cluster::CommandSpec spec_from(const core::ArgParser& args) {
   s.join_timeout = std::chrono::seconds(args.get_int("timeout", 1, 3600));
   s.run.seed = static_cast<std::uint64_t>(args.get_int("seed", 0, (1ll << 62)));
   s.engine_mode = cluster::parse_engine_mode(args.get("engine"));
+  if (s.engine_mode == cluster::EngineMode::Nccl && !cluster::nccl_engine_built())
+    throw UsageError("--engine nccl: " + cluster::make_nccl_engine().note + "; use a GPU build, or --engine tcp or rdma");
   s.launch = cluster::detect_launch(args.get("launcher"), [](const char* n) { return std::getenv(n); });
   std::string node_list = args.get("nodes");
   if (node_list.empty())

@@ -90,7 +90,9 @@ std::unique_ptr<Exchange> make_exchange(const CommandSpec& spec, const std::stri
   to.name = name;
   to.join_timeout = spec.join_timeout;
   to.step_timeout = spec.join_timeout + 4 * spec.run.pair_duration;
-  if (spec.engine_mode != EngineMode::Tcp && spec.run.pairs.mode != PairsMode::None)
+  if (spec.engine_mode == EngineMode::Nccl && spec.run.pairs.mode != PairsMode::None)
+    to.step_timeout += kNcclPairAllowance;
+  else if (spec.engine_mode != EngineMode::Tcp && spec.run.pairs.mode != PairsMode::None)
     to.step_timeout += kRdmaPairAllowance;
   return make_tcp_exchange(to);
 }
@@ -99,6 +101,7 @@ std::unique_ptr<Exchange> make_exchange(const CommandSpec& spec, const std::stri
 struct OwnedEngines {
   std::unique_ptr<PairEngine> tcp;
   RdmaEngineSetup rdma;
+  NcclEngineSetup nccl;
   PairEngines view;
 };
 
@@ -107,6 +110,13 @@ OwnedEngines open_engines(const CommandSpec& spec, Exchange& ex) {
   OwnedEngines e;
   e.view.mode = spec.engine_mode;
   if (spec.run.pairs.mode == PairsMode::None) return e;
+  if (spec.engine_mode == EngineMode::Nccl) {  // NCCL alone: no tcp or rdma endpoint is opened
+    e.nccl = make_nccl_engine();
+    e.view.nccl = e.nccl.engine.get();
+    e.view.nccl_device = e.nccl.device;
+    e.view.nccl_note = e.nccl.note;
+    return e;
+  }
   const std::string host = spec.pair_host.empty() ? ex.local_address() : spec.pair_host;
   if (spec.engine_mode != EngineMode::Rdma) e.tcp = make_tcp_engine(host);
   if (spec.engine_mode != EngineMode::Tcp) e.rdma = make_rdma_engine(host);

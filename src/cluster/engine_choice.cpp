@@ -19,6 +19,14 @@ std::string without_tcp(const PairEndpoints& a, const PairEndpoints& b) {
   return n.name + " advertises no tcp pair address";
 }
 
+std::string without_nccl(const PairEndpoints& a, const PairEndpoints& b) {
+  auto one = [](const PairEndpoints& n) {
+    return n.name + " has no NCCL engine (" + (n.nccl_note.empty() ? "none advertised" : n.nccl_note) + ")";
+  };
+  if (a.nccl_device.empty() && b.nccl_device.empty()) return one(a) + "; " + one(b);
+  return one(a.nccl_device.empty() ? a : b);
+}
+
 }  // namespace
 
 const char* to_string(EngineMode m) {
@@ -26,6 +34,7 @@ const char* to_string(EngineMode m) {
     case EngineMode::Auto: return "auto";
     case EngineMode::Rdma: return "rdma";
     case EngineMode::Tcp: return "tcp";
+    case EngineMode::Nccl: return "nccl";
   }
   return "?";
 }
@@ -34,13 +43,18 @@ EngineMode parse_engine_mode(const std::string& text) {
   if (text == "auto") return EngineMode::Auto;
   if (text == "rdma") return EngineMode::Rdma;
   if (text == "tcp") return EngineMode::Tcp;
-  throw UsageError("--engine '" + text + "': expected auto, rdma or tcp");
+  if (text == "nccl") return EngineMode::Nccl;
+  throw UsageError("--engine '" + text + "': expected auto, rdma, tcp or nccl");
 }
 
 EngineChoice choose_pair_engine(EngineMode mode, const PairEndpoints& a, const PairEndpoints& b) {
   const bool rdma = !a.rdma_address.empty() && !b.rdma_address.empty();
   const bool tcp = !a.tcp_address.empty() && !b.tcp_address.empty();
   switch (mode) {
+    case EngineMode::Nccl:
+      if (!a.nccl_device.empty() && !b.nccl_device.empty())
+        return {"nccl", "--engine nccl: " + a.name + " " + a.nccl_device + ", " + b.name + " " + b.nccl_device};
+      return {"", "--engine nccl: " + without_nccl(a, b)};
     case EngineMode::Tcp:
       if (tcp) return {"tcp", "--engine tcp"};
       return {"", "--engine tcp: " + without_tcp(a, b)};

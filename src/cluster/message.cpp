@@ -115,9 +115,9 @@ PairPlan parse_plan(const json& plan) {
   const json& offers = field("offers");
   if (!offers.is_array()) throw Error("the plan's 'offers' is not an array");
   for (const auto& o : offers) {
-    if (!o.is_array() || o.size() != 4) throw Error("an offer of the plan is not 4 strings");
-    std::array<std::string, 4> v;
-    for (std::size_t i = 0; i < 4; ++i) {
+    if (!o.is_array() || (o.size() != 4 && o.size() != 6)) throw Error("an offer of the plan is not 4 or 6 strings");
+    std::array<std::string, 6> v;
+    for (std::size_t i = 0; i < o.size(); ++i) {
       if (!o[i].is_string()) throw Error("an offer of the plan holds " + o[i].dump() + ", not a string");
       v[i] = o[i].get<std::string>();
     }

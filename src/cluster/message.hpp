@@ -66,13 +66,14 @@ bool token_equal(const std::string& a, const std::string& b);
 json parse_payload(const std::string& payload, const std::string& from);
 
 // The pair plan rank 0 broadcasts (cluster/pair_plan.cpp): the ranks that joined, what each offers
-// (name, TCP pair address, RDMA address, RDMA note), the pairs mode, the schedule's seed and
+// (name, TCP pair address, RDMA address, RDMA note, and since --engine nccl: the NCCL device and
+// note; a plan of 4 strings per offer has them empty), the pairs mode, the schedule's seed and
 // the job's pair secret.
 // Every field is type- and range-checked (a float where an integer belongs would be undefined
 // behaviour in a plain conversion); throws Error naming the field.
 struct PairPlan {
   std::vector<int> joined;
-  std::vector<std::array<std::string, 4>> offers;
+  std::vector<std::array<std::string, 6>> offers;
   std::string mode;
   std::uint64_t seed = 0;
   std::string pair_secret;  // 16 to 128 hex digits: every pair connection carries it

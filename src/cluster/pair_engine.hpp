@@ -7,7 +7,13 @@
 //   rdma  the `fabscope rdma` engine (pair_rdma.cpp): RDMA WRITE bandwidth through RDMA CM, one
 //         direction after the other, each node serving its own rdma::Server; what NCCL's IB/RoCE
 //         transport uses.
+//   nccl  NCCL itself (pair_nccl.cpp, GPU builds): a 2-rank communicator of one GPU on each node,
+//         ncclSend/ncclRecv of a large buffer, one direction after the other; what a job's
+//         point-to-point traffic gets over the transport NCCL picks between the nodes. Its
+//         rendezvous (the initiator's ncclUniqueId) travels through the cluster's exchange.
+#include <array>
 #include <chrono>
+#include <cstddef>
 #include <memory>
 #include <optional>
 #include <string>
@@ -31,6 +37,11 @@ class PairEngine {
   // The job's pair secret (rank 0 draws it and sends it in the plan): a pair connection that
   // does not carry it is refused, so no stranger can take a pair's place. Set before run().
   virtual void set_secret(const std::string& secret) { secret_ = secret; }
+  // What the pair's other end needs before run() and only this end can make, sent through the
+  // exchange (the peer gets it as peer_address): "" for engines whose address is enough (tcp,
+  // rdma). nccl: the initiator's ncclUniqueId in hex (its bootstrap root starts listening here),
+  // "" on the responder.
+  virtual std::string pair_token(bool /*initiator*/) { return ""; }
   const std::string& secret() const { return secret_; }
 
  private:
@@ -58,5 +69,31 @@ RdmaEngineSetup make_rdma_engine(const std::string& host);  // "" = default_pair
 // The most one rdma pair can take beyond twice the duration: per direction, the wait for the
 // peer's connection and the session watchdog (pair_rdma.cpp), for the exchange's step timeout.
 constexpr std::chrono::seconds kRdmaPairAllowance{2 * (30 + 30)};
+
+// The nccl engine on this node, or why there is none: a build without CUDA and NCCL, no GPU, no
+// loadable libnccl. device: "GPU 0 NVIDIA H100 80GB HBM3 (0000:1b:00.0), NCCL 2.28.3". The GPU
+// is LOCAL_RANK's when set (one process per GPU), else the first visible one. bytes: the buffer
+// of each send/recv.
+constexpr std::size_t kNcclPairBytes = std::size_t{256} << 20;
+struct NcclEngineSetup {
+  std::unique_ptr<PairEngine> engine;
+  std::string device;
+  std::string note;  // without an engine: why
+};
+NcclEngineSetup make_nccl_engine(std::size_t bytes = kNcclPairBytes);
+// Whether this build has the nccl engine at all (FABSCOPE_WITH_CUDA and a toolkit with NCCL).
+bool nccl_engine_built();
+// The most one nccl pair takes beyond twice the duration: the communicator's setup, and per
+// direction the calibration and the drain of the last transfer (pair_nccl.cpp).
+constexpr std::chrono::seconds kNcclPairAllowance{60 + 2 * 30};
+
+// NCCL_UNIQUE_ID_BYTES (128, nccl.h since 2.0) travel as lowercase hex.
+constexpr std::size_t kNcclIdBytes = 128;
+std::string nccl_id_hex(const std::array<unsigned char, kNcclIdBytes>& id);
+// false unless text is exactly 256 hex digits.
+bool nccl_id_from_hex(const std::string& text, std::array<unsigned char, kNcclIdBytes>& id);
+// Transfers of one direction so that they last about duration_s, from the time one took
+// (calibration): at least 2, at most 100,000; 2 when one_transfer_s is not a positive number.
+long nccl_transfer_count(double duration_s, double one_transfer_s);
 
 }  // namespace fabscope::cluster

@@ -13,10 +13,10 @@ json make_plan(const std::vector<Offer>& offers, EngineMode mode, const RunOptio
   json offered = json::array();
   for (std::size_t r = 0; r < offers.size(); ++r) {
     const auto& o = offers[r].endpoints;
-    if (!offers[r].present || (o.tcp_address.empty() && o.rdma_address.empty() && mode != EngineMode::Rdma))
-      continue;
+    const bool explicit_engine = mode == EngineMode::Rdma || mode == EngineMode::Nccl;
+    if (!offers[r].present || (o.tcp_address.empty() && o.rdma_address.empty() && !explicit_engine)) continue;
     joined.push_back(static_cast<int>(r));
-    offered.push_back({o.name, o.tcp_address, o.rdma_address, o.rdma_note});
+    offered.push_back({o.name, o.tcp_address, o.rdma_address, o.rdma_note, o.nccl_device, o.nccl_note});
   }
   PairsSpec spec = opts.pairs;
   // More random rounds than the tournament has: every round.
@@ -34,7 +34,7 @@ RoundPlan read_plan(const std::string& text) {
     PairPlan p = parse_plan(plan);
     RoundPlan out;
     out.joined = std::move(p.joined);
-    for (auto& v : p.offers) out.offers.push_back({v[0], v[1], v[2], v[3]});
+    for (auto& v : p.offers) out.offers.push_back({v[0], v[1], v[2], v[3], v[4], v[5]});
     out.spec = parse_pairs(p.mode);
     out.seed = p.seed;
     out.pair_secret = p.pair_secret;

@@ -20,8 +20,8 @@ struct Offer {
   PairEndpoints endpoints;
 };
 
-// Rank 0: the ranks that joined and offer an engine (under --engine rdma, every one that
-// joined: a node without RDMA is reported, not left out), what each offers, the pairs mode
+// Rank 0: the ranks that joined and offer an engine (under --engine rdma or nccl, every one that
+// joined: a node without RDMA or NCCL is reported, not left out), what each offers, the pairs mode
 // (more random rounds than the tournament has: every round), the seed and a fresh pair secret.
 json make_plan(const std::vector<Offer>& offers, EngineMode mode, const RunOptions& opts);
 

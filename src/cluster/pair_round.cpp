@@ -32,16 +32,34 @@ std::optional<double> number_at(const std::optional<json>& j, const char* key) {
 
 }  // namespace
 
+namespace {
+PairEngine* engine_named(const PairEngines& engines, const std::string& name) {
+  if (name == "rdma") return engines.rdma;
+  if (name == "tcp") return engines.tcp;
+  if (name == "nccl") return engines.nccl;
+  return nullptr;
+}
+}  // namespace
+
+std::string my_pair_token(const RoundPlan& plan, int me, int peer, const PairEngines& engines) {
+  if (me < 0 || peer < 0) return "";
+  PairEngine* engine = engine_named(engines, pair_choice(plan, engines.mode, me, peer).engine);
+  return engine ? engine->pair_token(me < peer) : "";
+}
+
 json run_my_pair(const RoundPlan& plan, int me, int peer, const PairEngines& engines,
-                 std::chrono::milliseconds duration) {
+                 std::chrono::milliseconds duration, const std::string& token) {
   if (peer < 0) return json::object();
   const EngineChoice c = pair_choice(plan, engines.mode, me, peer);
-  PairEngine* engine = c.engine == "rdma" ? engines.rdma : c.engine == "tcp" ? engines.tcp : nullptr;
+  PairEngine* engine = engine_named(engines, c.engine);
   PairSide side;
   const auto t0 = std::chrono::steady_clock::now();
-  if (engine) {
+  if (engine && c.engine == "nccl" && token.empty()) {
+    side.error = me < peer ? "could not make the NCCL unique id" : "no NCCL unique id came from the peer";
+  } else if (engine) {
     const auto& o = plan.offers[static_cast<std::size_t>(peer)];
-    side = engine->run(c.engine == "rdma" ? o.rdma_address : o.tcp_address, me < peer, duration);
+    side = engine->run(c.engine == "nccl" ? token : c.engine == "rdma" ? o.rdma_address : o.tcp_address, me < peer,
+                       duration);
   } else if (!c.engine.empty()) {
     side.error = "this node has no " + c.engine + " engine";
   }

@@ -15,9 +15,14 @@
 namespace fabscope::cluster {
 
 // This rank's report: me and peer are schedule indexes (peer -1: no pair this round). The lower
-// index initiates.
+// index initiates. token: the pair's rendezvous from the exchange (nccl: the initiator's
+// ncclUniqueId in hex), used as the peer's address by engines that have one.
 json run_my_pair(const RoundPlan& plan, int me, int peer, const PairEngines& engines,
-                 std::chrono::milliseconds duration);
+                 std::chrono::milliseconds duration, const std::string& token = "");
+
+// What this rank sends before its pair of the round runs: its engine's pair_token when the pair
+// runs on an engine that has one and this end makes it (nccl, the initiator); "" otherwise.
+std::string my_pair_token(const RoundPlan& plan, int me, int peer, const PairEngines& engines);
 
 // Rank 0 (pure): the result of the pair of schedule indexes ia, ib from every rank's report
 // (nullopt: the rank was lost). A lost or mismatched report, or an error either end reports,

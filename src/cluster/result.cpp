@@ -171,6 +171,7 @@ json cluster_json(const ClusterResult& r) {
   for (const auto& n : in.nodes)
     nodes.push_back({{"rank", n.rank}, {"name", n.name}, {"fabscope_version", n.fabscope_version},
                      {"pair_address", n.pair_address}, {"rdma_address", n.rdma_address}, {"rdma_note", n.rdma_note},
+                     {"nccl_device", n.nccl_device}, {"nccl_note", n.nccl_note},
                      {"error", n.error}, {"findings", n.findings}, {"ib_ports", ib_ports_json(n)},
                      {"tor_switch", n.tor_switch}, {"tor_port", n.tor_port}});
   json attrs = json::array();

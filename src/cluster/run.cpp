@@ -36,6 +36,8 @@ std::vector<Offer> gather_summaries(Exchange& ex, NodeSummary mine, const PairEn
   if (engines.tcp) mine.pair_address = engines.tcp->address();
   if (engines.rdma) mine.rdma_address = engines.rdma->address();
   mine.rdma_note = engines.rdma_note;
+  mine.nccl_device = engines.nccl ? engines.nccl_device : "";
+  mine.nccl_note = engines.nccl_note;
   const auto gathered = ex.gather(json(mine).dump());
   std::vector<Offer> offers(static_cast<std::size_t>(ex.world()));
   if (ex.rank() != 0) return offers;
@@ -47,10 +49,27 @@ std::vector<Offer> gather_summaries(Exchange& ex, NodeSummary mine, const PairEn
     }
     NodeSummary s = read_summary(*gathered[r], rank, opts);
     offers[r] = {s.error.empty(),
-                 {s.name.empty() ? rank_name(opts, rank) : s.name, s.pair_address, s.rdma_address, s.rdma_note}};
+                 {s.name.empty() ? rank_name(opts, rank) : s.name, s.pair_address, s.rdma_address, s.rdma_note,
+                  s.nccl_device, s.nccl_note}};
     in.nodes.push_back(std::move(s));
   }
   return offers;
+}
+
+// --engine nccl: the round's pair tokens (every initiator's ncclUniqueId) gathered on rank 0 and
+// broadcast by rank; returns what this rank's pair runs with: the initiator its own token, the
+// responder its peer's ("" when there is none: run_my_pair reports the pair then).
+std::string exchange_pair_tokens(Exchange& ex, const RoundPlan& p, int me, int peer, const PairEngines& engines) {
+  const std::string mine = my_pair_token(p, me, peer, engines);
+  const auto gathered = ex.gather(mine);
+  json by_rank = json::array();
+  for (const auto& t : gathered) by_rank.push_back(t ? *t : "");
+  const json got = json::parse(ex.broadcast(by_rank.dump()), nullptr, false);
+  if (me < 0 || peer < 0) return "";
+  if (me < peer) return mine;
+  const auto r = static_cast<std::size_t>(p.joined[static_cast<std::size_t>(peer)]);
+  if (!got.is_array() || r >= got.size() || !got[r].is_string()) return "";
+  return got[r].get<std::string>();
 }
 
 // The pair rounds: rank 0's plan, then each round's pairs, their reports gathered on rank 0
@@ -61,6 +80,7 @@ void run_rounds(Exchange& ex, const std::vector<Offer>& offers, const PairEngine
   const RoundPlan p = read_plan(ex.broadcast(plan.dump()));
   if (engines.tcp) engines.tcp->set_secret(p.pair_secret);
   if (engines.rdma) engines.rdma->set_secret(p.pair_secret);
+  if (engines.nccl) engines.nccl->set_secret(p.pair_secret);
   const int n = static_cast<int>(p.joined.size());
   const Schedule schedule = n >= 2 ? Schedule(n, p.spec, p.seed) : Schedule(0, {PairsMode::None, 0}, 0);
   const auto me_it = std::find(p.joined.begin(), p.joined.end(), ex.rank());
@@ -69,7 +89,9 @@ void run_rounds(Exchange& ex, const std::vector<Offer>& offers, const PairEngine
   in.rounds = schedule.size();
   in.pair_seconds = std::chrono::duration<double>(opts.pair_duration).count();
   for (std::size_t k = 0; k < schedule.size(); ++k) {
-    const json report = run_my_pair(p, me, me >= 0 ? schedule.peer(k, me) : -1, engines, opts.pair_duration);
+    const int peer = me >= 0 ? schedule.peer(k, me) : -1;
+    const std::string token = engines.mode == EngineMode::Nccl ? exchange_pair_tokens(ex, p, me, peer, engines) : "";
+    const json report = run_my_pair(p, me, peer, engines, opts.pair_duration, token);
     // The gather and a broadcast after it are the barrier between rounds: no node starts round
     // k+1 before all pairs of round k are done. A gather alone lets the other ranks run ahead
     // (they send and go on): a node then knocked on a peer still testing someone else, and the

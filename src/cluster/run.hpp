@@ -2,7 +2,9 @@
 // One `fabscope cluster` run on every rank: gather the node summaries on rank 0, then the pair
 // rounds (rank 0 broadcasts the plan once, pair_plan.hpp; every rank runs its pair of each round
 // with the engine both ends offer; rank 0 gathers the rates, which also keeps the rounds apart,
-// pair_round.hpp), then rank 0 judges. Non-zero ranks return nullopt.
+// pair_round.hpp), then rank 0 judges. Non-zero ranks return nullopt. Under --engine nccl each
+// round starts with one more gather and broadcast: every initiator's ncclUniqueId (pair_token)
+// reaches its responder through the exchange, never over a connection of its own.
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -29,6 +31,9 @@ struct PairEngines {
   PairEngine* tcp = nullptr;
   PairEngine* rdma = nullptr;
   std::string rdma_note;  // make_rdma_engine's note: the device, or why there is no rdma engine
+  PairEngine* nccl = nullptr;  // --engine nccl only
+  std::string nccl_device;     // make_nccl_engine's device, or ""
+  std::string nccl_note;       // why there is no nccl engine
 };
 
 std::optional<ClusterInput> run_cluster(Exchange& ex, NodeSummary mine, const PairEngines& engines,

@@ -135,7 +135,8 @@ void to_json(json& j, const NodeSummary& s) {
   j = json{{"schema", "fabscope.cluster.node"}, {"schema_version", NodeSummary::kSchemaVersion},
            {"rank", s.rank}, {"name", s.name}, {"fabscope_version", s.fabscope_version},
            {"attributes", s.attributes}, {"findings", s.findings}, {"pair_address", s.pair_address},
-           {"rdma_address", s.rdma_address}, {"rdma_note", s.rdma_note}, {"error", s.error}};
+           {"rdma_address", s.rdma_address}, {"rdma_note", s.rdma_note}, {"nccl_device", s.nccl_device},
+           {"nccl_note", s.nccl_note}, {"error", s.error}};
   json ports = json::array();
   for (const auto& p : s.ib_ports)
     ports.push_back({{"port", p.port}, {"lid", p.lid}, {"node_guid", p.node_guid}, {"state", p.state}});
@@ -176,7 +177,8 @@ NodeSummary summary_from_json(const json& j) {
   // Added after the first release of the summary: absent from an older sender means "no RDMA
   // endpoint offered" (its version is flagged by cluster.version_mismatch anyway).
   for (auto [name, into] : {std::pair{"rdma_address", &s.rdma_address}, std::pair{"rdma_note", &s.rdma_note},
-                            std::pair{"tor_switch", &s.tor_switch}, std::pair{"tor_port", &s.tor_port}})
+                            std::pair{"tor_switch", &s.tor_switch}, std::pair{"tor_port", &s.tor_port},
+                            std::pair{"nccl_device", &s.nccl_device}, std::pair{"nccl_note", &s.nccl_note}})
     if (j.contains(name)) *into = field(name, json::value_t::string).get<std::string>();
   // Added with fabric localization: absent from an older sender means "none reported".
   if (j.contains("ib_ports")) {

@@ -33,6 +33,8 @@ struct NodeSummary {
   std::string pair_address;       // where peers reach this node's tcp pair engine ("" none)
   std::string rdma_address;       // where peers reach this node's rdma pair engine ("" none)
   std::string rdma_note;          // the RDMA device behind rdma_address, or why there is none
+  std::string nccl_device;        // --engine nccl: the GPU and NCCL its pairs use ("" none)
+  std::string nccl_note;          // --engine nccl: why there is no NCCL engine
   std::string error;              // the node could not probe itself: why
   std::vector<IbPortFact> ib_ports;  // InfiniBand ports with a LID (at most kMaxIbPorts)
   // RoCE: the switch port its first ACTIVE RoCE netdev is cabled to, from LLDP (a bond's first

@@ -70,7 +70,7 @@ std::optional<EnvSearchResult> search_env(const CommandSpec& s, const std::strin
   auto progress = [&](const std::string& line) {
     if (s.progress) err << "tune: " << line << "\n";
   };
-  EnvSearchResult e = run_env_search_on_table(pm, s.worker.points, env_groups(path, shape.nnodes, s.env_spec),
+  EnvSearchResult e = run_env_search_on_table(pm, s.worker.points, env_groups(path, s.env_spec),
                                               s.env_rule, table_path, progress);
   e.processes += 1;
   e.net_path = shape.net_path;

@@ -25,6 +25,10 @@ const std::vector<std::pair<std::string, std::string>> kSettings = {
     {"qps", "NCCL_IB_QPS_PER_CONNECTION"},
 };
 
+const std::string kNoNetwork =
+    "one node: no network transport between the ranks (NCCL uses it there only with NCCL_P2P_DISABLE=1 and "
+    "NCCL_SHM_DISABLE=1)";
+
 bool wanted(const EnvSpaceSpec& spec, const std::string& key) {
   return spec.only.empty() || std::find(spec.only.begin(), spec.only.end(), key) != spec.only.end();
 }
@@ -41,17 +45,20 @@ std::string net_path_name(NetPath p) {
   return "?";
 }
 
-NetPath detect_net_path(int nnodes, const std::string& nccl_net, const std::string& ib_disable,
-                        bool active_rdma_port) {
-  if (nnodes <= 1) return NetPath::None;
-  if (!nccl_net.empty()) {
-    const std::string n = lower(nccl_net);
+namespace {
+bool set_and_not_zero(const std::string& v) { return !v.empty() && v != "0"; }
+}  // namespace
+
+NetPath detect_net_path(const NetPathInputs& in) {
+  const bool net_inside_node = set_and_not_zero(in.p2p_disable) && set_and_not_zero(in.shm_disable);
+  if (in.nnodes <= 1 && !net_inside_node) return NetPath::None;
+  if (!in.nccl_net.empty()) {
+    const std::string n = lower(in.nccl_net);
     if (n == "ib") return NetPath::IB;
     if (n == "socket") return NetPath::Socket;
     return NetPath::Other;
   }
-  const bool ib_off = !ib_disable.empty() && ib_disable != "0";
-  return !ib_off && active_rdma_port ? NetPath::IB : NetPath::Socket;
+  return !set_and_not_zero(in.ib_disable) && in.active_rdma_port ? NetPath::IB : NetPath::Socket;
 }
 
 std::string EnvAssignment::label() const {
@@ -71,7 +78,7 @@ EnvAssignment merged(const EnvAssignment& a, const EnvAssignment& b) {
   return r;
 }
 
-std::vector<EnvGroup> env_groups(NetPath path, int nnodes, const EnvSpaceSpec& spec) {
+std::vector<EnvGroup> env_groups(NetPath path, const EnvSpaceSpec& spec) {
   std::vector<EnvGroup> out;
   if (wanted(spec, "buffsize")) {
     // NCCL's default is 4 MiB (DEFAULT_BUFFSIZE); the buffer is per channel and peer, so larger
@@ -95,8 +102,7 @@ std::vector<EnvGroup> env_groups(NetPath path, int nnodes, const EnvSpaceSpec& s
           if (t * s > 1 && t * s <= 64)
             g.candidates.push_back({{{"NCCL_SOCKET_NTHREADS", std::to_string(t)}, {"NCCL_NSOCKS_PERTHREAD", std::to_string(s)}}});
     } else {
-      g.skipped = nnodes <= 1 ? "one node: no network transport between the ranks"
-                              : "the network transport is " + net_path_name(path) + ", not NET/Socket";
+      g.skipped = path == NetPath::None ? kNoNetwork : "the network transport is " + net_path_name(path) + ", not NET/Socket";
     }
     out.push_back(std::move(g));
   }
@@ -105,8 +111,7 @@ std::vector<EnvGroup> env_groups(NetPath path, int nnodes, const EnvSpaceSpec& s
     if (path == NetPath::IB) {
       for (int v : {2, 4, 8}) g.candidates.push_back(one("NCCL_IB_QPS_PER_CONNECTION", std::to_string(v)));
     } else {
-      g.skipped = nnodes <= 1 ? "one node: no network transport between the ranks"
-                              : "the network transport is " + net_path_name(path) + ", not NET/IB";
+      g.skipped = path == NetPath::None ? kNoNetwork : "the network transport is " + net_path_name(path) + ", not NET/IB";
     }
     out.push_back(std::move(g));
   }

@@ -66,8 +66,14 @@ int run_worker(const WorkerSpec& spec, std::ostream& out) {
   if (!g.prints()) return 0;
   r.nranks = g.nranks();
   r.nnodes = g.nnodes();
-  r.net_path = net_path_name(detect_net_path(r.nnodes, env_or_empty("NCCL_NET"), env_or_empty("NCCL_IB_DISABLE"),
-                                             active_rdma_port()));
+  NetPathInputs in;
+  in.nnodes = r.nnodes;
+  in.nccl_net = env_or_empty("NCCL_NET");
+  in.ib_disable = env_or_empty("NCCL_IB_DISABLE");
+  in.p2p_disable = env_or_empty("NCCL_P2P_DISABLE");
+  in.shm_disable = env_or_empty("NCCL_SHM_DISABLE");
+  in.active_rdma_port = active_rdma_port();
+  r.net_path = net_path_name(detect_net_path(in));
   r.nccl_version = g.nccl_version();
   r.compute_load_busy_share = g.compute_load_busy_share();
   out << worker_line(r) << std::flush;

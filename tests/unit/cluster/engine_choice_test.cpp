@@ -104,15 +104,16 @@ TEST(EngineChoice, TcpNeverUsesRdma) {
   EXPECT_EQ(choose_pair_engine(EngineMode::Tcp, with_rdma("vm0", 0), no_tcp).engine, "");
 }
 
-TEST(EngineChoice, ModeParsesItsThreeNamesAndNamesABadOne) {
+TEST(EngineChoice, ModeParsesItsFourNamesAndNamesABadOne) {
   EXPECT_EQ(parse_engine_mode("auto"), EngineMode::Auto);
   EXPECT_EQ(parse_engine_mode("rdma"), EngineMode::Rdma);
   EXPECT_EQ(parse_engine_mode("tcp"), EngineMode::Tcp);
+  EXPECT_EQ(parse_engine_mode("nccl"), EngineMode::Nccl);
   try {
-    parse_engine_mode("nccl");
+    parse_engine_mode("gloo");
     FAIL();
   } catch (const UsageError& e) {
-    EXPECT_NE(std::string(e.what()).find("'nccl'"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("'gloo'"), std::string::npos);
   }
 }
 

@@ -95,7 +95,7 @@ TEST(Message, PairPlanFieldsAreTypeCheckedNamingTheField) {
   refused("joined", json::array({0, -1}), "not a rank");
   refused("seed", 1e300, "'seed' is 1e+300");
   refused("seed", -3, "not an unsigned integer");
-  refused("offers", json::array({json::array({"a", "b", "c"}), json::array({"a", "b", "c", "d"})}), "not 4 strings");
+  refused("offers", json::array({json::array({"a", "b", "c"}), json::array({"a", "b", "c", "d"})}), "not 4 or 6 strings");
   refused("offers", json::array({json::array({"a", 1, "c", "d"}), json::array({"a", "b", "c", "d"})}), "not a string");
   refused("offers", json::array({json::array({"a", "b", "c", "d"})}), "differ in number");
   refused("mode", 3, "'mode' is not a string");
@@ -105,6 +105,25 @@ TEST(Message, PairPlanFieldsAreTypeCheckedNamingTheField) {
   json missing = good;
   missing.erase("seed");
   EXPECT_THROW(parse_plan(missing), Error);
+}
+
+TEST(Message, PairPlanOffersCarryTheNcclDeviceAndNoteOrLeaveThemEmpty) {
+  const json six = json::parse(
+      R"({"joined":[0,1],"offers":[["a","","","","GPU 0 H100, NCCL 2.28.3",""],["b","","","","","no CUDA GPU"]],)"
+      R"("mode":"all","seed":1,"pair_secret":"00112233445566778899aabbccddeeff"})");
+  const PairPlan p = parse_plan(six);
+  EXPECT_EQ(p.offers[0][4], "GPU 0 H100, NCCL 2.28.3");
+  EXPECT_EQ(p.offers[1][5], "no CUDA GPU");
+  const json four = json::parse(
+      R"({"joined":[0],"offers":[["a","10.0.0.1:1","",""]],"mode":"all","seed":1,)"
+      R"("pair_secret":"00112233445566778899aabbccddeeff"})");
+  const PairPlan old = parse_plan(four);
+  EXPECT_EQ(old.offers[0][1], "10.0.0.1:1");
+  EXPECT_EQ(old.offers[0][4], "");
+  EXPECT_EQ(old.offers[0][5], "");
+  json five = four;
+  five["offers"][0].push_back("x");
+  EXPECT_THROW(parse_plan(five), Error);
 }
 
 TEST(Message, TokenComparison) {

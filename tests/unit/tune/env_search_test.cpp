@@ -59,7 +59,7 @@ TEST(EnvSearch, FindsTheBufferSizeThatHelpsAndKeepsTheThreadsDefault) {
   for (std::uint64_t seed : {1u, 2u, 3u, 4u, 5u}) {
     SimProcesses m(seed);
     m.points = standard_points();
-    auto r = run_env_search(m, m.points, env_groups(NetPath::None, 1, {}), EnvSearchRule{});
+    auto r = run_env_search(m, m.points, env_groups(NetPath::None, {}), EnvSearchRule{});
     ASSERT_EQ(r.groups.size(), 4u);
     EXPECT_TRUE(r.groups[0].kept) << seed << ": " << r.groups[0].reason;
     EXPECT_EQ(r.groups[0].best.label(), "NCCL_BUFFSIZE=8388608") << seed;
@@ -75,7 +75,7 @@ TEST(EnvSearch, ReportsEachSearchAndVerification) {
   SimProcesses m(1);
   m.points = standard_points();
   std::vector<std::string> lines;
-  run_env_search(m, m.points, env_groups(NetPath::None, 1, {}), EnvSearchRule{},
+  run_env_search(m, m.points, env_groups(NetPath::None, {}), EnvSearchRule{},
                  [&](const std::string& l) { lines.push_back(l); });
   ASSERT_GE(lines.size(), 3u);
   EXPECT_EQ(lines[0], "NCCL_BUFFSIZE: 4 values, one process each");
@@ -86,7 +86,7 @@ TEST(EnvSearch, ReportsEachSearchAndVerification) {
 TEST(EnvSearch, LaterSettingsAreMeasuredOnTopOfTheKeptOnes) {
   SimProcesses m(9);
   m.points = standard_points();
-  auto r = run_env_search(m, m.points, env_groups(NetPath::None, 1, {}), EnvSearchRule{});
+  auto r = run_env_search(m, m.points, env_groups(NetPath::None, {}), EnvSearchRule{});
   ASSERT_TRUE(r.groups[0].kept);
   EXPECT_EQ(r.groups[1].base.label(), "NCCL_BUFFSIZE=8388608");
   for (const auto& t : r.groups[1].trials) EXPECT_NE(t.env.label().find("NCCL_BUFFSIZE=8388608"), std::string::npos);
@@ -97,7 +97,7 @@ TEST(EnvSearch, EveryMeasurementIsItsOwnProcessAndSkippedSettingsCostNone) {
   m.points = standard_points();
   EnvSpaceSpec spec;
   spec.only = {"socket", "qps"};
-  auto r = run_env_search(m, m.points, env_groups(NetPath::None, 1, spec), EnvSearchRule{});
+  auto r = run_env_search(m, m.points, env_groups(NetPath::None, spec), EnvSearchRule{});
   EXPECT_EQ(m.processes(), 0);
   EXPECT_TRUE(r.chosen.is_default());
   EXPECT_NE(r.groups[0].reason.find("skipped"), std::string::npos);
@@ -157,13 +157,13 @@ TEST(EnvSearch, AProcessReturningTheWrongNumberOfTimesIsAnError) {
     void load_table(const std::string&) override {}
   } m;
   std::vector<EnvPoint> pts{{Collective::AllReduce, 1024}, {Collective::AllReduce, 4096}};
-  EXPECT_THROW(run_env_search(m, pts, env_groups(NetPath::None, 1, {}), EnvSearchRule{}), Error);
+  EXPECT_THROW(run_env_search(m, pts, env_groups(NetPath::None, {}), EnvSearchRule{}), Error);
 }
 
 TEST(EnvSearchJson, RoundTrips) {
   SimProcesses m(5);
   m.points = standard_points();
-  auto r = run_env_search(m, m.points, env_groups(NetPath::None, 1, {}), EnvSearchRule{});
+  auto r = run_env_search(m, m.points, env_groups(NetPath::None, {}), EnvSearchRule{});
   r.net_path = net_path_name(NetPath::None);
   r.launch = "test";
   const json j = env_search_json(r);
@@ -175,7 +175,7 @@ TEST(EnvSearchJson, RoundTrips) {
 TEST(EnvSearchJson, RejectsAForeignVariableNamingTheField) {
   SimProcesses m(5);
   m.points = {{Collective::AllReduce, 1024}};
-  auto r = run_env_search(m, m.points, env_groups(NetPath::None, 1, {}), EnvSearchRule{});
+  auto r = run_env_search(m, m.points, env_groups(NetPath::None, {}), EnvSearchRule{});
   json j = env_search_json(r);
   j["chosen"] = json::array({{{"name", "LD_PRELOAD"}, {"value", "x.so"}}});
   try {
@@ -307,8 +307,8 @@ TEST(EnvSearchOnTable, TheCombinationSlowerThanNcclsDefaultsAtOnePointDropsTheVa
 TEST(EnvSearchOnTable, WithoutATableItIsThePlainSearch) {
   SimProcesses a(4), b(4);
   a.points = b.points = standard_points();
-  auto plain = run_env_search(a, a.points, env_groups(NetPath::None, 1, {}), EnvSearchRule{});
-  auto on = run_env_search_on_table(b, b.points, env_groups(NetPath::None, 1, {}), EnvSearchRule{}, "");
+  auto plain = run_env_search(a, a.points, env_groups(NetPath::None, {}), EnvSearchRule{});
+  auto on = run_env_search_on_table(b, b.points, env_groups(NetPath::None, {}), EnvSearchRule{}, "");
   EXPECT_EQ(env_search_json(on), env_search_json(plain));
   EXPECT_FALSE(on.combined);
 }

@@ -15,31 +15,69 @@ const EnvGroup& group(const std::vector<EnvGroup>& gs, const std::string& name) 
   return *it;
 }
 
+NetPathInputs shape(int nnodes, const std::string& nccl_net, const std::string& ib_disable, bool active_rdma_port) {
+  NetPathInputs in;
+  in.nnodes = nnodes;
+  in.nccl_net = nccl_net;
+  in.ib_disable = ib_disable;
+  in.active_rdma_port = active_rdma_port;
+  return in;
+}
+
+NetPathInputs one_node_without_p2p_shm(const std::string& p2p, const std::string& shm) {
+  NetPathInputs in = shape(1, "", "", false);
+  in.p2p_disable = p2p;
+  in.shm_disable = shm;
+  return in;
+}
+
 TEST(NetPath, OneNodeHasNoNetworkTransport) {
-  EXPECT_EQ(detect_net_path(1, "", "", true), NetPath::None);
-  EXPECT_EQ(detect_net_path(1, "Socket", "", false), NetPath::None);
+  EXPECT_EQ(detect_net_path(shape(1, "", "", true)), NetPath::None);
+  EXPECT_EQ(detect_net_path(shape(1, "Socket", "", false)), NetPath::None);
 }
 
 TEST(NetPath, FollowsNcclsChoiceBetweenNodes) {
-  EXPECT_EQ(detect_net_path(2, "", "", true), NetPath::IB);
-  EXPECT_EQ(detect_net_path(2, "", "", false), NetPath::Socket);
-  EXPECT_EQ(detect_net_path(2, "", "1", true), NetPath::Socket);
-  EXPECT_EQ(detect_net_path(2, "", "0", true), NetPath::IB);
-  EXPECT_EQ(detect_net_path(2, "socket", "", true), NetPath::Socket);
-  EXPECT_EQ(detect_net_path(2, "IB", "", false), NetPath::IB);
-  EXPECT_EQ(detect_net_path(2, "AWS Libfabric", "", true), NetPath::Other);
+  EXPECT_EQ(detect_net_path(shape(2, "", "", true)), NetPath::IB);
+  EXPECT_EQ(detect_net_path(shape(2, "", "", false)), NetPath::Socket);
+  EXPECT_EQ(detect_net_path(shape(2, "", "1", true)), NetPath::Socket);
+  EXPECT_EQ(detect_net_path(shape(2, "", "0", true)), NetPath::IB);
+  EXPECT_EQ(detect_net_path(shape(2, "socket", "", true)), NetPath::Socket);
+  EXPECT_EQ(detect_net_path(shape(2, "IB", "", false)), NetPath::IB);
+  EXPECT_EQ(detect_net_path(shape(2, "AWS Libfabric", "", true)), NetPath::Other);
+}
+
+TEST(NetPath, OneNodeWithP2pAndShmDisabledUsesSocketsWithoutRdma) {
+  EXPECT_EQ(detect_net_path(one_node_without_p2p_shm("1", "1")), NetPath::Socket);
+}
+
+TEST(NetPath, OneNodeWithP2pAndShmDisabledUsesIbWhenAPortIsActive) {
+  NetPathInputs in = one_node_without_p2p_shm("1", "1");
+  in.active_rdma_port = true;
+  EXPECT_EQ(detect_net_path(in), NetPath::IB);
+  in.ib_disable = "1";
+  EXPECT_EQ(detect_net_path(in), NetPath::Socket);
+  in.ib_disable = "";
+  in.nccl_net = "Socket";
+  EXPECT_EQ(detect_net_path(in), NetPath::Socket);
+}
+
+TEST(NetPath, OneNodeKeepsP2pOrShmWhenOnlyOneIsDisabled) {
+  EXPECT_EQ(detect_net_path(one_node_without_p2p_shm("1", "")), NetPath::None);
+  EXPECT_EQ(detect_net_path(one_node_without_p2p_shm("", "1")), NetPath::None);
+  EXPECT_EQ(detect_net_path(one_node_without_p2p_shm("1", "0")), NetPath::None);
+  EXPECT_EQ(detect_net_path(one_node_without_p2p_shm("0", "1")), NetPath::None);
 }
 
 TEST(EnvGroups, EveryGroupStartsWithNcclsDefault) {
   for (NetPath p : {NetPath::None, NetPath::IB, NetPath::Socket})
-    for (const auto& g : env_groups(p, p == NetPath::None ? 1 : 2, {})) {
+    for (const auto& g : env_groups(p, {})) {
       ASSERT_FALSE(g.candidates.empty()) << g.name;
       EXPECT_TRUE(g.candidates.front().is_default()) << g.name;
     }
 }
 
 TEST(EnvGroups, OneNodeSkipsTheNetworkSettingsSayingWhy) {
-  auto gs = env_groups(NetPath::None, 1, {});
+  auto gs = env_groups(NetPath::None, {});
   ASSERT_EQ(gs.size(), 4u);
   EXPECT_TRUE(group(gs, "NCCL_BUFFSIZE").skipped.empty());
   EXPECT_EQ(group(gs, "NCCL_BUFFSIZE").candidates.size(), 5u);
@@ -49,16 +87,30 @@ TEST(EnvGroups, OneNodeSkipsTheNetworkSettingsSayingWhy) {
 }
 
 TEST(EnvGroups, SocketThreadsOnlyOnNetSocketAndQpsOnlyOnNetIb) {
-  auto ib = env_groups(NetPath::IB, 2, {});
+  auto ib = env_groups(NetPath::IB, {});
   EXPECT_NE(group(ib, "NCCL_SOCKET_NTHREADS x NCCL_NSOCKS_PERTHREAD").skipped.find("NET/IB"), std::string::npos);
   EXPECT_TRUE(group(ib, "NCCL_IB_QPS_PER_CONNECTION").skipped.empty());
-  auto sock = env_groups(NetPath::Socket, 2, {});
+  auto sock = env_groups(NetPath::Socket, {});
   EXPECT_TRUE(group(sock, "NCCL_SOCKET_NTHREADS x NCCL_NSOCKS_PERTHREAD").skipped.empty());
   EXPECT_NE(group(sock, "NCCL_IB_QPS_PER_CONNECTION").skipped.find("NET/Socket"), std::string::npos);
 }
 
+TEST(EnvGroups, OneNodeOverSocketsSearchesTheSocketThreads) {
+  const NetPath p = detect_net_path(one_node_without_p2p_shm("1", "1"));
+  auto gs = env_groups(p, {});
+  EXPECT_TRUE(group(gs, "NCCL_SOCKET_NTHREADS x NCCL_NSOCKS_PERTHREAD").skipped.empty());
+  EXPECT_GT(group(gs, "NCCL_SOCKET_NTHREADS x NCCL_NSOCKS_PERTHREAD").candidates.size(), 1u);
+  EXPECT_NE(group(gs, "NCCL_IB_QPS_PER_CONNECTION").skipped.find("NET/Socket"), std::string::npos);
+}
+
+TEST(EnvGroups, OneNodeSkipReasonNamesTheVariablesThatWouldUseTheNetwork) {
+  auto gs = env_groups(NetPath::None, {});
+  EXPECT_NE(group(gs, "NCCL_SOCKET_NTHREADS x NCCL_NSOCKS_PERTHREAD").skipped.find("NCCL_P2P_DISABLE=1"),
+            std::string::npos);
+}
+
 TEST(EnvGroups, SocketCandidatesSetBothVariablesWithinNcclsCap) {
-  const auto gs = env_groups(NetPath::Socket, 2, {});
+  const auto gs = env_groups(NetPath::Socket, {});
   const auto& g = group(gs, "NCCL_SOCKET_NTHREADS x NCCL_NSOCKS_PERTHREAD");
   EXPECT_GT(g.candidates.size(), 5u);
   for (std::size_t i = 1; i < g.candidates.size(); ++i) {
@@ -73,7 +125,7 @@ TEST(EnvGroups, SocketCandidatesSetBothVariablesWithinNcclsCap) {
 TEST(EnvGroups, OnlyTheNamedSettings) {
   EnvSpaceSpec spec;
   spec.only = parse_env_settings("nthreads");
-  auto gs = env_groups(NetPath::IB, 2, spec);
+  auto gs = env_groups(NetPath::IB, spec);
   ASSERT_EQ(gs.size(), 1u);
   EXPECT_EQ(gs[0].name, "NCCL_NTHREADS");
 }
