@@ -922,9 +922,11 @@ struct Mesh::Impl {
     rstats.delay.observe(static_cast<double>(delay_ns) * 1e-9);
   }
 
-  void on_ud_events() {
+  // receives: the completion channel woke us (every completion); else the send completions only.
+  void on_ud_events(bool receives) {
     events.clear();
-    ud->drain(events);
+    if (receives) ud->drain(events);
+    else ud->poll_sends(events);
     for (const auto& ev : events) {
       switch (ev.kind) {
         case MeshUdEvent::Kind::Garbage: {
@@ -1033,6 +1035,8 @@ struct Mesh::Impl {
       for (auto& c : rconns)
         if (!c->authed) wake_at = std::min(wake_at, c->deadline);
       if (!o.peers_file.empty()) wake_at = std::min(wake_at, next_file_check);
+      // A reply whose send completion carries the timestamp of a timing datagram still to send.
+      if (!timings.empty()) wake_at = std::min(wake_at, now + std::chrono::milliseconds(1));
 
       pfds.clear();
       pfd_pconns.clear();
@@ -1067,7 +1071,7 @@ struct Mesh::Impl {
       for (std::size_t i = 0; i < pfd_pconns.size(); ++i)
         if (pfds[first_pconn + i].revents) on_pconn(*pfd_pconns[i], pfds[first_pconn + i].revents, now);
       // The endpoint may have been opened during this turn (then ud_index is past the end).
-      if (ud && ud_index < pfds.size() && pfds[ud_index].revents) on_ud_events();
+      if (ud) on_ud_events(ud_index < pfds.size() && pfds[ud_index].revents);
     }
   }
 };

@@ -45,6 +45,7 @@ bool MeshUd::send(std::uint64_t, const MeshDatagram&, std::uint64_t, std::string
   return false;
 }
 void MeshUd::drain(std::vector<MeshUdEvent>&) {}
+void MeshUd::poll_sends(std::vector<MeshUdEvent>&) {}
 const std::string& MeshUd::broken() const {
   static const std::string none;
   return none;
@@ -72,8 +73,14 @@ struct MeshUd::Impl {
   ibv_context* ctx = nullptr;
   ibv_pd* pd = nullptr;
   ibv_comp_channel* channel = nullptr;
-  ibv_cq_ex* cqx = nullptr;  // with completion timestamps
-  ibv_cq* cq = nullptr;      // the CQ either way (ibv_cq_ex_to_cq of cqx, or a plain one)
+  // Receives complete on rcq, which wakes the loop through the channel; sends on scq, which is
+  // polled without waking anyone (a probe's send completion is only a slot to free, and its
+  // timestamp is read when the reply comes).
+  struct Cq {
+    ibv_cq_ex* x = nullptr;  // with completion timestamps
+    ibv_cq* cq = nullptr;    // either way (ibv_cq_ex_to_cq of x, or a plain one)
+  };
+  Cq rcq, scq;
   ibv_qp* qp = nullptr;
   ibv_mr* mr = nullptr;
   std::vector<unsigned char> buf;
@@ -89,10 +96,11 @@ struct MeshUd::Impl {
   ~Impl() {
     for (auto& [id, ah] : remotes) L.destroy_ah(ah);
     if (qp) L.destroy_qp(qp);
-    if (cq) {
-      if (unacked) L.ack_cq_events(cq, unacked);
-      L.destroy_cq(cq);
+    if (rcq.cq) {
+      if (unacked) L.ack_cq_events(rcq.cq, unacked);
+      L.destroy_cq(rcq.cq);
     }
+    if (scq.cq) L.destroy_cq(scq.cq);
     if (mr) L.dereg_mr(mr);
     if (channel) L.destroy_comp_channel(channel);
     if (pd) L.dealloc_pd(pd);
@@ -183,31 +191,17 @@ struct MeshUd::Impl {
     }
     recv_depth = o.recv_depth;
     send_depth = o.send_depth;
-    const int cqe = recv_depth + send_depth;
-    if (info.core_clock_khz > 0) {
-      ibv_cq_init_attr_ex ca{};
-      ca.cqe = static_cast<std::uint32_t>(cqe);
-      ca.channel = channel;
-      ca.wc_flags = static_cast<std::uint64_t>(IBV_WC_STANDARD_FLAGS) |
-                    static_cast<std::uint64_t>(IBV_WC_EX_WITH_COMPLETION_TIMESTAMP);
-      cqx = ibv_create_cq_ex(ctx, &ca);  // inline: the provider's op, no symbol
-      if (cqx) {
-        cq = ibv_cq_ex_to_cq(cqx);
-        info.timestamps = true;
-      }
-    }
-    if (!cq && !(cq = L.create_cq(ctx, cqe, nullptr, channel, 0))) {
-      fail("ibv_create_cq", errno, why);
-      return false;
-    }
+    if (!create_cq(rcq, recv_depth, channel, why) || !create_cq(scq, send_depth, nullptr, why)) return false;
+    // Timestamps only where both queues give them (a provider either does or does not).
+    info.timestamps = rcq.x && scq.x;
     buf.assign(static_cast<std::size_t>(recv_depth) * kRecvSlot + static_cast<std::size_t>(send_depth) * kSendSlot, 0);
     if (!(mr = L.reg_mr(pd, buf.data(), buf.size(), IBV_ACCESS_LOCAL_WRITE))) {
       fail("ibv_reg_mr", errno, why);
       return false;
     }
     ibv_qp_init_attr qa{};
-    qa.send_cq = cq;
-    qa.recv_cq = cq;
+    qa.send_cq = scq.cq;
+    qa.recv_cq = rcq.cq;
     qa.qp_type = IBV_QPT_UD;
     qa.sq_sig_all = 1;
     qa.cap.max_send_wr = static_cast<std::uint32_t>(send_depth);
@@ -248,7 +242,7 @@ struct MeshUd::Impl {
       }
     send_tag.assign(static_cast<std::size_t>(send_depth), 0);
     for (int i = send_depth - 1; i >= 0; --i) free_send.push_back(i);
-    if (int rc = ibv_req_notify_cq(cq, 0); rc != 0) {
+    if (int rc = ibv_req_notify_cq(rcq.cq, 0); rc != 0) {
       fail("ibv_req_notify_cq", rc, why);
       return false;
     }
@@ -306,23 +300,45 @@ struct MeshUd::Impl {
     }
   }
 
-  void poll_all(std::vector<MeshUdEvent>& out) {
-    if (cqx) {
+  // A CQ with completion timestamps where the device's clock rate is known, else a plain one.
+  bool create_cq(Cq& q, int cqe, ibv_comp_channel* ch, std::string& why) {
+    if (info.core_clock_khz > 0) {
+      ibv_cq_init_attr_ex ca{};
+      ca.cqe = static_cast<std::uint32_t>(cqe);
+      ca.channel = ch;
+      ca.wc_flags = static_cast<std::uint64_t>(IBV_WC_STANDARD_FLAGS) |
+                    static_cast<std::uint64_t>(IBV_WC_EX_WITH_COMPLETION_TIMESTAMP);
+      q.x = ibv_create_cq_ex(ctx, &ca);  // inline: the provider's op, no symbol
+      if (q.x) {
+        q.cq = ibv_cq_ex_to_cq(q.x);
+        return true;
+      }
+    }
+    if (!(q.cq = L.create_cq(ctx, cqe, nullptr, ch, 0))) {
+      fail("ibv_create_cq", errno, why);
+      return false;
+    }
+    return true;
+  }
+
+  void poll_all(Cq& q, std::vector<MeshUdEvent>& out) {
+    if (q.x) {
+      ibv_cq_ex* x = q.x;
       ibv_poll_cq_attr pa{};
-      if (ibv_start_poll(cqx, &pa) != 0) return;
+      if (ibv_start_poll(x, &pa) != 0) return;
       do {
-        const auto st = cqx->status;
-        const bool recv = (cqx->wr_id & kRecvBit) != 0;
-        on_completion(cqx->wr_id, st, st == IBV_WC_SUCCESS && recv ? ibv_wc_read_byte_len(cqx) : 0,
-                      st == IBV_WC_SUCCESS && recv ? ibv_wc_read_src_qp(cqx) : 0,
-                      st == IBV_WC_SUCCESS ? ibv_wc_read_completion_ts(cqx) : 0, out);
-      } while (ibv_next_poll(cqx) == 0);
-      ibv_end_poll(cqx);
+        const auto st = x->status;
+        const bool recv = (x->wr_id & kRecvBit) != 0;
+        on_completion(x->wr_id, st, st == IBV_WC_SUCCESS && recv ? ibv_wc_read_byte_len(x) : 0,
+                      st == IBV_WC_SUCCESS && recv ? ibv_wc_read_src_qp(x) : 0,
+                      st == IBV_WC_SUCCESS && info.timestamps ? ibv_wc_read_completion_ts(x) : 0, out);
+      } while (ibv_next_poll(x) == 0);
+      ibv_end_poll(x);
       return;
     }
     ibv_wc wc[32];
     for (;;) {
-      const int n = ibv_poll_cq(cq, 32, wc);
+      const int n = ibv_poll_cq(q.cq, 32, wc);
       if (n <= 0) return;
       for (int k = 0; k < n; ++k) on_completion(wc[k].wr_id, wc[k].status, wc[k].byte_len, wc[k].src_qp, 0, out);
     }
@@ -449,14 +465,17 @@ void MeshUd::drain(std::vector<MeshUdEvent>& out) {
   void* ev_ctx = nullptr;
   while (I.L.get_cq_event(I.channel, &ev_cq, &ev_ctx) == 0) ++I.unacked;
   if (I.unacked >= 64) {
-    I.L.ack_cq_events(I.cq, I.unacked);
+    I.L.ack_cq_events(I.rcq.cq, I.unacked);
     I.unacked = 0;
   }
   // Poll, ask for the next event, poll again: a completion between the two would not wake us.
-  I.poll_all(out);
-  ibv_req_notify_cq(I.cq, 0);
-  I.poll_all(out);
+  I.poll_all(I.rcq, out);
+  ibv_req_notify_cq(I.rcq.cq, 0);
+  I.poll_all(I.rcq, out);
+  I.poll_all(I.scq, out);
 }
+
+void MeshUd::poll_sends(std::vector<MeshUdEvent>& out) { impl_->poll_all(impl_->scq, out); }
 
 #endif
 

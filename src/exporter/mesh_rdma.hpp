@@ -69,8 +69,11 @@ class MeshUd {
   // Posts one datagram; `tag` comes back in its Sent/SendFailed event. false and `err` when every
   // send slot is in flight or the post failed.
   bool send(std::uint64_t remote, const MeshDatagram& d, std::uint64_t tag, std::string& err);
-  // Every completion so far (call when fd() polls readable; cheap when none wait).
+  // Every completion so far (call when fd() polls readable; cheap when none wait). Only receives
+  // make fd() readable: send completions wait for this or for poll_sends.
   void drain(std::vector<MeshUdEvent>& out);
+  // The send completions so far, without a system call (each turn of the loop).
+  void poll_sends(std::vector<MeshUdEvent>& out);
   // A completion failed: the queue pair is in the error state and flushes everything (soft-RoCE
   // does this when a datagram's destination does not resolve). "" while healthy. The mesh then
   // closes this endpoint and opens a new one.
