@@ -56,21 +56,6 @@ constexpr std::uint64_t kTimingTag = 1ull << 61;
 // After an RDMA endpoint could not be opened, the next try.
 constexpr auto kRdmaRetry = std::chrono::minutes(5);
 
-// This end's IPv4 address of a connected socket ("" for IPv6 proper).
-std::string local_ipv4_of(int fd) {
-  sockaddr_storage ss{};
-  socklen_t len = sizeof ss;
-  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return "";
-  char buf[INET_ADDRSTRLEN] = {};
-  if (ss.ss_family == AF_INET) {
-    inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(&ss)->sin_addr, buf, sizeof buf);
-  } else if (ss.ss_family == AF_INET6) {
-    const auto& a6 = reinterpret_cast<sockaddr_in6*>(&ss)->sin6_addr;
-    if (IN6_IS_ADDR_V4MAPPED(&a6)) inet_ntop(AF_INET, &a6.s6_addr[12], buf, sizeof buf);
-  }
-  return buf;
-}
-
 std::vector<std::string> local_addresses() {
   std::vector<std::string> out;
   ifaddrs* ifs = nullptr;
@@ -761,7 +746,8 @@ struct Mesh::Impl {
     ro.device = o.rdma_device;
     ro.port = o.rdma_port;
     ro.gid_index = o.rdma_gid_index;
-    ro.local_ipv4 = local_ipv4_of(fd);
+    ro.local_ipv4 = net::local_ip(fd);  // IPv4 without a dual-stack socket's "::ffff:"
+    if (ro.local_ipv4.find('.') == std::string::npos) ro.local_ipv4.clear();  // IPv6 proper: no RoCE v2 IPv4 GID
     std::string why;
     ud = MeshUd::open(ro, why);
     std::lock_guard<std::mutex> lock(mu);

@@ -13,6 +13,7 @@
 
 #include "core/node_info.hpp"
 #include "core/root.hpp"
+#include "nccllog/signatures.hpp"
 #include "probe/net.hpp"
 #include "probe/rdma.hpp"
 #include "rdma/choose.hpp"
@@ -87,14 +88,17 @@ struct MeshUd::Impl {
   int recv_depth = 0, send_depth = 0;
   std::vector<int> free_send;              // send slots not in flight
   std::vector<std::uint64_t> send_tag;     // per send slot
-  std::map<std::uint64_t, ibv_ah*> remotes;
-  std::map<std::uint64_t, std::uint32_t> remote_qpn;
+  struct Remote {
+    ibv_ah* ah = nullptr;
+    std::uint32_t qpn = 0;
+  };
+  std::map<std::uint64_t, Remote> remotes;
   std::uint64_t next_remote = 1;
   unsigned unacked = 0;
   std::string broken;  // the first failed completion
 
   ~Impl() {
-    for (auto& [id, ah] : remotes) L.destroy_ah(ah);
+    for (auto& [id, r] : remotes) L.destroy_ah(r.ah);
     if (qp) L.destroy_qp(qp);
     if (rcq.cq) {
       if (unacked) L.ack_cq_events(rcq.cq, unacked);
@@ -272,7 +276,7 @@ struct MeshUd::Impl {
       }
       // A receive that failed is not posted again: the queue pair is in error.
       if (status == IBV_WC_SUCCESS) post_recv(i);
-      else if (broken.empty()) broken = std::string("receive completion: ") + ibv_wc_status_str_local(status);
+      else if (broken.empty()) broken = std::string("receive completion: ") + nccllog::wc_status_name(status);
       return;
     }
     const int i = static_cast<int>(wr_id);
@@ -283,21 +287,10 @@ struct MeshUd::Impl {
       ev.kind = MeshUdEvent::Kind::Sent;
     } else {
       ev.kind = MeshUdEvent::Kind::SendFailed;
-      ev.error = std::string("send completion: ") + ibv_wc_status_str_local(status);
+      ev.error = std::string("send completion: ") + nccllog::wc_status_name(status);
       if (broken.empty()) broken = ev.error;
     }
     out.push_back(ev);
-  }
-
-  static const char* ibv_wc_status_str_local(ibv_wc_status s) {
-    switch (s) {
-      case IBV_WC_LOC_LEN_ERR: return "local length error";
-      case IBV_WC_LOC_QP_OP_ERR: return "local QP operation error";
-      case IBV_WC_LOC_PROT_ERR: return "local protection error";
-      case IBV_WC_WR_FLUSH_ERR: return "flushed (QP in error)";
-      case IBV_WC_GENERAL_ERR: return "general error";
-      default: return "error";
-    }
   }
 
   // A CQ with completion timestamps where the device's clock rate is known, else a plain one.
@@ -407,8 +400,7 @@ std::uint64_t MeshUd::add_remote(const MeshRdmaEndpoint& e, std::string& err) {
     return 0;
   }
   const std::uint64_t id = I.next_remote++;
-  I.remotes[id] = ah;
-  I.remote_qpn[id] = e.qpn;
+  I.remotes[id] = {ah, e.qpn};
   return id;
 }
 
@@ -418,9 +410,8 @@ void MeshUd::remove_remote(std::uint64_t remote) {
   if (it == I.remotes.end()) return;
   // A send still in flight needs no handle: the providers copy the address vector into the work
   // request when it is posted.
-  I.L.destroy_ah(it->second);
+  I.L.destroy_ah(it->second.ah);
   I.remotes.erase(it);
-  I.remote_qpn.erase(remote);
 }
 
 bool MeshUd::send(std::uint64_t remote, const MeshDatagram& d, std::uint64_t tag, std::string& err) {
@@ -444,8 +435,8 @@ bool MeshUd::send(std::uint64_t remote, const MeshDatagram& d, std::uint64_t tag
   wr.num_sge = 1;
   wr.opcode = IBV_WR_SEND;
   wr.send_flags = IBV_SEND_SIGNALED;
-  wr.wr.ud.ah = it->second;
-  wr.wr.ud.remote_qpn = I.remote_qpn[remote];
+  wr.wr.ud.ah = it->second.ah;
+  wr.wr.ud.remote_qpn = it->second.qpn;
   wr.wr.ud.remote_qkey = kMeshQkey;
   ibv_send_wr* bad = nullptr;
   if (int rc = ibv_post_send(I.qp, &wr, &bad); rc != 0) {

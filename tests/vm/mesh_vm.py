@@ -143,7 +143,6 @@ def rdma_everywhere(tb, deadline):
                 last[n] = str(e)
                 continue
             last[n] = text
-            up = sample(text, "fabscope_mesh_rdma_up", {}) if "fabscope_mesh_rdma_up " in text else None
             m = re.search(r"^fabscope_mesh_rdma_up (\S+)$", text, re.M)
             up = float(m.group(1)) if m else None
             answered = [sample(text, "fabscope_mesh_probes_answered_total", {"peer": ip(k), "transport": "rdma_roce"})
