@@ -8,10 +8,11 @@
 #   scripts/device-x2.sh cluster  `fabscope cluster --engine nccl`: two processes, one GPU each
 #   scripts/device-x2.sh tune     `fabscope tune` on the socket path, then its tune.env against
 #                                 NCCL's defaults in alternating fresh `fabscope bench` processes
-#                                 (on 2x H200 one process costs about 30 s on this path: the search
-#                                 needs more than 430 s; give it a longer limit where you can)
+#                                 (TUNE_LIMIT seconds, default 470; VERIFY_PAIRS, default 3)
 #   scripts/device-x2.sh rest     PyTorch DDP (bench/ddp-step.py), the example plugin against
-#                                 fabscope's with the same table, the table under a compute load
+#                                 fabscope's with the same table, the table under a compute load;
+#                                 one of them alone: phase ddp, choice or load. On a fresh machine
+#                                 the tune phase's output comes from .devdeps/x2-carry/tune-socket
 #
 # Work files stay in $WORK (default /tmp/fabscope-x2) between phases on the same node.
 # Needs: nvcc, NCCL, cmake, ninja, gcc, python3 with torch (torchrun). NVLink multicast stays off.
@@ -128,21 +129,35 @@ bench_alternating() {  # bench_alternating NAME ENVFILE PAIRS ARGS...: default /
   done
 }
 
+# The socket-path search: Simple only (LL and LL128 take 2-4x as long per large call on this path
+# and are not what a 64 MiB-1 GiB all-reduce over a network wants), NCCL's count and 2 to 32
+# channels, the socket settings and then the buffer on top.
+TUNE_SPACE=(--protocols simple --channels -1,2,4,8,16,32)
+TUNE_SIZES=1M,4M,16M,64M,256M,1G
+
 phase_tune() {
-  step tune-socket 430 env "${SOCKET_ENV[@]}" "$BIN" tune -g 2 --sizes 1M,64M,256M,1G --env-settings socket,buffsize \
-    --env-format shell -o "$WORK/tune-socket"
+  step tune-socket "${TUNE_LIMIT:-470}" env "${SOCKET_ENV[@]}" "$BIN" tune -g 2 --sizes "$TUNE_SIZES" "${TUNE_SPACE[@]}" \
+    --env-settings socket,buffsize --env-pairs 3 --env-format shell -o "$WORK/tune-socket"
   grep -E "^tune: |NET/|speedup|bucket|both together|# " "$L/tune-socket.log" | head -60 | tee -a "$L/summary.txt"
   cat "$WORK/tune-socket/nccl_tuner.csv" "$WORK/tune-socket/tune.env" 2>/dev/null | tee -a "$L/summary.txt"
-  bench_alternating verify "$WORK/tune-socket/tune.env" 3 -g 2 -b 1M -e 1G -f 4
+  [[ -f $WORK/tune-socket/tune.env ]] || return 1
+  bench_alternating verify "$WORK/tune-socket/tune.env" "${VERIFY_PAIRS:-3}" -g 2 -b 1M -e 1G -f 4
 }
 
 # The values tune kept (socket threads, buffer), without the plugin lines.
 kept_env() { grep -E '^(export )?NCCL_(SOCKET_NTHREADS|NSOCKS_PERTHREAD|BUFFSIZE|NTHREADS)=' "$WORK/tune-socket/tune.env" |
   sed "s/^export //; s/'//g"; }
 
-phase_rest() {
+rest_inputs() {
   local envfile=$WORK/tune-socket/tune.env table=$WORK/tune-socket/nccl_tuner.csv
+  # A fresh machine: the tune phase's output brought back from an earlier call (same $WORK paths).
+  [[ ! -f $envfile && -f ${CARRIED:-$ROOT/.devdeps/x2-carry}/tune-socket/tune.env ]] &&
+    cp -r "${CARRIED:-$ROOT/.devdeps/x2-carry}/tune-socket" "$WORK/" && note "tune-socket: from an earlier call"
   [[ -f $envfile ]] || { note "no tune-socket/tune.env: run the tune phase first"; return 1; }
+}
+
+phase_ddp() {
+  local envfile=$WORK/tune-socket/tune.env
   # 5. PyTorch DDP: default bucket / advised bucket under NCCL's defaults; NCCL's defaults / the tuned
   # table + environment (plugin) at the default bucket. Fresh torchrun per measurement, alternating.
   local advice
@@ -161,14 +176,24 @@ phase_rest() {
       grep -h "ddp-step:" "$L/ddp-$r-$cfg.log" | cut -c1-300 | tee -a "$L/summary.txt"
     done
   done
+}
+
+phase_choice() {
+  local table=$WORK/tune-socket/nccl_tuner.csv
   # 3. NVIDIA's example tuner and fabscope's, the same table and environment: NCCL's per-call choice.
-  local kept
+  # A table without rows shows nothing of either: then one written by a short tune over NVLink.
+  local kept choice_table=$table path_env=("${SOCKET_ENV[@]}") sweep=(-b 1M -e 1G -f 2)
   kept=$(kept_env | tr '\n' ' ')
+  if ! grep -qvE '^\s*(#|$)' "$table"; then
+    step tune-nvlink 150 "$BIN" tune -g 2 --sizes 256K,4M,16M --no-env-search -o "$WORK/tune-nvlink"
+    cat "$WORK/tune-nvlink/nccl_tuner.csv" | tee -a "$L/summary.txt"
+    choice_table=$WORK/tune-nvlink/nccl_tuner.csv path_env=(NCCL_NVLS_ENABLE=0) sweep=(-b 64K -e 64M -f 2) kept=""
+  fi
   for p in fabscope example; do
     local so=$PLUGIN
     [[ $p == example ]] && so=$EXAMPLE
-    step "choice-$p" 120 env "${SOCKET_ENV[@]}" $kept NCCL_TUNER_PLUGIN="$so" NCCL_TUNER_CONFIG_FILE="$table" \
-      NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,TUNING "$BIN" bench -g 2 -b 1M -e 1G -f 2 -n 2 -w 1
+    step "choice-$p" 120 env "${path_env[@]}" $kept NCCL_TUNER_PLUGIN="$so" NCCL_TUNER_CONFIG_FILE="$choice_table" \
+      NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,TUNING "$BIN" bench -g 2 "${sweep[@]}" -n 2 -w 1
     grep -oE "AllReduce: [0-9]+ Bytes -> Algo [A-Za-z_]+ proto [A-Za-z0-9_]+ channel\{Lo\.\.Hi\}=\{[0-9]+\.\.[0-9]+\}" \
       "$L/choice-$p.log" | sort -u | sort -t' ' -k2,2n >"$L/choice-$p.txt"
     grep -hE "TUNER/|tuner plugin" "$L/choice-$p.log" | sed 's/^.*NCCL INFO //' | sort -u | head -8 | tee -a "$L/summary.txt"
@@ -176,9 +201,14 @@ phase_rest() {
   note "choices fabscope vs example: $(wc -l <"$L/choice-fabscope.txt") / $(wc -l <"$L/choice-example.txt") distinct lines"
   diff "$L/choice-fabscope.txt" "$L/choice-example.txt" >"$L/choice-diff.txt" && note "  identical" ||
     { note "  differ:"; head -20 "$L/choice-diff.txt" | tee -a "$L/summary.txt"; }
+}
+
+phase_load() {
+  local table=$WORK/tune-socket/nccl_tuner.csv kept
+  kept=$(kept_env | tr '\n' ' ')
   # 2. The table searched under a 50% compute load (with tune's kept environment values set) against
   # the idle-searched table, both measured under the same load in alternating fresh processes.
-  step tune-load 400 env "${SOCKET_ENV[@]}" $kept "$BIN" tune -g 2 --sizes 64M,256M,1G --compute-load 50 \
+  step tune-load 400 env "${SOCKET_ENV[@]}" $kept "$BIN" tune -g 2 --sizes 64M,256M,1G "${TUNE_SPACE[@]}" --compute-load 50 \
     --no-env-search --env-format shell -o "$WORK/tune-load"
   grep -E "speedup|idle|load" "$L/tune-load.log" | head -20 | tee -a "$L/summary.txt"
   cat "$WORK/tune-load/nccl_tuner.csv" | tee -a "$L/summary.txt"
@@ -194,10 +224,13 @@ phase_rest() {
   done
 }
 
+phase_rest() { rest_inputs && { phase_ddp; phase_choice; phase_load; }; }
+
 case $PHASE in
   build) phase_build ;;
   cluster) phase_build && phase_cluster ;;
-  tune) phase_tune ;;
-  rest) phase_rest ;;
-  *) echo "usage: $0 build|cluster|tune|rest" >&2; exit 3 ;;
+  tune) phase_build && phase_tune ;;
+  rest) phase_build && phase_rest ;;
+  ddp | choice | load) phase_build && rest_inputs && "phase_$PHASE" ;;
+  *) echo "usage: $0 build|cluster|tune|rest|ddp|choice|load" >&2; exit 3 ;;
 esac

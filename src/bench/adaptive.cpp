@@ -9,6 +9,8 @@ int batch_iterations(const StopRule& rule, double est_iter_us) {
   if (!rule.adaptive) return std::max(1, rule.fixed_iters);
   double lo = std::max(1, std::min(rule.min_batch_iters, rule.max_batch_iters));
   if (!(est_iter_us > 0)) return static_cast<int>(lo);
+  if (rule.long_batch_s > 0 && lo > 2)
+    lo = std::min(lo, std::max(2.0, std::ceil(rule.long_batch_s * 1e6 / est_iter_us)));
   double n = std::ceil(rule.batch_time_s * 1e6 / est_iter_us);
   return static_cast<int>(std::clamp(n, lo, static_cast<double>(rule.max_batch_iters)));
 }

@@ -23,6 +23,10 @@ struct StopRule {
   // includes launching its first call and seeing its last one end, and nccl-tests' number
   // spreads that over 20 calls. With fewer, large sizes read about 1% slow (1 GiB on an H100).
   int min_batch_iters = 20;
+  // ... unless 20 would take longer than this: then as many as fill it, at least 2. At 25 ms per
+  // iteration (4 GiB over NVLink) it is still 20; a 1 GiB all-reduce over sockets (about 0.3 s)
+  // gets 2, where the launch-and-wait cost of a batch (tens of microseconds) is far below 0.1%.
+  double long_batch_s = 0.5;
   int min_batches = 2;
   int max_batches = 1000;
   int max_batch_iters = 4096;

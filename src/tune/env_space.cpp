@@ -19,10 +19,10 @@ EnvAssignment one(const std::string& var, const std::string& value) { return Env
 
 // The short names of --env-settings, in search order.
 const std::vector<std::pair<std::string, std::string>> kSettings = {
-    {"buffsize", "NCCL_BUFFSIZE"},
-    {"nthreads", "NCCL_NTHREADS"},
     {"socket", "NCCL_SOCKET_NTHREADS x NCCL_NSOCKS_PERTHREAD"},
     {"qps", "NCCL_IB_QPS_PER_CONNECTION"},
+    {"buffsize", "NCCL_BUFFSIZE"},
+    {"nthreads", "NCCL_NTHREADS"},
 };
 
 const std::string kNoNetwork =
@@ -79,22 +79,12 @@ EnvAssignment merged(const EnvAssignment& a, const EnvAssignment& b) {
 }
 
 std::vector<EnvGroup> env_groups(NetPath path, const EnvSpaceSpec& spec) {
+  // The transport's own settings first: where the network is the bottleneck (one socket thread
+  // moves a few GB/s), a buffer or thread count measured before it was widened would be judged
+  // on a path that the tuned job no longer has.
   std::vector<EnvGroup> out;
-  if (wanted(spec, "buffsize")) {
-    // NCCL's default is 4 MiB (DEFAULT_BUFFSIZE); the buffer is per channel and peer, so larger
-    // values cost GPU memory in proportion.
-    EnvGroup g{"NCCL_BUFFSIZE", "bytes of the Simple protocol's buffer per channel and peer (default 4 MiB)", {{}}, ""};
-    for (long v : {1l << 20, 2l << 20, 8l << 20, 16l << 20}) g.candidates.push_back(one("NCCL_BUFFSIZE", std::to_string(v)));
-    out.push_back(std::move(g));
-  }
-  if (wanted(spec, "nthreads")) {
-    // NCCL accepts multiples of the warp size up to 512 (its default on sm_70 and later).
-    EnvGroup g{"NCCL_NTHREADS", "CUDA threads per channel block (default 512 on current GPUs)", {{}}, ""};
-    for (int v : {128, 256, 512}) g.candidates.push_back(one("NCCL_NTHREADS", std::to_string(v)));
-    out.push_back(std::move(g));
-  }
   if (wanted(spec, "socket")) {
-    EnvGroup g{kSettings[2].second, "socket transport: helper threads per connection x sockets per thread", {{}}, ""};
+    EnvGroup g{kSettings[0].second, "socket transport: helper threads per connection x sockets per thread", {{}}, ""};
     if (path == NetPath::Socket) {
       // NCCL caps the product at 64 (MAX_SOCKETS); 1 x 1 is its generic default.
       for (int t : {1, 2, 4, 8})
@@ -113,6 +103,19 @@ std::vector<EnvGroup> env_groups(NetPath path, const EnvSpaceSpec& spec) {
     } else {
       g.skipped = path == NetPath::None ? kNoNetwork : "the network transport is " + net_path_name(path) + ", not NET/IB";
     }
+    out.push_back(std::move(g));
+  }
+  if (wanted(spec, "buffsize")) {
+    // NCCL's default is 4 MiB (DEFAULT_BUFFSIZE); the buffer is per channel and peer, so larger
+    // values cost GPU memory in proportion.
+    EnvGroup g{"NCCL_BUFFSIZE", "bytes of the Simple protocol's buffer per channel and peer (default 4 MiB)", {{}}, ""};
+    for (long v : {1l << 20, 2l << 20, 8l << 20, 16l << 20}) g.candidates.push_back(one("NCCL_BUFFSIZE", std::to_string(v)));
+    out.push_back(std::move(g));
+  }
+  if (wanted(spec, "nthreads")) {
+    // NCCL accepts multiples of the warp size up to 512 (its default on sm_70 and later).
+    EnvGroup g{"NCCL_NTHREADS", "CUDA threads per channel block (default 512 on current GPUs)", {{}}, ""};
+    for (int v : {128, 256, 512}) g.candidates.push_back(one("NCCL_NTHREADS", std::to_string(v)));
     out.push_back(std::move(g));
   }
   return out;

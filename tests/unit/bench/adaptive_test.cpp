@@ -18,6 +18,19 @@ TEST(Adaptive, BatchesAreNeverShorterThanNcclTestsTwentyIterations) {
   EXPECT_EQ(batch_iterations(r, 0), 20);
 }
 
+TEST(Adaptive, LongIterationsNeedFewerThanTwentyPerBatch) {
+  StopRule r;
+  EXPECT_EQ(batch_iterations(r, 25000.0), 20);   // 0.5 s: still nccl-tests' twenty
+  EXPECT_EQ(batch_iterations(r, 70000.0), 8);    // 256 MiB over sockets: about 0.56 s
+  EXPECT_EQ(batch_iterations(r, 270000.0), 2);   // 1 GiB over sockets: never fewer than 2
+  EXPECT_EQ(batch_iterations(r, 5e6), 2);
+  r.long_batch_s = 0;                            // off: twenty whatever the time
+  EXPECT_EQ(batch_iterations(r, 270000.0), 20);
+  r.long_batch_s = 0.5;
+  r.min_batch_iters = 1;                         // a smaller floor stays smaller
+  EXPECT_EQ(batch_iterations(r, 270000.0), 1);
+}
+
 TEST(Adaptive, FixedModeUsesTheIterationCount) {
   StopRule r;
   r.adaptive = false;

@@ -61,11 +61,13 @@ TEST(EnvSearch, FindsTheBufferSizeThatHelpsAndKeepsTheThreadsDefault) {
     m.points = standard_points();
     auto r = run_env_search(m, m.points, env_groups(NetPath::None, {}), EnvSearchRule{});
     ASSERT_EQ(r.groups.size(), 4u);
-    EXPECT_TRUE(r.groups[0].kept) << seed << ": " << r.groups[0].reason;
-    EXPECT_EQ(r.groups[0].best.label(), "NCCL_BUFFSIZE=8388608") << seed;
-    EXPECT_FALSE(r.groups[1].kept) << seed << ": " << r.groups[1].reason;
-    EXPECT_FALSE(r.groups[2].kept);
-    EXPECT_FALSE(r.groups[3].kept);
+    // The transport's settings first, skipped on one node; then the buffer, then the threads.
+    EXPECT_FALSE(r.groups[0].kept);
+    EXPECT_FALSE(r.groups[1].kept);
+    EXPECT_NE(r.groups[0].reason.find("skipped"), std::string::npos);
+    EXPECT_TRUE(r.groups[2].kept) << seed << ": " << r.groups[2].reason;
+    EXPECT_EQ(r.groups[2].best.label(), "NCCL_BUFFSIZE=8388608") << seed;
+    EXPECT_FALSE(r.groups[3].kept) << seed << ": " << r.groups[3].reason;
     EXPECT_EQ(r.chosen.label(), "NCCL_BUFFSIZE=8388608") << seed;
     EXPECT_EQ(r.processes, m.processes());
   }
@@ -87,9 +89,9 @@ TEST(EnvSearch, LaterSettingsAreMeasuredOnTopOfTheKeptOnes) {
   SimProcesses m(9);
   m.points = standard_points();
   auto r = run_env_search(m, m.points, env_groups(NetPath::None, {}), EnvSearchRule{});
-  ASSERT_TRUE(r.groups[0].kept);
-  EXPECT_EQ(r.groups[1].base.label(), "NCCL_BUFFSIZE=8388608");
-  for (const auto& t : r.groups[1].trials) EXPECT_NE(t.env.label().find("NCCL_BUFFSIZE=8388608"), std::string::npos);
+  ASSERT_TRUE(r.groups[2].kept);
+  EXPECT_EQ(r.groups[3].base.label(), "NCCL_BUFFSIZE=8388608");
+  for (const auto& t : r.groups[3].trials) EXPECT_NE(t.env.label().find("NCCL_BUFFSIZE=8388608"), std::string::npos);
 }
 
 TEST(EnvSearch, EveryMeasurementIsItsOwnProcessAndSkippedSettingsCostNone) {

@@ -146,5 +146,20 @@ TEST(EnvAssignment, MergedReplacesSameNamesAndLabelsInOrder) {
   EXPECT_EQ(EnvAssignment{}.label(), "default");
 }
 
+TEST(EnvGroups, TheTransportsSettingsAreSearchedFirst) {
+  // On the socket path one helper thread bounds the rate: the buffer is judged on the widened path.
+  const auto gs = env_groups(NetPath::Socket, {});
+  ASSERT_EQ(gs.size(), 4u);
+  EXPECT_EQ(gs[0].name, "NCCL_SOCKET_NTHREADS x NCCL_NSOCKS_PERTHREAD");
+  EXPECT_EQ(gs[1].name, "NCCL_IB_QPS_PER_CONNECTION");
+  EXPECT_EQ(gs[2].name, "NCCL_BUFFSIZE");
+  EXPECT_EQ(gs[3].name, "NCCL_NTHREADS");
+  EnvSpaceSpec spec;
+  spec.only = parse_env_settings("buffsize,socket");  // the order of the list does not matter
+  const auto two = env_groups(NetPath::Socket, spec);
+  ASSERT_EQ(two.size(), 2u);
+  EXPECT_EQ(two[0].name, "NCCL_SOCKET_NTHREADS x NCCL_NSOCKS_PERTHREAD");
+}
+
 }  // namespace
 }  // namespace fabscope::tune
