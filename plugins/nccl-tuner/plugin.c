@@ -84,7 +84,21 @@ static void load_table(context* c) {
       c->table.count, c->path, c->table.bad_lines, c->nranks, c->nnodes);
 }
 
+/* The shape NCCL gave the last communicator's init (process-wide): what a table row's nNodes and
+ * nRanks must match. NCCL counts nodes its own way: ranks of one host that reach each other only
+ * over the network (NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1) are separate nodes to it. */
+static long g_shape_nranks = -1, g_shape_nnodes = -1;
+
+EXPORT int fabscope_tuner_shape(long* nranks, long* nnodes) {
+  long r = __atomic_load_n(&g_shape_nranks, __ATOMIC_SEQ_CST), n = __atomic_load_n(&g_shape_nnodes, __ATOMIC_SEQ_CST);
+  if (nranks) *nranks = r;
+  if (nnodes) *nnodes = n;
+  return r > 0 && n > 0 ? 0 : -1;
+}
+
 static context* new_context(size_t nranks, size_t nnodes, fst_nccl_logger log, int max_channels) {
+  __atomic_store_n(&g_shape_nranks, (long)nranks, __ATOMIC_SEQ_CST);
+  __atomic_store_n(&g_shape_nnodes, (long)nnodes, __ATOMIC_SEQ_CST);
   context* c = (context*)calloc(1, sizeof *c);
   if (c == NULL) return NULL;
   c->nranks = nranks;

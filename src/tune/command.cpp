@@ -147,7 +147,9 @@ std::optional<TuneResult> table_here(const CommandSpec& s, std::ostream& out, st
   r.compute_load_pct = s.opts.compute_load_pct;
   if (gpu) {
     source = "NCCL " + gpu->nccl_version() + ", " + std::to_string(r.nranks) + " ranks on " +
-             std::to_string(r.nnodes) + " node(s), launcher " + gpu->launcher();
+             std::to_string(r.nnodes) + " node(s)" +
+             (gpu->hosts() == r.nnodes ? "" : " as NCCL counts them (" + std::to_string(gpu->hosts()) + " host(s))") +
+             ", launcher " + gpu->launcher();
     r.compute_load_busy_share = gpu->compute_load_busy_share();
   }
   r.source = source;

@@ -62,6 +62,15 @@ GpuMeasurer::GpuMeasurer(const bench::Options& base, const std::string& plugin_p
   base_.progress = false;
   base_.stop.adaptive = true;
   session_ = bench::Session::open(base_);
+  // NCCL called the plugin's init while creating the communicators above.
+  using ShapeFn = int (*)(long*, long*);
+  if (auto shape = reinterpret_cast<ShapeFn>(dlsym(plugin_, "fabscope_tuner_shape"))) {
+    long nranks = 0, nnodes = 0;
+    if (shape(&nranks, &nnodes) == 0 && nranks > 0 && nnodes > 0 && nranks <= (1 << 24) && nnodes <= nranks) {
+      nccl_nranks_ = static_cast<int>(nranks);
+      nccl_nnodes_ = static_cast<int>(nnodes);
+    }
+  }
 }
 
 GpuMeasurer::~GpuMeasurer() {

@@ -25,8 +25,12 @@ class GpuMeasurer : public Measurer {
   GpuMeasurer(const bench::Options& base, const std::string& plugin_path, const std::string& table_path = "");
   ~GpuMeasurer() override;
   Measurement measure(bench::Collective c, std::uint64_t bytes, const Choice& choice, double budget_s) override;
-  int nranks() const override { return session_->nranks(); }
-  int nnodes() const override { return session_->nodes(); }
+  int nranks() const override { return nccl_nranks_ > 0 ? nccl_nranks_ : session_->nranks(); }
+  // NCCL's node count, as it gave it to the plugin (what a table row must match): ranks of one
+  // host joined only by the network are separate nodes to NCCL. The hosts' count where the plugin
+  // does not say (a build without fabscope_tuner_shape).
+  int nnodes() const override { return nccl_nnodes_ > 0 ? nccl_nnodes_ : session_->nodes(); }
+  int hosts() const { return session_->nodes(); }
   void set_compute_load(double pct) override { base_.compute_load_pct = pct; }
   bool prints() const { return session_->prints(); }
   std::string nccl_version() const { return nccl_version_; }
@@ -40,6 +44,7 @@ class GpuMeasurer : public Measurer {
   void* plugin_ = nullptr;
   int (*force_)(int, int, int, int) = nullptr;
   void (*stats_)(long*, long*) = nullptr;
+  int nccl_nranks_ = 0, nccl_nnodes_ = 0;
   std::string nccl_version_, launcher_;
   double load_busy_sum_ = 0;
   int load_runs_ = 0;

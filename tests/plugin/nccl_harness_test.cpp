@@ -333,6 +333,25 @@ TEST_F(Plugin, ForcedChoiceReplacesTheTableForItsCollectiveOnly) {
   EXPECT_EQ(force(nccl::AllReduce, 9, nccl::LL, 4), -1);
 }
 
+TEST_F(Plugin, ReportsTheShapeNcclGaveItsLastInit) {
+  // fabscope tune writes rows for this shape: NCCL's node count, not the hosts' (two ranks of one
+  // host with P2P and SHM disabled are two nodes to NCCL 2.28).
+  using Shape = int (*)(long*, long*);
+  auto shape = reinterpret_cast<Shape>(dlsym(handle_, "fabscope_tuner_shape"));
+  ASSERT_NE(shape, nullptr);
+  for (int version : {5, 3, 1}) {
+    Call c;
+    c.nranks = 2 + version;
+    c.nnodes = 2;
+    call(version, c);
+    long nranks = 0, nnodes = 0;
+    EXPECT_EQ(shape(&nranks, &nnodes), 0) << version;
+    EXPECT_EQ(nranks, 2 + version) << version;
+    EXPECT_EQ(nnodes, 2) << version;
+  }
+  EXPECT_EQ(shape(nullptr, nullptr), 0);
+}
+
 TEST(PluginLinkage, NeedsLibcOnly) {
   // NCCL loads the plugin into every training process: no libstdc++, no libgcc_s.
   std::string cmd = std::string("objdump -p '") + FABSCOPE_TUNER_PLUGIN + "' 2>/dev/null | grep NEEDED";
