@@ -22,6 +22,9 @@ ROOT=$PWD
 OUT=${OUT:-$ROOT/device-out}
 WORK=${WORK:-/tmp/fabscope-x2}
 NCCL_EXAMPLE=${NCCL_EXAMPLE:-$ROOT/.devdeps/nccl-tuner-example}
+# The same source with NCCL's later fix (commit 3c40c825, in v2.30.3-1): 2.28's example indexes the
+# cost table as float** and crashes on the first call a row matches.
+NCCL_EXAMPLE_FIXED=${NCCL_EXAMPLE_FIXED:-$ROOT/.devdeps/nccl-tuner-example-fixed}
 PHASE=${1:-all}
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 export PATH=/usr/local/cuda/bin:$PATH
@@ -29,6 +32,7 @@ BUILD=$WORK/build
 BIN=$BUILD/src/cli/fabscope
 PLUGIN=$BUILD/plugins/nccl-tuner/libnccl-tuner-fabscope.so
 EXAMPLE=$WORK/libnccl-tuner-example.so
+EXAMPLE_FIXED=$WORK/libnccl-tuner-example-fixed.so
 L=$WORK/logs-$PHASE
 mkdir -p "$OUT" "$L"
 SOCKET_ENV=(NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1)
@@ -70,7 +74,9 @@ phase_build() {
     step build 400 cmake --build "$BUILD" -j"$(nproc)" --target fabscope nccl_tuner_fabscope
   }
   step example-plugin 60 gcc -O2 -I"$NCCL_EXAMPLE/nccl" -fPIC -shared -o "$EXAMPLE" "$NCCL_EXAMPLE/plugin.c"
-  ls -l "$BIN" "$PLUGIN" "$EXAMPLE" | tee -a "$L/summary.txt"
+  [[ -f $NCCL_EXAMPLE_FIXED/plugin.c ]] && step example-plugin-fixed 60 gcc -O2 -I"$NCCL_EXAMPLE_FIXED/nccl" -fPIC -shared \
+    -o "$EXAMPLE_FIXED" "$NCCL_EXAMPLE_FIXED/plugin.c"
+  ls -l "$BIN" "$PLUGIN" "$EXAMPLE" "$EXAMPLE_FIXED" | tee -a "$L/summary.txt"
 }
 
 cluster_pair() {  # cluster_pair NAME ENGINE [VAR=VALUE...]: rank 1 on GPU 1 in the background, rank 0 on GPU 0
@@ -189,18 +195,21 @@ phase_choice() {
     cat "$WORK/tune-nvlink/nccl_tuner.csv" | tee -a "$L/summary.txt"
     choice_table=$WORK/tune-nvlink/nccl_tuner.csv path_env=(NCCL_NVLS_ENABLE=0) sweep=(-b 64K -e 64M -f 2) kept=""
   fi
-  for p in fabscope example; do
+  for p in fabscope example example-fixed; do
     local so=$PLUGIN
     [[ $p == example ]] && so=$EXAMPLE
+    [[ $p == example-fixed ]] && so=$EXAMPLE_FIXED
     step "choice-$p" 120 env "${path_env[@]}" $kept NCCL_TUNER_PLUGIN="$so" NCCL_TUNER_CONFIG_FILE="$choice_table" \
       NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,TUNING "$BIN" bench -g 2 "${sweep[@]}" -n 2 -w 1
     grep -oE "AllReduce: [0-9]+ Bytes -> Algo [A-Za-z_]+ proto [A-Za-z0-9_]+ channel\{Lo\.\.Hi\}=\{[0-9]+\.\.[0-9]+\}" \
       "$L/choice-$p.log" | sort -u | sort -t' ' -k2,2n >"$L/choice-$p.txt"
     grep -hE "TUNER/|tuner plugin" "$L/choice-$p.log" | sed 's/^.*NCCL INFO //' | sort -u | head -8 | tee -a "$L/summary.txt"
   done
-  note "choices fabscope vs example: $(wc -l <"$L/choice-fabscope.txt") / $(wc -l <"$L/choice-example.txt") distinct lines"
-  diff "$L/choice-fabscope.txt" "$L/choice-example.txt" >"$L/choice-diff.txt" && note "  identical" ||
-    { note "  differ:"; head -20 "$L/choice-diff.txt" | tee -a "$L/summary.txt"; }
+  for p in example example-fixed; do
+    note "choices fabscope vs $p: $(wc -l <"$L/choice-fabscope.txt") / $(wc -l <"$L/choice-$p.txt") distinct lines"
+    diff "$L/choice-fabscope.txt" "$L/choice-$p.txt" >"$L/choice-diff-$p.txt" && note "  identical" ||
+      { note "  differ:"; head -30 "$L/choice-diff-$p.txt" | tee -a "$L/summary.txt"; }
+  done
 }
 
 phase_load() {
@@ -208,7 +217,7 @@ phase_load() {
   kept=$(kept_env | tr '\n' ' ')
   # 2. The table searched under a 50% compute load (with tune's kept environment values set) against
   # the idle-searched table, both measured under the same load in alternating fresh processes.
-  step tune-load 400 env "${SOCKET_ENV[@]}" $kept "$BIN" tune -g 2 --sizes 64M,256M,1G "${TUNE_SPACE[@]}" --compute-load 50 \
+  step tune-load "${LOAD_LIMIT:-400}" env "${SOCKET_ENV[@]}" $kept "$BIN" tune -g 2 --sizes 64M,256M,1G "${TUNE_SPACE[@]}" --compute-load 50 \
     --no-env-search --env-format shell -o "$WORK/tune-load"
   grep -E "speedup|idle|load" "$L/tune-load.log" | head -20 | tee -a "$L/summary.txt"
   cat "$WORK/tune-load/nccl_tuner.csv" | tee -a "$L/summary.txt"

@@ -75,15 +75,46 @@ void wrap(std::ostringstream& o, const std::string& text, std::size_t width, con
 }
 }  // namespace
 
+namespace {
+// The job runs with the kept environment values, which can move the knee a long way (one socket
+// thread still rises at 1 GiB where two reach their peak at 64 MiB): the curve measured with them,
+// from the check of table and values together, or else the verification of the last value kept
+// (its candidate carried every value kept before it). Empty when nothing was kept.
+std::vector<Verdict> env_times(const TuneResult& r) {
+  if (!r.env || r.env->chosen.is_default()) return {};
+  const auto& e = *r.env;
+  if (e.combined && e.combined->verified && e.combined->kept) return e.combined->per_point;
+  for (auto g = e.groups.rbegin(); g != e.groups.rend(); ++g)
+    if (g->kept && g->verified) return g->per_point;
+  return {};
+}
+}  // namespace
+
 std::vector<BucketAdvice> advise(const TuneResult& r) {
   std::vector<BucketAdvice> out;
+  const std::vector<Verdict> with_env = env_times(r);
+  const bool use_env = !with_env.empty() && with_env.size() == r.env->points.size();
   for (const auto& co : r.collectives) {
     if (co.collective != bench::Collective::AllReduce && co.collective != bench::Collective::AllGather &&
         co.collective != bench::Collective::ReduceScatter)
       continue;
     std::vector<CurvePoint> curve;
-    for (const auto& s : co.sizes) curve.push_back({s.bytes, s.written_busbw});
-    if (auto a = bucket_advice(co.collective, curve)) out.push_back(*a);
+    if (use_env) {
+      for (std::size_t i = 0; i < with_env.size(); ++i) {
+        const auto& p = r.env->points[i];
+        if (p.collective != co.collective || !(with_env[i].tuned_us > 0)) continue;
+        curve.push_back({p.bytes, bench::busbw_gbytes_per_s(co.collective, static_cast<double>(p.bytes) /
+                                                                               (with_env[i].tuned_us * 1e3),
+                                                            r.nranks)});
+      }
+    }
+    const bool env_curve = !curve.empty();
+    if (!env_curve)
+      for (const auto& s : co.sizes) curve.push_back({s.bytes, s.written_busbw});
+    if (auto a = bucket_advice(co.collective, curve)) {
+      if (env_curve) a->advice += " (measured with " + r.env->chosen.label() + ")";
+      out.push_back(*a);
+    }
   }
   return out;
 }

@@ -124,6 +124,46 @@ TuneResult with_env_and_load() {
   return r;
 }
 
+TEST(BucketAdvice, ComesFromTheCurveMeasuredWithTheKeptEnvironment) {
+  // One socket thread still rises at 1 GiB; with two the all-reduce peaks from 64 MiB on.
+  TuneResult r = simulated();
+  const std::string table_only = advise(r).at(0).advice;
+  EnvSearchResult e;
+  e.points = {{Collective::AllReduce, 1 << 20}, {Collective::AllReduce, 64 << 20}, {Collective::AllReduce, 1 << 30}};
+  EnvGroupOutcome g;
+  g.best = {{{"NCCL_SOCKET_NTHREADS", "2"}, {"NCCL_NSOCKS_PERTHREAD", "1"}}};
+  g.verified = g.kept = true;
+  for (double us : {1000.0, 7000.0, 108000.0}) {
+    Verdict v;
+    v.default_us = us * 3;
+    v.tuned_us = us;
+    g.per_point.push_back(v);
+  }
+  e.groups = {g};
+  e.chosen = g.best;
+  r.env = e;
+  auto a = advise(r);
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_EQ(a[0].bucket_cap_mb, 64);
+  EXPECT_EQ(a[0].knee_bytes, 64u << 20);
+  EXPECT_NE(a[0].advice.find("(measured with NCCL_SOCKET_NTHREADS=2 NCCL_NSOCKS_PERTHREAD=1)"), std::string::npos)
+      << a[0].advice;
+  // The check of table and values together, where there is one, is the curve the job runs.
+  CombinedCheck c;
+  c.env = e.chosen;
+  c.verified = c.kept = true;
+  for (double us : {1000.0, 20000.0, 108000.0}) {  // 64 MiB at 36% of the peak: the knee is 1 GiB
+    Verdict v;
+    v.tuned_us = us;
+    c.per_point.push_back(v);
+  }
+  r.env->combined = c;
+  EXPECT_EQ(advise(r).at(0).bucket_cap_mb, 1024);
+  // Values dropped (nothing chosen): the table's own curve again.
+  r.env->chosen = {};
+  EXPECT_EQ(advise(r).at(0).advice, table_only);
+}
+
 TEST(Report, EnvironmentSearchAndComputeLoadAreReported) {
   TuneResult r = with_env_and_load();
   auto rows = table_rows(r);
