@@ -47,7 +47,7 @@ until grep -q "(port [0-9]*)" "$SIM_DIR/exporter.log"; do
   kill -0 "$exporter_pid" 2>/dev/null || fail "the exporter exited"
   sleep 0.2
 done
-port=$(sed -n 's/.*(port \([0-9]*\)).*/\1/p' "$SIM_DIR/exporter.log" | head -1)
+port=$(sed -n 's/.*(port \([0-9]*\)).*/\1/p' "$SIM_DIR/exporter.log" | sed -n 1p)
 
 # scrape: /metrics into $SIM_DIR/metrics (fails the test when not answered within 10 s).
 scrape() {

@@ -47,7 +47,7 @@ until serving; do
   kill -0 "${pids[0]}" 2>/dev/null || fail "the exporter exited"
   sleep 0.2
 done
-exp_port=$(sed -n 's/.*(port \([0-9]*\)).*/\1/p' "$SIM_DIR/exporter.log" | head -1)
+exp_port=$(sed -n 's/.*(port \([0-9]*\)).*/\1/p' "$SIM_DIR/exporter.log" | sed -n 1p)
 # Prometheus' port is chosen once the exporter holds its own, so the two never coincide.
 prom_port=$(free_port)
 while [ "$prom_port" = "$exp_port" ]; do prom_port=$(free_port); done
@@ -106,7 +106,7 @@ wait_for() {
 }
 lines_are() { [ "$(q "$1" | wc -l)" = "$2" ]; }
 value_is() { [ "$(q "$1" | sed 's/.*=//')" = "$2" ]; }
-alert_in() { alerts "$1" | grep -q "$2"; }
+alert_in() { alerts "$1" | grep -- "$2" >/dev/null; }  # reads all: grep -q could SIGPIPE curl (pipefail)
 
 wait_for 60 "Prometheus to scrape the exporter" value_is 'up{job="fabric"}' 1
 wait_for 30 "10 cables, all up" lines_are 'fabscope_fabric_link_up == 1' 10

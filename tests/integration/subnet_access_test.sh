@@ -15,7 +15,9 @@ if grep -Eq 'libib(umad|mad|netdisc)' <<<"$needed"; then
 fi
 # Without the library: libibumad.so.3 hidden in a private mount namespace (root only), the
 # sweep names the package to install (AccessError NoLibrary).
-lib=$(ldconfig -p | awk '$1 == "libibumad.so.3" { print $NF; exit }')
+# Reads every line: an awk that exits at the first match can leave ldconfig writing into a
+# closed pipe (SIGPIPE), which pipefail + set -e turn into a silent failure of this test.
+lib=$(ldconfig -p | awk '$1 == "libibumad.so.3" && !found { print $NF; found = 1 }')
 if [ "$(id -u)" -eq 0 ] && [ -n "$lib" ] && unshare -m true 2>/dev/null; then
   rc=0
   out=$(env -u LD_PRELOAD timeout 30 unshare -m sh -c 'mount --bind /dev/null "$1" && exec "$2" sweep' sh \
