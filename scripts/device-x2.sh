@@ -168,15 +168,20 @@ phase_ddp() {
   # table + environment (plugin) at the default bucket. Fresh torchrun per measurement, alternating.
   local advice
   advice=$(python3 -c "import json,sys; j=json.load(open('$WORK/tune-socket/tune.json')); a=[x for x in j.get('advice',[]) if x.get('bucket_cap_mb')]; print(a[0]['bucket_cap_mb'] if a else '')")
-  note "bucket advice (tune.json): '${advice}'"
-  local r cfg port
-  for r in 0 1 2; do
-    for cfg in default advised tuned; do
-      [[ $cfg == advised && -z $advice ]] && continue
+  note "bucket advice (tune.json): '${advice}'${DDP_ADVICE:+, overridden: $DDP_ADVICE}"
+  advice=${DDP_ADVICE:-$advice}
+  # DDP_CONFIGS: default (NCCL's defaults, bucket 25), advised (NCCL's defaults, the advice),
+  # tuned (tune.env, bucket 25), tuned-advised (tune.env and the advice); rounds alternate order.
+  local r cfg port configs=${DDP_CONFIGS:-default advised tuned}
+  for ((r = 0; r < ${DDP_ROUNDS:-3}; r++)); do
+    local order=$configs
+    ((r % 2)) && order=$(tr ' ' '\n' <<<"$configs" | tac | tr '\n' ' ')
+    for cfg in $order; do
+      [[ $cfg == *advised && -z $advice ]] && continue
       port=$((31000 + RANDOM % 2000))
       local bucket=25 pre=""
-      [[ $cfg == advised ]] && bucket=$advice
-      [[ $cfg == tuned ]] && pre="set -a; . '$envfile'; set +a;"
+      [[ $cfg == *advised ]] && bucket=$advice
+      [[ $cfg == tuned* ]] && pre="set -a; . '$envfile'; set +a;"
       step "ddp-$r-$cfg" 150 bash -c "$pre exec env ${SOCKET_ENV[*]} torchrun --nproc_per_node=2 --master_port=$port \
         bench/ddp-step.py --bucket-cap-mb $bucket --iters 8 --warmup 3"
       grep -h "ddp-step:" "$L/ddp-$r-$cfg.log" | cut -c1-300 | tee -a "$L/summary.txt"
