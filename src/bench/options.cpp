@@ -38,7 +38,7 @@ core::ArgParser make_parser() {
       .option("-n,--iters", "N", "fixed mode: time N iterations per size (nccl-tests' default 20)")
       .option("-w,--warmup_iters", "N", "warm-up iterations per size (default: adaptive, 1 to 5; fixed 5)")
       .option("--precision", "PCT", "adaptive: stop when the 95% confidence interval is within PCT% of the mean", "1")
-      .option("--max-time", "SEC", "adaptive: stop after SEC seconds of timed work per size and placement (at least 3 batches)", "0.005")
+      .option("--max-time", "SEC", "adaptive: stop after SEC seconds of timed work per size and placement (at least 2 batches)", "0.005")
       .option("--timer", "wall|gpu",
               "wall: host clock from the first launch to batch completion, per call, launch cost "
               "included (nccl-tests); gpu: CUDA events, launch cost hidden", "wall")
