@@ -151,6 +151,14 @@ int cmd_exporter(int argc, char** argv) {
                                                   "holding the address of the first connection)")
       .option("--mesh-rdma-gid-index", "N", "with --mesh: the GID index on RoCE (default: the RoCE v2 GID of that "
                                             "address)")
+      .flag("--jobs", "also serve the running jobs of this node: what each process that loaded "
+                      "libnccl-profiler-fabscope.so publishes (fabscope_job_*; docs/job.md)")
+      .option("--jobs-dir", "DIR", "with --jobs: where the plugin writes its segments (its FABSCOPE_PROFILER_DIR)",
+              "/dev/shm")
+      .option("--jobs-grace", "SECONDS", "with --jobs: an ended process's series stay this long, then its segment "
+                                         "is removed (0-86400)", "60")
+      .option("--jobs-max-series", "N", "with --jobs: (communicator, op, size) series of the node at most; the rest "
+                                        "are counted in fabscope_job_series_dropped (1-1000000)", "4096")
       .example("fabscope exporter", "serve on every IPv4 interface, port 9417")
       .example("fabscope exporter --listen 127.0.0.1:9417 --checks-interval 300",
                "loopback only, checks every 5 minutes")
@@ -158,6 +166,8 @@ int cmd_exporter(int argc, char** argv) {
                "also the whole InfiniBand fabric: counters every 30 s, topology every 5 minutes")
       .example("FABSCOPE_MESH_TOKEN=$(cat /etc/fabscope/mesh.token) fabscope exporter --mesh --mesh-slurm",
                "also probe the job's nodes: 10 probes/s in all, 4 peers per minute beyond the own switch")
+      .example("fabscope exporter --jobs", "also the collectives of every job that runs with "
+               "NCCL_PROFILER_PLUGIN=fabscope")
       .example("fabscope exporter --once --root /tmp/capture | promtool check metrics",
                "lint one exposition of a captured sysfs tree")
       .footer(
@@ -201,8 +211,21 @@ int cmd_exporter(int argc, char** argv) {
       if (args.has(f)) throw UsageError(std::string("exporter: --") + f + " needs --mesh");
   }
 
+  std::shared_ptr<exporter::JobSource> jobs;
+  if (args.has("jobs")) {
+    exporter::JobSourceOptions jo;
+    jo.dir = args.get("jobs-dir");
+    jo.grace_seconds = args.get_double("jobs-grace", 0, 86400);
+    jo.max_aggregates = static_cast<std::size_t>(args.get_int("jobs-max-series", 1, 1000000));
+    jobs = std::make_shared<exporter::JobSource>(root, std::move(jo));
+  } else {
+    for (const char* f : {"jobs-dir", "jobs-grace", "jobs-max-series"})
+      if (args.has(f)) throw UsageError(std::string("exporter: --") + f + " needs --jobs");
+  }
+
   exporter::Exporter ex(root, opts);
   if (mesh) ex.set_mesh(mesh);
+  if (jobs) ex.set_jobs(jobs);
   if (opts.checks_interval_seconds > 0) ex.refresh_checks();
   if (fabric) {
     // The first discovery before serving: a scrape then has the fabric from the start (a failure

@@ -97,6 +97,8 @@ std::vector<MetricFamily> Exporter::scrape_families(const ServerStats& http, con
     for (auto& f : check_families(*checks)) fams.push_back(std::move(f));
   if (mesh_)
     for (auto& f : mesh_->families()) fams.push_back(std::move(f));
+  if (jobs_)
+    for (auto& f : jobs_->families()) fams.push_back(std::move(f));
 
   SelfStats self;
   self.scrape_errors_total = errors_;

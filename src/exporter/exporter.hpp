@@ -19,6 +19,7 @@
 #include "exporter/fabric_collector.hpp"
 #include "exporter/families.hpp"
 #include "exporter/http.hpp"
+#include "exporter/job_source.hpp"
 #include "exporter/mesh.hpp"
 #include "exporter/periodic.hpp"
 #include "exporter/port_reader.hpp"
@@ -69,6 +70,8 @@ class Exporter {
   void set_fabric(std::shared_ptr<FabricCollector> fabric) { fabric_ = std::move(fabric); }
   // Mesh mode: every scrape also renders the mesh's counters (fabscope_mesh_*).
   void set_mesh(std::shared_ptr<Mesh> mesh) { mesh_ = std::move(mesh); }
+  // Job mode: every scrape also reads the profiler segments of the node's running jobs (fabscope_job_*).
+  void set_jobs(std::shared_ptr<JobSource> jobs) { jobs_ = std::move(jobs); }
 
  private:
   void count_notes(const std::vector<probe::Note>& notes);
@@ -90,6 +93,7 @@ class Exporter {
 
   std::shared_ptr<FabricCollector> fabric_;
   std::shared_ptr<Mesh> mesh_;
+  std::shared_ptr<JobSource> jobs_;
 
   std::uint64_t cached_batch_ = 0;
   // The batch's response: the node part (and gzipped, made on the first request that asks), the

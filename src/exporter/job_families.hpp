@@ -1,0 +1,37 @@
+#pragma once
+// fabscope_job_* families from the profiler segments of a node's running jobs: a pure function over
+// decoded segments (docs/metrics.md "Running jobs"). Every series of a communicator carries the
+// labels job, host, comm, rank and gpu; aggregates add op and size.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "exporter/job_segment.hpp"
+#include "exporter/metrics.hpp"
+
+namespace fabscope::exporter {
+
+struct JobProcess {
+  JobSegment segment;
+  bool alive = true;  // false: the process ended; its series stay for the grace period
+};
+
+struct JobScrapeStats {
+  std::map<std::string, std::uint64_t> skipped_total;  // reason -> segments skipped, since start
+  std::uint64_t removed_total = 0;                     // ended processes' segments removed
+};
+
+// max_aggregates bounds the (communicator, op, size) series of the node; the rest are left out
+// and counted in fabscope_job_series_dropped.
+std::vector<MetricFamily> job_families(const std::vector<JobProcess>& processes, const JobScrapeStats& stats,
+                                       std::size_t max_aggregates);
+
+// busbw factor of an op on nranks ranks, from the bench's descriptors (nccl-tests' factors);
+// Send and Recv count as sendrecv (1), an op outside them 0.
+double job_busbw_factor(unsigned op, int nranks);
+
+// Histogram bounds in seconds for fabscope_job_operation_seconds: 4^k microseconds, k = 0..12.
+const std::vector<double>& job_duration_bounds();
+
+}  // namespace fabscope::exporter

@@ -1,0 +1,163 @@
+#include "exporter/job_source.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <iostream>
+#include <optional>
+#include <set>
+
+#include "core/error.hpp"
+#include "core/strings.hpp"
+#include "segment.h"
+
+namespace fabscope::exporter {
+
+namespace {
+
+constexpr std::size_t kMaxLoggedSkips = 64;
+
+struct Fd {
+  int fd = -1;
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+}  // namespace
+
+std::optional<std::uint64_t> proc_start_ticks(std::string_view line) {
+  auto close = line.rfind(')');  // the command name may hold spaces and parentheses
+  if (close == std::string_view::npos) return std::nullopt;
+  auto fields = core::split_ws(line.substr(close + 1));
+  // fields[0] is field 3 (state); starttime is field 22
+  if (fields.size() < 20) return std::nullopt;
+  return core::parse_u64(fields[19]);
+}
+
+JobSource::JobSource(core::Root proc, JobSourceOptions opts) : proc_(std::move(proc)), opts_(std::move(opts)) {}
+
+JobScrapeStats JobSource::stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stats_;
+}
+
+std::vector<JobProcess> JobSource::read(std::chrono::steady_clock::time_point now) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<JobProcess> out;
+  std::set<std::string> seen;
+  DIR* d = ::opendir(opts_.dir.c_str());
+  if (d == nullptr) return out;  // no directory: no job on this node
+  std::vector<std::string> names;
+  while (dirent* de = ::readdir(d)) {
+    std::string_view n = de->d_name;
+    if (n.substr(0, sizeof FSP_FILE_PREFIX - 1) != FSP_FILE_PREFIX) continue;
+    names.emplace_back(n);
+  }
+  int dfd = ::dirfd(d);
+  std::sort(names.begin(), names.end());
+  static std::size_t logged = 0;
+  auto skip = [&](const std::string& name, const char* reason, const std::string& why) {
+    ++stats_.skipped_total[reason];
+    if (logged < kMaxLoggedSkips) {
+      ++logged;
+      std::cerr << "fabscope exporter: job segment " << opts_.dir << "/" << name << " skipped (" << reason
+                << "): " << why << "\n";
+    }
+  };
+  const std::size_t want = job_segment_bytes();
+  std::size_t read_count = 0;
+  for (const auto& name : names) {
+    if (read_count >= opts_.max_segments) {
+      ++stats_.skipped_total["limit"];
+      continue;
+    }
+    read_count++;
+    seen.insert(name);
+    Fd f;
+    f.fd = ::openat(dfd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (f.fd < 0) {
+      if (errno == ELOOP) skip(name, "not_regular", "a symbolic link");
+      else if (errno != ENOENT) skip(name, "unreadable", std::strerror(errno));
+      continue;
+    }
+    struct stat st {};
+    if (::fstat(f.fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+      skip(name, "not_regular", "not a regular file");
+      continue;
+    }
+    if (static_cast<std::size_t>(st.st_size) != want) {
+      skip(name, "size", std::to_string(st.st_size) + " bytes, version 1 has " + std::to_string(want));
+      continue;
+    }
+    std::string buf(want, '\0');
+    std::size_t got = 0;
+    while (got < want) {
+      ssize_t r = ::pread(f.fd, buf.data() + got, want - got, static_cast<off_t>(got));
+      if (r <= 0) break;
+      got += static_cast<std::size_t>(r);
+    }
+    if (got != want) {
+      skip(name, "size", "truncated while read");
+      continue;
+    }
+    JobSegment seg;
+    try {
+      seg = parse_job_segment(buf, opts_.dir + "/" + name);
+    } catch (const Error& e) {
+      skip(name, "format", e.what());
+      continue;
+    }
+    if (name != FSP_FILE_PREFIX + std::to_string(seg.pid)) {
+      skip(name, "foreign", "names another pid than its header's " + std::to_string(seg.pid));
+      continue;
+    }
+    if (st.st_uid != seg.uid) {
+      skip(name, "foreign", "owned by uid " + std::to_string(st.st_uid) + ", the header says " + std::to_string(seg.uid));
+      continue;
+    }
+    // The process: alive, the header's user's, and the same process (not a reused pid).
+    bool alive = false;
+    const std::string pdir = "proc/" + std::to_string(seg.pid);
+    if (auto line = proc_.read(pdir + "/stat", 4096)) {
+      auto ticks = proc_start_ticks(*line);
+      struct stat pst {};
+      bool same_user = ::stat(proc_.path(pdir).c_str(), &pst) == 0 && pst.st_uid == seg.uid;
+      if (ticks && seg.start_ticks && *ticks != seg.start_ticks) {
+        alive = false;  // the pid belongs to another process now: the writer ended
+      } else if (!same_user) {
+        skip(name, "foreign", "process " + std::to_string(seg.pid) + " is not uid " + std::to_string(seg.uid) + "'s");
+        continue;
+      } else {
+        alive = true;
+      }
+    }
+    if (alive) {
+      ended_since_.erase(name);
+    } else {
+      auto [it, fresh] = ended_since_.emplace(name, now);
+      if (!fresh && now - it->second >= std::chrono::duration<double>(opts_.grace_seconds)) {
+        // past the grace period: gone from the output, and from the directory where we may
+        if (::unlinkat(dfd, name.c_str(), 0) == 0) ++stats_.removed_total;
+        ++stats_.skipped_total["stale"];
+        continue;
+      }
+    }
+    out.push_back({std::move(seg), alive});
+  }
+  ::closedir(d);
+  for (auto it = ended_since_.begin(); it != ended_since_.end();)
+    it = seen.count(it->first) ? std::next(it) : ended_since_.erase(it);
+  return out;
+}
+
+std::vector<MetricFamily> JobSource::families() {
+  auto procs = read(std::chrono::steady_clock::now());
+  return job_families(procs, stats(), opts_.max_aggregates);
+}
+
+}  // namespace fabscope::exporter
