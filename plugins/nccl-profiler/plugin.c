@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -122,6 +123,7 @@ static int g_mask;
 static int g_api_version;
 static int g_keep;
 static char g_path[256];
+static int g_fd = -1; /* the segment, open and share-locked while the process runs */
 static fsp_nccl_logger g_log;
 
 /* A segment to count into before (or without) one: events and counters of contexts whose slot is
@@ -412,7 +414,10 @@ static void job_labels(fsp_header* h) {
 }
 
 /* Segments of this user whose process is gone (killed before NCCL finalized): removed by the next
- * process that starts, so a node that runs no exporter does not fill its tmpfs. */
+ * process that starts, so a node that runs no exporter does not fill its tmpfs. A live writer holds
+ * a shared lock on its segment for as long as it runs (the kernel drops it when the process ends,
+ * however it ends), so an exclusive lock that succeeds means nobody writes it any more. This works
+ * where pids do not: across containers' pid namespaces and after a pid was reused. */
 static void sweep_dead(const char* dir) {
   DIR* d = opendir(dir);
   if (d == NULL) return;
@@ -420,13 +425,12 @@ static void sweep_dead(const char* dir) {
   int budget = 4096;
   while ((de = readdir(d)) != NULL && budget-- > 0) {
     if (strncmp(de->d_name, FSP_FILE_PREFIX, sizeof FSP_FILE_PREFIX - 1) != 0) continue;
-    char* end = NULL;
-    long pid = strtol(de->d_name + sizeof FSP_FILE_PREFIX - 1, &end, 10);
-    if (end == NULL || *end != '\0' || pid <= 0) continue;
-    if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue;
+    int fd = openat(dirfd(d), de->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) continue;
     struct stat st;
-    if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) && st.st_uid == getuid())
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == getuid() && flock(fd, LOCK_EX | LOCK_NB) == 0)
       unlinkat(dirfd(d), de->d_name, 0);
+    close(fd); /* drops the lock, if taken */
   }
   closedir(d);
 }
@@ -470,12 +474,16 @@ static int open_segment(void) {
     return -1;
   }
   void* p = mmap(NULL, sizeof(fsp_segment), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  close(fd);
-  if (p == MAP_FAILED) {
-    say(FSP_LOG_WARN, "PROFILER/fabscope: cannot map %s: %s; profiler disabled", g_path, strerror(errno));
+  if (p == MAP_FAILED || flock(fd, LOCK_SH | LOCK_NB) != 0) {
+    say(FSP_LOG_WARN, "PROFILER/fabscope: cannot map or lock %s: %s; profiler disabled", g_path, strerror(errno));
+    if (p != MAP_FAILED) munmap(p, sizeof(fsp_segment));
+    close(fd);
     unlink(g_path);
     return -1;
   }
+  /* the descriptor stays open for the process's life: its shared lock says "a writer lives" */
+  if (g_fd >= 0) close(g_fd);
+  g_fd = fd;
   fsp_segment* s = (fsp_segment*)p;
   fsp_header* h = &s->header;
   h->version = FSP_VERSION;
@@ -489,7 +497,7 @@ static int open_segment(void) {
   h->hist_buckets = FSP_HIST_BUCKETS;
   h->pid = (int32_t)pid;
   h->uid = (uint32_t)getuid();
-  h->start_ticks = read_start_ticks();
+  h->start_ticks = read_start_ticks(); /* informational: a pid of the writer's own namespace */
   h->created_unix_ns = now_ns();
   h->api_version = (uint32_t)g_api_version;
   const char* proxy = getenv("FABSCOPE_PROFILER_PROXY");

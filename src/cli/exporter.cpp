@@ -217,7 +217,7 @@ int cmd_exporter(int argc, char** argv) {
     jo.dir = args.get("jobs-dir");
     jo.grace_seconds = args.get_double("jobs-grace", 0, 86400);
     jo.max_aggregates = static_cast<std::size_t>(args.get_int("jobs-max-series", 1, 1000000));
-    jobs = std::make_shared<exporter::JobSource>(root, std::move(jo));
+    jobs = std::make_shared<exporter::JobSource>(std::move(jo));
   } else {
     for (const char* f : {"jobs-dir", "jobs-grace", "jobs-max-series"})
       if (args.has(f)) throw UsageError(std::string("exporter: --") + f + " needs --jobs");

@@ -19,7 +19,7 @@ MetricFamily family(const char* name, MetricType type, const char* help) {
 std::string label_job(const JobSegment& s) { return s.job_id.empty() ? "pid-" + std::to_string(s.pid) : s.job_id; }
 
 Labels comm_labels(const JobSegment& s, const JobComm& c) {
-  return {{"job", label_job(s)}, {"host", s.host}, {"comm", c.hash_hex()}, {"rank", std::to_string(c.rank)},
+  return {{"job_id", label_job(s)}, {"host", s.host}, {"comm", c.hash_hex()}, {"rank", std::to_string(c.rank)},
           {"gpu", c.bus_id}};
 }
 
@@ -121,7 +121,7 @@ std::vector<MetricFamily> job_families(const std::vector<JobProcess>& processes,
   for (const auto& p : processes) {
     const JobSegment& s = p.segment;
     (p.alive ? live : ended)++;
-    Labels pl{{"job", label_job(s)}, {"host", s.host}, {"pid", std::to_string(s.pid)}};
+    Labels pl{{"job_id", label_job(s)}, {"host", s.host}, {"pid", std::to_string(s.pid)}};
     proc.samples.push_back(Sample::of(with(pl, {{"job_source", s.job_source},
                                                 {"state", p.alive ? "running" : "ended"},
                                                 {"api_version", std::to_string(s.api_version)},

@@ -1,7 +1,7 @@
 #pragma once
 // fabscope_job_* families from the profiler segments of a node's running jobs: a pure function over
 // decoded segments (docs/metrics.md "Running jobs"). Every series of a communicator carries the
-// labels job, host, comm, rank and gpu; aggregates add op and size.
+// labels job_id, host, comm, rank and gpu (not `job`: Prometheus sets that one to the scrape job); aggregates add op and size.
 #include <cstdint>
 #include <map>
 #include <string>

@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -12,7 +13,6 @@
 #include <set>
 
 #include "core/error.hpp"
-#include "core/strings.hpp"
 #include "segment.h"
 
 namespace fabscope::exporter {
@@ -30,16 +30,7 @@ struct Fd {
 
 }  // namespace
 
-std::optional<std::uint64_t> proc_start_ticks(std::string_view line) {
-  auto close = line.rfind(')');  // the command name may hold spaces and parentheses
-  if (close == std::string_view::npos) return std::nullopt;
-  auto fields = core::split_ws(line.substr(close + 1));
-  // fields[0] is field 3 (state); starttime is field 22
-  if (fields.size() < 20) return std::nullopt;
-  return core::parse_u64(fields[19]);
-}
-
-JobSource::JobSource(core::Root proc, JobSourceOptions opts) : proc_(std::move(proc)), opts_(std::move(opts)) {}
+JobSource::JobSource(JobSourceOptions opts) : opts_(std::move(opts)) {}
 
 JobScrapeStats JobSource::stats() const {
   std::lock_guard<std::mutex> lock(mu_);
@@ -120,22 +111,10 @@ std::vector<JobProcess> JobSource::read(std::chrono::steady_clock::time_point no
       skip(name, "foreign", "owned by uid " + std::to_string(st.st_uid) + ", the header says " + std::to_string(seg.uid));
       continue;
     }
-    // The process: alive, the header's user's, and the same process (not a reused pid).
-    bool alive = false;
-    const std::string pdir = "proc/" + std::to_string(seg.pid);
-    if (auto line = proc_.read(pdir + "/stat", 4096)) {
-      auto ticks = proc_start_ticks(*line);
-      struct stat pst {};
-      bool same_user = ::stat(proc_.path(pdir).c_str(), &pst) == 0 && pst.st_uid == seg.uid;
-      if (ticks && seg.start_ticks && *ticks != seg.start_ticks) {
-        alive = false;  // the pid belongs to another process now: the writer ended
-      } else if (!same_user) {
-        skip(name, "foreign", "process " + std::to_string(seg.pid) + " is not uid " + std::to_string(seg.uid) + "'s");
-        continue;
-      } else {
-        alive = true;
-      }
-    }
+    // The writer: alive while it holds its shared lock.
+    // (a lock that fails for another reason says nothing: taken as alive, never removed for it)
+    bool alive = ::flock(f.fd, LOCK_EX | LOCK_NB) != 0;
+    if (!alive) ::flock(f.fd, LOCK_UN);
     if (alive) {
       ended_since_.erase(name);
     } else {

@@ -4,10 +4,14 @@
 //
 // A segment is read with pread into the exporter's own memory, never mapped: a mapping of a file
 // that its owner truncates faults on the next read. Each is checked before it is used: a regular
-// file (no link followed), of version 1's exact size, decoded by parse_job_segment, owned by the
-// user the header names, and written by a process that is that user's and still the same process
-// (its start time in /proc/<pid>/stat matches: pids are reused). A segment that fails is skipped
-// and counted by reason; none can make a scrape fail or wait.
+// file (no link followed), named after the pid in its header, of version 1's exact size, decoded by
+// parse_job_segment, owned by the user the header names. A segment that fails is skipped and
+// counted by reason; none can make a scrape fail or wait.
+//
+// Whether its writer still runs is not asked of /proc: the pid is the writer's own (a container's
+// pid namespace) and pids are reused. A live writer holds a shared lock (flock) on its segment;
+// the kernel drops it when the process ends, however it ends. An exclusive lock that the exporter
+// gets at once (LOCK_NB, released right away) means the writer is gone.
 //
 // A segment whose process ended stays in the output for the grace period, then it is removed
 // from the directory (when the exporter may: root, or the same user) and from the output.
@@ -18,7 +22,6 @@
 #include <string>
 #include <vector>
 
-#include "core/root.hpp"
 #include "exporter/job_families.hpp"
 #include "exporter/metrics.hpp"
 
@@ -33,8 +36,7 @@ struct JobSourceOptions {
 
 class JobSource {
  public:
-  // proc: the root /proc/<pid>/stat and /proc/<pid> are read under (tests: a fixture tree).
-  JobSource(core::Root proc, JobSourceOptions opts);
+  explicit JobSource(JobSourceOptions opts);
 
   // Reads every segment now. now: steady time, for the grace period.
   std::vector<JobProcess> read(std::chrono::steady_clock::time_point now);
@@ -42,14 +44,10 @@ class JobSource {
   JobScrapeStats stats() const;
 
  private:
-  core::Root proc_;
   JobSourceOptions opts_;
   mutable std::mutex mu_;
   JobScrapeStats stats_;
   std::map<std::string, std::chrono::steady_clock::time_point> ended_since_;  // file -> first seen ended
 };
-
-// Field 22 (starttime) of a /proc/<pid>/stat line; nullopt when the line does not have it.
-std::optional<std::uint64_t> proc_start_ticks(std::string_view stat_line);
 
 }  // namespace fabscope::exporter

@@ -8,18 +8,19 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstring>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <sstream>
 
-#include "core/root.hpp"
 #include "exporter/job_families.hpp"
 #include "exporter/job_segment.hpp"
 #include "exporter/job_source.hpp"
 #include "exporter/metrics.hpp"
 #include "profiler_caller.hpp"
+#include "segment.h"
 
 namespace fs = std::filesystem;
 using fabscope::exporter::JobSegment;
@@ -392,7 +393,7 @@ TEST_F(ProfilerHarness, ExporterReadsEveryRankAndDropsADeadOneAfterGrace) {
   fabscope::exporter::JobSourceOptions o;
   o.dir = dir_;
   o.grace_seconds = 30;
-  fabscope::exporter::JobSource src(fabscope::core::Root("/"), o);
+  fabscope::exporter::JobSource src(o);
   auto t0 = std::chrono::steady_clock::now();
   auto procs = src.read(t0);
   ASSERT_EQ(procs.size(), 4u);
@@ -405,8 +406,8 @@ TEST_F(ProfilerHarness, ExporterReadsEveryRankAndDropsADeadOneAfterGrace) {
   }
   auto fams = fabscope::exporter::job_families(procs, src.stats(), 4096);
   std::string text = fabscope::exporter::render_text(fams);
-  EXPECT_NE(text.find("fabscope_job_operations_total{job=\"harness-job\""), std::string::npos);
-  EXPECT_NE(text.find("fabscope_job_operations_in_flight{job=\"harness-job\",host="), std::string::npos);
+  EXPECT_NE(text.find("fabscope_job_operations_total{job_id=\"harness-job\""), std::string::npos);
+  EXPECT_NE(text.find("fabscope_job_operations_in_flight{job_id=\"harness-job\",host="), std::string::npos);
 
   kill(pids[3], SIGKILL);  // the rank with an operation in flight
   waitpid(pids[3], nullptr, 0);
@@ -429,4 +430,78 @@ TEST_F(ProfilerHarness, ExporterReadsEveryRankAndDropsADeadOneAfterGrace) {
     (void)!write(release[r], &b, 1);
     waitpid(pids[r], nullptr, 0);
   }
+}
+
+// What the exporter refuses in the directory: every kind is skipped, counted, and the rest served.
+TEST_F(ProfilerHarness, ExporterSkipsLinksWrongSizesForeignNamesAndGarbage) {
+  pid_t pid = run([](const ProfilerPlugin& p) {
+    Comm5 c(p, 9, 0, 2);
+    c.collective(CollSpec{});
+  });
+  const std::string good = segment_file(pid);
+  std::string bytes;
+  {
+    std::ifstream f(good, std::ios::binary);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    bytes = ss.str();
+  }
+  auto write = [&](const std::string& name, const std::string& b) {
+    std::ofstream(dir_ + "/" + name, std::ios::binary) << b;
+  };
+  fs::create_symlink(good, dir_ + "/fabscope-job.1");                 // a link
+  write("fabscope-job.2", bytes.substr(0, bytes.size() / 2));          // truncated
+  write("fabscope-job.3", bytes);                                      // header says another pid
+  std::string garbled = bytes;
+  garbled[0] ^= 0x5a;                                                  // magic
+  write("fabscope-job.4", garbled);
+  std::string bad_rank = bytes;                                        // rank beyond nranks
+  const std::size_t rank_off = sizeof(fsp_header) + offsetof(fsp_comm, rank);
+  std::int32_t r = 7;
+  std::memcpy(bad_rank.data() + rank_off, &r, sizeof r);
+  write("fabscope-job." + std::to_string(pid + 100000), bad_rank);
+  fabscope::exporter::JobSourceOptions o;
+  o.dir = dir_;
+  fabscope::exporter::JobSource src(o);
+  auto procs = src.read(std::chrono::steady_clock::now());
+  ASSERT_EQ(procs.size(), 1u);
+  EXPECT_EQ(procs[0].segment.pid, pid);
+  EXPECT_FALSE(procs[0].alive);  // it exited: no lock held
+  auto st = src.stats();
+  EXPECT_EQ(st.skipped_total["not_regular"], 1u);
+  EXPECT_EQ(st.skipped_total["size"], 1u);
+  EXPECT_EQ(st.skipped_total["foreign"], 1u);
+  EXPECT_EQ(st.skipped_total["format"], 2u);
+}
+
+TEST_F(ProfilerHarness, ExporterSeesAWriterAliveByItsLockNotItsPid) {
+  int go[2];
+  ASSERT_EQ(pipe(go), 0);
+  int ready[2];
+  ASSERT_EQ(pipe(ready), 0);
+  pid_t pid = fork();
+  if (pid == 0) {
+    setenv("FABSCOPE_PROFILER_DIR", dir_.c_str(), 1);
+    ProfilerPlugin p(FABSCOPE_PROFILER_PLUGIN);
+    Comm5 c(p, 9, 0, 2);
+    char b = 1;
+    (void)!write(ready[1], &b, 1);
+    (void)!::read(go[0], &b, 1);
+    _exit(0);
+  }
+  char b;
+  ASSERT_EQ(::read(ready[0], &b, 1), 1);
+  fabscope::exporter::JobSourceOptions o;
+  o.dir = dir_;
+  fabscope::exporter::JobSource src(o);
+  auto procs = src.read(std::chrono::steady_clock::now());
+  ASSERT_EQ(procs.size(), 1u);
+  EXPECT_TRUE(procs[0].alive);
+  procs = src.read(std::chrono::steady_clock::now());  // reading did not take the writer's lock away
+  EXPECT_TRUE(procs.at(0).alive);
+  (void)!write(go[1], &b, 1);
+  waitpid(pid, nullptr, 0);
+  procs = src.read(std::chrono::steady_clock::now());
+  ASSERT_EQ(procs.size(), 1u);
+  EXPECT_FALSE(procs[0].alive);
 }
