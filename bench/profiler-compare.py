@@ -2,8 +2,10 @@
 """What libnccl-profiler-fabscope.so recorded (a /metrics exposition of `fabscope exporter --jobs`)
 against what the program issued and measured.
 
-  profiler-compare.py counts METRICS --expect N [--op AllReduce]
-      every rank's operations per size class equal N (nccl-tests: warmup + 2 x iters per size)
+  profiler-compare.py counts METRICS --nccl-tests W N MINBYTES MAXBYTES FACTOR
+      every rank's operations per size equal what nccl-tests issues with -w W -n N -b -e -f
+      (-c 0): W warm-up calls at every power of two from MINBYTES to MAXBYTES, and at each size
+      of the sweep one sync call and N timed calls, out of place and in place
   profiler-compare.py issued METRICS RANK_JSON...
       every rank's operations per (op, size) equal what bench/profiler-job.py says it issued
   profiler-compare.py busbw METRICS BENCH_LOG [--op AllReduce]
@@ -64,10 +66,21 @@ def main():
         op = args[args.index("--op") + 1]
     ok = True
     if mode == "counts":
-        want = int(args[args.index("--expect") + 1])
+        i = args.index("--nccl-tests")
+        w, n, lo, hi, f = (int(x) for x in args[i + 1:i + 6])
+        expect = {}
+        size = lo
+        while size <= hi:
+            expect[size] = w
+            size *= 2
+        size = lo
+        while size <= hi:
+            expect[size] += 2 * (n + 1)
+            size *= f
         ops = per(metrics, "fabscope_job_operations_total", op)
-        sizes = sorted({k[3] for k in ops})
+        sizes = sorted({k[3] for k in ops} | set(expect))
         for s in sizes:
+            want = expect.get(s, 0)
             vals = sorted({(k[0], k[1]): v for k, v in ops.items() if k[3] == s}.items())
             counts = [int(v) for _, v in vals]
             good = all(c == want for c in counts)

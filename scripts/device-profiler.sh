@@ -95,14 +95,14 @@ phase_check() {
   plugin_env "$s"; step nt-nvlink 240 env "${PE[@]}" "$NT/all_reduce_perf" -g "$GPUS" -b 1K -e 1G -f 4 -w $W -n $N -c 0
   grep -m2 -E "PROFILER|fabscope" "$L/nt-nvlink.log" | tee -a "$L/summary.txt"
   scrape "$s" nt-nvlink
-  note "nccl-tests NVLink, counts:"; python3 bench/profiler-compare.py counts "$L/nt-nvlink.prom" --expect $((W + 2 * N)) | tee -a "$L/summary.txt"
+  note "nccl-tests NVLink, counts:"; python3 bench/profiler-compare.py counts "$L/nt-nvlink.prom" --nccl-tests $W $N 1024 1073741824 4 | tee -a "$L/summary.txt"
   note "nccl-tests NVLink, busbw:"; python3 bench/profiler-compare.py busbw "$L/nt-nvlink.prom" "$L/nt-nvlink.log" | tee -a "$L/summary.txt"
 
   s=$WORK/shm-nt-sock
   plugin_env "$s"; step nt-socket 300 env "${PE[@]}" env "${SOCKET_ENV[@]}" FABSCOPE_PROFILER_PROXY=1 "$NT/all_reduce_perf" -g "$GPUS" \
     -b 1M -e 256M -f 4 -w 5 -n 10 -c 0
   scrape "$s" nt-socket
-  note "nccl-tests sockets + proxy steps, counts:"; python3 bench/profiler-compare.py counts "$L/nt-socket.prom" --expect 25 | tee -a "$L/summary.txt"
+  note "nccl-tests sockets + proxy steps, counts:"; python3 bench/profiler-compare.py counts "$L/nt-socket.prom" --nccl-tests 5 10 1048576 268435456 4 | tee -a "$L/summary.txt"
   note "nccl-tests sockets, busbw:"; python3 bench/profiler-compare.py busbw "$L/nt-socket.prom" "$L/nt-socket.log" | tee -a "$L/summary.txt"
   grep -E '^fabscope_job_network_(steps|wait_seconds)_total' "$L/nt-socket.prom" | head -8 | tee -a "$L/summary.txt"
 

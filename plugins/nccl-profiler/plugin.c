@@ -399,7 +399,17 @@ static void job_labels(fsp_header* h) {
     copy_str(h->job_id, sizeof h->job_id, v);
     copy_str(h->job_source, sizeof h->job_source, "slurm");
   } else if ((v = getenv("TORCHELASTIC_RUN_ID")) != NULL && v[0]) {
-    copy_str(h->job_id, sizeof h->job_id, v);
+    /* torchrun --standalone and a run without --rdzv-id say "none" on every job: the rendezvous
+     * address names the job instead, the same on every rank */
+    const char* addr = getenv("MASTER_ADDR");
+    const char* port = getenv("MASTER_PORT");
+    if (strcmp(v, "none") == 0 && addr != NULL && addr[0] && port != NULL && port[0]) {
+      char id[FSP_STR];
+      snprintf(id, sizeof id, "torchrun-%s:%s", addr, port);
+      copy_str(h->job_id, sizeof h->job_id, id);
+    } else {
+      copy_str(h->job_id, sizeof h->job_id, v);
+    }
     copy_str(h->job_source, sizeof h->job_source, "torchrun");
   } else if (getenv("KUBERNETES_SERVICE_HOST") != NULL) {
     v = getenv("POD_NAME");
@@ -452,38 +462,37 @@ static int open_segment(void) {
   g_keep = keep != NULL && strcmp(keep, "1") == 0;
   sweep_dead(dir);
   pid_t pid = getpid();
+  char tmp[sizeof g_path];
   int n = snprintf(g_path, sizeof g_path, "%s/%s%d", dir, FSP_FILE_PREFIX, (int)pid);
-  if (n <= 0 || (size_t)n >= sizeof g_path) {
+  int n2 = snprintf(tmp, sizeof tmp, "%s/.%s%d.tmp", dir, FSP_FILE_PREFIX, (int)pid);
+  if (n <= 0 || (size_t)n >= sizeof g_path || n2 <= 0 || (size_t)n2 >= sizeof tmp) {
     say(FSP_LOG_WARN, "PROFILER/fabscope: FABSCOPE_PROFILER_DIR is too long; profiler disabled");
     return -1;
   }
+  /* Made under a name nobody reads (a leading dot), locked, sized and filled, then renamed into
+   * place: the exporter and other processes' sweeps only ever see a complete segment whose writer
+   * already holds its lock. */
   int fd = -1;
   for (int attempt = 0; attempt < 2 && fd < 0; attempt++) {
-    fd = open(g_path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
-    if (fd < 0 && errno == EEXIST && attempt == 0) unlink(g_path); /* a dead process of this pid */
+    fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+    if (fd < 0 && errno == EEXIST && attempt == 0) unlink(tmp); /* a dead process of this pid */
   }
   if (fd < 0) {
-    say(FSP_LOG_WARN, "PROFILER/fabscope: cannot create %s: %s; profiler disabled", g_path, strerror(errno));
+    say(FSP_LOG_WARN, "PROFILER/fabscope: cannot create %s: %s; profiler disabled", tmp, strerror(errno));
     return -1;
   }
   (void)fchmod(fd, mode); /* the umask may have taken bits away */
-  if (ftruncate(fd, (off_t)sizeof(fsp_segment)) != 0) {
-    say(FSP_LOG_WARN, "PROFILER/fabscope: cannot size %s: %s; profiler disabled", g_path, strerror(errno));
+  void* p = MAP_FAILED;
+  const char* failed = NULL;
+  if (flock(fd, LOCK_SH | LOCK_NB) != 0) failed = "lock";
+  else if (ftruncate(fd, (off_t)sizeof(fsp_segment)) != 0) failed = "size";
+  else if ((p = mmap(NULL, sizeof(fsp_segment), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED) failed = "map";
+  if (failed != NULL) {
+    say(FSP_LOG_WARN, "PROFILER/fabscope: cannot %s %s: %s; profiler disabled", failed, tmp, strerror(errno));
     close(fd);
-    unlink(g_path);
+    unlink(tmp);
     return -1;
   }
-  void* p = mmap(NULL, sizeof(fsp_segment), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  if (p == MAP_FAILED || flock(fd, LOCK_SH | LOCK_NB) != 0) {
-    say(FSP_LOG_WARN, "PROFILER/fabscope: cannot map or lock %s: %s; profiler disabled", g_path, strerror(errno));
-    if (p != MAP_FAILED) munmap(p, sizeof(fsp_segment));
-    close(fd);
-    unlink(g_path);
-    return -1;
-  }
-  /* the descriptor stays open for the process's life: its shared lock says "a writer lives" */
-  if (g_fd >= 0) close(g_fd);
-  g_fd = fd;
   fsp_segment* s = (fsp_segment*)p;
   fsp_header* h = &s->header;
   h->version = FSP_VERSION;
@@ -510,7 +519,17 @@ static int open_segment(void) {
   /* carry what was counted before the segment existed */
   h->events_dropped += g_dummy_header.events_dropped;
   h->events_invalid += g_dummy_header.events_invalid;
-  __atomic_store_n(&h->magic, FSP_MAGIC, REL); /* last: a reader skips a segment without it */
+  __atomic_store_n(&h->magic, FSP_MAGIC, REL);
+  if (rename(tmp, g_path) != 0) {
+    say(FSP_LOG_WARN, "PROFILER/fabscope: cannot rename %s to %s: %s; profiler disabled", tmp, g_path, strerror(errno));
+    munmap(p, sizeof(fsp_segment));
+    close(fd);
+    unlink(tmp);
+    return -1;
+  }
+  /* the descriptor stays open for the process's life: its shared lock says "a writer lives" */
+  if (g_fd >= 0) close(g_fd);
+  g_fd = fd;
   g_seg = s;
   g_seg_pid = pid;
   return 0;

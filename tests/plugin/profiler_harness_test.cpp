@@ -505,3 +505,48 @@ TEST_F(ProfilerHarness, ExporterSeesAWriterAliveByItsLockNotItsPid) {
   ASSERT_EQ(procs.size(), 1u);
   EXPECT_FALSE(procs[0].alive);
 }
+
+// Ranks of one node start together: one's sweep of dead segments must never take another's that
+// is being created (seen on 4 GPUs: a rank lost its segment to a neighbour's sweep).
+TEST_F(ProfilerHarness, RanksStartingTogetherEachKeepTheirSegment) {
+  constexpr int kProcs = 16;
+  int go[2];
+  ASSERT_EQ(pipe(go), 0);
+  std::vector<pid_t> pids;
+  for (int r = 0; r < kProcs; r++) {
+    pid_t pid = fork();
+    if (pid == 0) {
+      close(go[1]);
+      char b;
+      (void)!::read(go[0], &b, 1);  // every child starts at once: the write end closes
+      setenv("FABSCOPE_PROFILER_DIR", dir_.c_str(), 1);
+      setenv("FABSCOPE_PROFILER_KEEP", "1", 1);
+      ProfilerPlugin p(FABSCOPE_PROFILER_PLUGIN);
+      for (int i = 0; i < 20; i++) {  // and sweep while the others create
+        Comm5 c(p, 100 + i, r, kProcs);
+        if (c.rc != 0) _exit(2);
+      }
+      _exit(0);
+    }
+    pids.push_back(pid);
+  }
+  close(go[0]);
+  close(go[1]);
+  for (pid_t pid : pids) {
+    int st = 0;
+    waitpid(pid, &st, 0);
+    EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << "pid " << pid;
+  }
+  // each ended after its last finalize with KEEP: its segment stays until someone sweeps it
+  int segments = 0;
+  for (const auto& e : fs::directory_iterator(dir_)) segments += e.path().filename().string().rfind("fabscope-job.", 0) == 0;
+  EXPECT_GE(segments, 1);
+}
+
+TEST_F(ProfilerHarness, TorchrunWithoutRunIdIsNamedByItsRendezvous) {
+  pid_t pid = run([](const ProfilerPlugin& p) { Comm5 c(p, 1, 0, 2); }, true,
+                  {{"TORCHELASTIC_RUN_ID", "none"}, {"MASTER_ADDR", "10.0.0.5"}, {"MASTER_PORT", "29500"}});
+  auto s = read(pid);
+  EXPECT_EQ(s.job_id, "torchrun-10.0.0.5:29500");
+  EXPECT_EQ(s.job_source, "torchrun");
+}
