@@ -146,28 +146,31 @@ phase_check() {
   grep -cE '^fabscope_job_operations_total' "$L/ddp-socket.prom" | sed 's/^/ddp-socket operation series: /' | tee -a "$L/summary.txt"
 }
 
-# time per call (µs, out-of-place) and busbw of one all_reduce_perf line
+# time per call (µs, out-of-place) and busbw of one all_reduce_perf line (COST_SIZES, default "8 1G";
+# SMALL_ITERS: -n of the small size, default 2000)
 nt_line() { awk '$1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/ && NF >= 13 { print $6, $8; exit }' "$1"; }
 
 phase_cost() {
   local r v
-  local -a variants=(none fabscope fabscope-proxy inspector)
+  local -a variants=(none fabscope fabscope-proxy fabscope-nokernel inspector)
   for r in $(seq 1 "$ROUNDS"); do
-    for size in 8 1G; do
+    for size in ${COST_SIZES:-8 1G}; do
       for v in "${variants[@]}"; do
         local -a e=()
         case $v in
           fabscope) e=(NCCL_PROFILER_PLUGIN="$PLUGIN" FABSCOPE_PROFILER_DIR="$WORK/shm-cost") ;;
           fabscope-proxy) e=(NCCL_PROFILER_PLUGIN="$PLUGIN" FABSCOPE_PROFILER_DIR="$WORK/shm-cost" FABSCOPE_PROFILER_PROXY=1) ;;
+          fabscope-nokernel) e=(NCCL_PROFILER_PLUGIN="$PLUGIN" FABSCOPE_PROFILER_DIR="$WORK/shm-cost" FABSCOPE_PROFILER_KERNEL=0) ;;
           inspector) e=(NCCL_PROFILER_PLUGIN="$INSPECTOR" NCCL_INSPECTOR_ENABLE=1 NCCL_INSPECTOR_DUMP_DIR="$WORK/insp") ;;
         esac
         mkdir -p "$WORK/shm-cost" "$WORK/insp"
-        local -a it=(-n 2000 -w 200)
+        local -a it=(-n ${SMALL_ITERS:-2000} -w 200)
         [[ $size == 1G ]] && it=(-n 40 -w 5)
         timeout -k 5 120 env "${e[@]}" "$NT/all_reduce_perf" -g "$GPUS" -b "$size" -e "$size" "${it[@]}" -c 0 \
           >"$L/cost-$size-$v-$r.log" 2>&1
         echo "$size $v $r $(nt_line "$L/cost-$size-$v-$r.log")" >>"$L/cost.txt"
-        rm -rf "$WORK/insp"/*
+        [[ $v == inspector ]] && echo "inspector wrote $(find "$WORK/insp" -type f | wc -l) file(s), $(du -sk "$WORK/insp" | cut -f1) KiB" >>"$L/cost-$size-$v-$r.log"
+        rm -rf "${WORK:?}/insp"/*
       done
     done
   done
@@ -180,8 +183,8 @@ for size, v, r, t, bw in rows:
 for size in ("8", "1G"):
     base = by.get((size, "none"))
     if not base: continue
-    bt = statistics.median(t for t, _ in base); bb = statistics.median(b for _, b in base)
-    for v in ("none", "fabscope", "fabscope-proxy", "inspector"):
+    bt = statistics.median(t for t, _ in base); bb = statistics.median(b for _, b in base) or float("nan")
+    for v in ("none", "fabscope", "fabscope-proxy", "fabscope-nokernel", "inspector"):
         xs = by.get((size, v))
         if not xs: continue
         t = statistics.median(x for x, _ in xs); b = statistics.median(y for _, y in xs)

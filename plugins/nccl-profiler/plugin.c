@@ -343,16 +343,17 @@ static void task_complete(task_obj* t) {
       gpu = 1;
     } else if (t->cpu_ch_start != 0 && t->cpu_ch_stop > t->cpu_ch_start) {
       dur = t->cpu_ch_stop - t->cpu_ch_start;
-    } else if (done > t->cpu_start) {
-      dur = done - t->cpu_start;
     }
+    /* no channel events (FABSCOPE_PROFILER_KERNEL=0): the host's stop is the kernel's launch, not
+     * its end; the operation is counted, its time is not (0 in the sums, no histogram bucket) */
+    const int timed = dur != 0;
     fsp_agg* a = agg_for(c, t->op, t->bytes);
     if (a != NULL) {
       __atomic_fetch_add(&a->count, 1, RLX);
       __atomic_fetch_add(&a->bytes, t->bytes, RLX);
       __atomic_fetch_add(&a->time_ns_sum, dur, RLX);
       if (gpu) __atomic_fetch_add(&a->gpu_timed, 1, RLX);
-      __atomic_fetch_add(&a->hist[hist_bucket(dur)], 1, RLX);
+      if (timed) __atomic_fetch_add(&a->hist[hist_bucket(dur)], 1, RLX);
     }
     if (t->ring_lock) ring_write(c, t->ring_idx, t, done, t->ring_lock);
     if (t->op < 16) atomic_max_u64(&c->op_done_seq[t->op], t->seq + 1);
@@ -566,7 +567,9 @@ static fsp_nccl_result init_common(void** context, int* mask, const char* name, 
     pthread_mutex_unlock(&g_init_mu);
     return FSP_NCCL_SYSTEM_ERROR;
   }
-  int events = FSP_EV_COLL | FSP_EV_P2P | FSP_EV_KERNEL_CH;
+  int events = FSP_EV_COLL | FSP_EV_P2P;
+  const char* kernel = getenv("FABSCOPE_PROFILER_KERNEL");
+  if (kernel == NULL || strcmp(kernel, "0") != 0) events |= FSP_EV_KERNEL_CH;
   if (g_seg->header.flags & FSP_FLAG_PROXY) events |= FSP_EV_PROXY_OP | FSP_EV_PROXY_STEP;
   g_mask = events;
   *mask = events;

@@ -185,7 +185,8 @@ std::vector<MetricFamily> job_families(const std::vector<JobProcess>& processes,
           std::size_t k = static_cast<std::size_t>((b + 1) / 2);
           h.counts[std::min(k, h.bounds.size())] += a.hist[b];
         }
-        h.count = a.count;
+        h.count = 0;  // the timed operations (FABSCOPE_PROFILER_KERNEL=0 counts operations without a time)
+        for (auto n : h.counts) h.count += n;
         h.sum = seconds(a.time_ns_sum);
         add_histogram(hist, al, h);
         auto it = recent_sum.find({a.op, a.size_class});

@@ -550,3 +550,24 @@ TEST_F(ProfilerHarness, TorchrunWithoutRunIdIsNamedByItsRendezvous) {
   EXPECT_EQ(s.job_id, "torchrun-10.0.0.5:29500");
   EXPECT_EQ(s.job_source, "torchrun");
 }
+
+TEST_F(ProfilerHarness, WithoutKernelEventsOperationsAreCountedNotTimed) {
+  pid_t pid = run(
+      [](const ProfilerPlugin& p) {
+        Comm5 c(p, 7, 0, 2);
+        if (c.mask & FSP_EV_KERNEL_CH) _exit(2);
+        for (int i = 0; i < 3; i++) {
+          void* h = c.start_coll(CollSpec{});
+          c.stop(h);  // no channel events come: complete at the host's stop
+        }
+      },
+      true, {{"FABSCOPE_PROFILER_KERNEL", "0"}});
+  auto seg = read(pid);
+  const auto* a = find_agg(seg.comms.at(0), "AllReduce");
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(a->count, 3u);
+  EXPECT_EQ(a->time_ns_sum, 0u);
+  std::uint64_t bucketed = 0;
+  for (auto n : a->hist) bucketed += n;
+  EXPECT_EQ(bucketed, 0u);
+}
