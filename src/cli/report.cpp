@@ -31,12 +31,16 @@ int cmd_report(int argc, char** argv) {
   core::ArgParser args("report",
                        "Write one self-contained HTML report (inline CSS and SVG, no network when opened)\n"
                        "from the JSON of doctor, check, bench, tune, cluster, rdma and fabric, nccl-tests text outputs\n"
-                       "and the probe mesh snapshots of `exporter --mesh` (a node's saved /metrics).");
+                       "the probe mesh snapshots of `exporter --mesh` and the running jobs of `exporter --jobs`\n"
+                       "(a node's saved /metrics).");
   args.option("-o,--output", "FILE", "the HTML file to write", "fabscope-report.html")
       .multi("--nccl-tests", "FILE", "an nccl-tests output (all_reduce_perf ... > FILE)")
       .multi("--mesh", "[NAME=]FILE",
              "one node's probe mesh snapshot: its saved /metrics (or that as fabscope.metrics JSON); the node is "
              "NAME, else the file name without extension; one per node")
+      .multi("--job", "[NAME=]FILE",
+             "one node's running jobs: the saved /metrics of `exporter --jobs` (or that as fabscope.metrics JSON); "
+             "one per node, all of them one Job section; NAME names the node, else the file name without extension")
       .option("--title", "TEXT", "the page title", "fabscope report")
       .option("--docs-url", "URL",
               "prefix of the docs/checks.md links of findings: an http(s):// or file:// URL or a path, "
@@ -53,15 +57,19 @@ int cmd_report(int argc, char** argv) {
                "the fabric's picture with the suspects of `cluster --fabric sweep.json`, the heat map by leaf")
       .example("fabscope report --mesh node1.prom --mesh node2.prom --mesh node3.prom -o mesh.html",
                "the mesh's RTT heat map from each node's `curl node:9417/metrics > NODE.prom`")
+      .example("fabscope report --job gpu-a.prom --job gpu-b.prom -o job.html",
+               "a running job's busbw per rank and size, slow and missing ranks, from each node's "
+               "`curl NODE:9417/metrics > NODE.prom` (exporter --jobs)")
       .footer("Exit codes: 0 report written, 3 usage error or an input that cannot be used (unreadable,\n"
               "empty, truncated, another schema or a newer schema_version); the message names the file.");
   if (!args.parse(argc, argv, std::cout)) return 0;
   const auto& files = args.positionals();
   const auto nccl = args.get_all("nccl-tests");
   const auto mesh = args.get_all("mesh");
-  if (files.empty() && nccl.empty() && mesh.empty())
+  const auto job = args.get_all("job");
+  if (files.empty() && nccl.empty() && mesh.empty() && job.empty())
     throw UsageError("report: no input: give FILE.json (doctor, check, bench, tune, cluster, rdma, fabric), "
-                     "--nccl-tests FILE or --mesh FILE");
+                     "--nccl-tests FILE, --mesh FILE or --job FILE");
   const std::string output = args.get("output");
   if (output.empty()) throw UsageError("report: --output must name a file");
 
@@ -76,6 +84,8 @@ int cmd_report(int argc, char** argv) {
     for (auto& in : report::load_nccl_tests_file(f)) r.inputs.push_back(std::move(in));
   for (const auto& f : mesh)
     for (auto& in : report::load_mesh_file(f)) r.inputs.push_back(std::move(in));
+  for (const auto& f : job)
+    for (auto& in : report::load_job_file(f)) r.inputs.push_back(std::move(in));
 
   report::Rendered page = report::render(r);
   core::write_output(output, page.html);

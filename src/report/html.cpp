@@ -87,6 +87,8 @@ svg.topology text{fill:#1a1a1a}svg.topology .link:hover{stroke-width:5}
 svg.topology .badge text{fill:#fff;font-weight:700}
 table.consistency td.odd{background:#fde3cf;font-weight:600}
 table.consistency tr.reference{background:#f7f7f7}
+table.job-grid td{white-space:nowrap}table.job-grid td.below{background:#fde3cf;font-weight:600}table.job-grid tr.job-median td{background:#f7f7f7}
+p.job-missing{border-left:4px solid var(--fail);padding-left:8px}
 svg.plot .grid{stroke:#e3e3e3;stroke-width:1}
 svg.plot .axis{stroke:#333;stroke-width:1}
 svg.plot .limit{stroke-width:1.5;stroke-dasharray:6 4}

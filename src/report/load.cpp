@@ -6,7 +6,9 @@
 
 #include "core/error.hpp"
 #include "core/files.hpp"
+#include "core/strings.hpp"
 #include "report/fields.hpp"
+#include "report/metric_samples.hpp"
 #include "report/nccl_tests.hpp"
 
 namespace fabscope::report {
@@ -20,7 +22,7 @@ const std::vector<KnownSchema>& known_schemas() {
       {"fabscope.cluster", 1, InputKind::Cluster},
       {"fabscope.rdma", 1, InputKind::Rdma},
       {"fabscope.fabric", subnet::kFabricSchemaVersion, InputKind::Fabric},
-      {"fabscope.metrics", 1, InputKind::Mesh},  // the `exporter --once --json` layout: its mesh series
+      {"fabscope.metrics", 1, InputKind::Mesh},  // the `exporter --once --json` layout: its mesh or job series
   };
   return k;
 }
@@ -40,8 +42,21 @@ std::string label_for(const std::string& path) {
   return stem.empty() ? path : stem;
 }
 
+std::pair<std::string, std::string> named_file(const std::string& flag, const std::string& arg) {
+  // "NAME=FILE" names the node; a FILE whose name holds '=' is given with a '/' before it.
+  std::string node, path = arg;
+  auto eq = arg.find('=');
+  if (eq != std::string::npos && eq > 0 && arg.substr(0, eq).find('/') == std::string::npos) {
+    node = arg.substr(0, eq);
+    path = arg.substr(eq + 1);
+    if (path.empty()) throw UsageError("report: " + flag + " " + core::printable(arg) + ": no file after '='");
+  }
+  if (node.empty()) node = label_for(path);
+  return {node, path};
+}
 
-Input input_from_json(const std::string& file, const json& doc) {
+
+Input input_from_json(const std::string& file, const json& doc, std::optional<InputKind> metrics_as) {
   if (!doc.is_object())
     throw Error(file + ": not a fabscope JSON output (the document is " + describe(doc) +
                 ", not an object)");
@@ -76,12 +91,28 @@ Input input_from_json(const std::string& file, const json& doc) {
     case InputKind::Cluster: in.cluster = cluster_from_json(file, doc); break;
     case InputKind::Rdma: in.rdma = rdma_from_json(file, doc); break;
     case InputKind::Fabric: in.fabric = fabric_from_json(file, doc); break;
-    case InputKind::Mesh: in.mesh = mesh_from_json(file, in.label, doc); break;
+    case InputKind::Mesh:
+    case InputKind::Job: {
+      // fabscope.metrics: a node's series, read as its mesh snapshot or its running jobs. Given
+      // among the JSON files: the mesh where it has mesh series, else the jobs where it has those.
+      InputKind as = metrics_as.value_or(InputKind::Mesh);
+      if (!metrics_as) {
+        const bool mesh = metrics_json_has(doc, "fabscope_mesh_"), job = metrics_json_has(doc, "fabscope_job_");
+        if (!mesh && !job)
+          throw Error(file + ": no fabscope_mesh_* or fabscope_job_* series: fabscope.metrics is read for the probe "
+                             "mesh (`exporter --mesh`) or the running jobs (`exporter --jobs`)");
+        as = mesh ? InputKind::Mesh : InputKind::Job;
+      }
+      in.kind = as;
+      if (as == InputKind::Job) in.job = job_from_json(file, in.label, doc);
+      else in.mesh = mesh_from_json(file, in.label, doc);
+      break;
+    }
   }
   return in;
 }
 
-Input input_from_json_text(const std::string& file, std::string_view text) {
+Input input_from_json_text(const std::string& file, std::string_view text, std::optional<InputKind> metrics_as) {
   std::size_t i = 0;
   while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
   if (i == text.size()) throw Error(file + ": empty file (no JSON document)");
@@ -103,7 +134,7 @@ Input input_from_json_text(const std::string& file, std::string_view text) {
   } catch (const Error& e) {
     throw Error(file + ": " + e.what());  // a key twice in one object
   }
-  return input_from_json(file, doc);
+  return input_from_json(file, doc, metrics_as);
 }
 
 std::vector<Input> inputs_from_json_text(const std::string& file, std::string_view text) {

@@ -3,8 +3,10 @@
 // their "schema" and "schema_version" keys) and nccl-tests text outputs. A file that cannot
 // be used (unreadable, empty, truncated, another schema, a newer schema version, a field of the
 // wrong type) throws fabscope::Error with a message that starts with the file name.
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/json.hpp"
@@ -24,9 +26,12 @@ const std::vector<KnownSchema>& known_schemas();
 // Inputs are read with core::read_input, at most this many bytes each.
 constexpr std::size_t kMaxInputBytes = 512u << 20;
 
-// From text already read: `file` is only used in messages and labels.
-Input input_from_json_text(const std::string& file, std::string_view text);
-Input input_from_json(const std::string& file, const json& doc);
+// From text already read: `file` is only used in messages and labels. A fabscope.metrics document
+// (a node's series) is read as `metrics_as` (InputKind::Mesh or InputKind::Job); without it, as
+// its mesh snapshot where it has fabscope_mesh_* series, else as its running jobs.
+Input input_from_json_text(const std::string& file, std::string_view text,
+                           std::optional<InputKind> metrics_as = std::nullopt);
+Input input_from_json(const std::string& file, const json& doc, std::optional<InputKind> metrics_as = std::nullopt);
 // As input_from_json_text, and JSON Lines of fabscope.rdma (`fabscope rdma --server --sessions N
 // --json` writes one compact object per session and line): one Input per line, labelled
 // "name #1", "name #2"; an error names "FILE:LINE".
@@ -41,12 +46,24 @@ Input input_from_mesh_text(const std::string& file, const std::string& node, std
 MeshDoc mesh_from_exposition(const std::string& file, const std::string& node, std::string_view text);
 MeshDoc mesh_from_json(const std::string& file, const std::string& node, const json& doc);
 
+// One node's running jobs (job_input.cpp): its /metrics text served by `exporter --jobs`, or the
+// same series in the fabscope.metrics layout (recognised by a leading '{'). Only fabscope_job_*
+// series are read; `node` names the file's node in the section.
+Input input_from_job_text(const std::string& file, const std::string& node, std::string_view text);
+JobDoc job_from_exposition(const std::string& file, const std::string& node, std::string_view text);
+JobDoc job_from_json(const std::string& file, const std::string& node, const json& doc);
+
 // Reading the files.
 std::vector<Input> load_json_file(const std::string& path);
 std::vector<Input> load_nccl_tests_file(const std::string& path);
 // "[NAME=]FILE" (--mesh): NAME is the node, else the file's label ("node07.prom" -> "node07");
 // a FILE holding '=' is given with a '/' before the '=' ("./a=b.prom").
 std::vector<Input> load_mesh_file(const std::string& arg);
+// "[NAME=]FILE" (--job): as --mesh.
+std::vector<Input> load_job_file(const std::string& arg);
+// "[NAME=]FILE" split: NAME, else the file's label, and the file; `flag` names the option in the
+// usage error of "NAME=" without a file.
+std::pair<std::string, std::string> named_file(const std::string& flag, const std::string& arg);
 
 // "runs/default.json" -> "default".
 std::string label_for(const std::string& path);

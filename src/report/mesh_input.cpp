@@ -14,6 +14,7 @@
 #include "report/exposition.hpp"
 #include "report/fields.hpp"
 #include "report/load.hpp"
+#include "report/metric_samples.hpp"
 
 namespace fabscope::report {
 
@@ -27,37 +28,11 @@ constexpr std::string_view kPrefix = "fabscope_mesh_";
 
 bool is_mesh(std::string_view name) { return name.starts_with(kPrefix); }
 
-struct Raw {
-  std::string name;
-  std::vector<std::pair<std::string, std::string>> labels;
-  double value = 0;
-  std::string where;  // "FILE:LINE" or "FILE: field 'families[2].samples[5]'"
-  const std::string* label(std::string_view k) const {
-    for (const auto& [key, v] : labels)
-      if (key == k) return &v;
-    return nullptr;
-  }
-};
+using Raw = MetricSample;
 
-[[noreturn]] void fail(const Raw& r, const std::string& what) { throw Error(r.where + ": " + r.name + ": " + what); }
-
-const std::string& need(const Raw& r, std::string_view key) {
-  const std::string* v = r.label(key);
-  if (!v) fail(r, "label '" + std::string(key) + "' is missing");
-  if (v->empty()) fail(r, "label '" + std::string(key) + "' is empty");
-  if (v->size() > 256) fail(r, "label '" + std::string(key) + "' is longer than 256 characters");
-  return *v;
-}
-
-double count(const Raw& r) {
-  if (!std::isfinite(r.value) || r.value < 0)
-  {
-    char buf[40];
-    std::snprintf(buf, sizeof buf, "%g", r.value);
-    fail(r, std::string("value ") + buf + " is not a count (a finite number >= 0)");
-  }
-  return r.value;
-}
+[[noreturn]] void fail(const Raw& r, const std::string& what) { sample_fail(r, what); }
+const std::string& need(const Raw& r, std::string_view key) { return need_label(r, key); }
+double count(const Raw& r) { return count_value(r); }
 
 MeshDoc mesh_from_samples(const std::string& file, const std::string& node, const std::vector<Raw>& raw,
                           const std::string& format) {
@@ -129,73 +104,27 @@ MeshDoc mesh_from_samples(const std::string& file, const std::string& node, cons
   return d;
 }
 
-std::string node_ok(const std::string& file, const std::string& node) {
-  if (node.empty() || node.size() > 256 ||
-      std::any_of(node.begin(), node.end(), [](unsigned char c) { return c < 0x20 || c == 0x7f; }))
-    throw Error(file + ": node name \"" + core::printable(node.substr(0, 60)) +
-                "\" is not 1 to 256 printable characters");
-  return node;
-}
-
 }  // namespace
 
 MeshDoc mesh_from_exposition(const std::string& file, const std::string& node, std::string_view text) {
-  std::size_t i = 0;
-  while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
-  if (i == text.size()) throw Error(file + ": empty file (no metrics)");
-  ExpoLimits lim;
-  lim.max_kept = kMaxSamples;
-  auto samples = parse_exposition(file, text, is_mesh, lim);
-  std::vector<Raw> raw;
-  raw.reserve(samples.size());
-  for (auto& s : samples)
-    raw.push_back(Raw{std::move(s.name), std::move(s.labels), s.value, file + ":" + std::to_string(s.line)});
-  return mesh_from_samples(file, node_ok(file, node), raw, "text");
+  auto raw = samples_from_exposition(file, text, is_mesh, kMaxSamples);
+  return mesh_from_samples(file, checked_node_name(file, node), raw, "text");
 }
 
 MeshDoc mesh_from_json(const std::string& file, const std::string& node, const json& doc) {
-  Fields top(file, doc);
-  std::vector<Raw> raw;
-  auto fams = top.array("families");
-  for (std::size_t i = 0; i < fams.size(); ++i) {
-    const Fields& f = fams[i];
-    if (!f.raw().is_object()) top.fail("families[" + std::to_string(i) + "]", "expected an object, got " + describe(f.raw()));
-    const std::string name = f.str("name");
-    if (!is_mesh(name)) continue;
-    auto samples = f.array("samples");
-    for (std::size_t k = 0; k < samples.size(); ++k) {
-      const Fields& s = samples[k];
-      const std::string at = "families[" + std::to_string(i) + "].samples[" + std::to_string(k) + "]";
-      if (!s.raw().is_object()) top.fail(at, "expected an object, got " + describe(s.raw()));
-      if (raw.size() >= kMaxSamples) top.fail(at, "more than " + std::to_string(kMaxSamples) + " mesh samples");
-      Raw r;
-      r.name = name + s.str_or("suffix", "");
-      r.where = file + ": field '" + at + "'";
-      Fields labels = s.object("labels");
-      for (const auto& [k2, v] : labels.raw().items()) {
-        if (!v.is_string()) labels.fail(k2, "expected a string, got " + describe(v));
-        r.labels.emplace_back(k2, v.get<std::string>());
-      }
-      auto v = s.raw().find("value");
-      if (v == s.raw().end()) s.fail("value", "missing");
-      if (v->is_null()) r.value = NAN;  // nlohmann writes a NaN or an infinity as null
-      else if (v->is_number()) r.value = v->get<double>();
-      else s.fail("value", "expected a number, got " + describe(*v));
-      raw.push_back(std::move(r));
-    }
-  }
-  return mesh_from_samples(file, node_ok(file, node), raw, "json");
+  auto raw = samples_from_metrics_json(file, doc, is_mesh, kMaxSamples, "mesh");
+  return mesh_from_samples(file, checked_node_name(file, node), raw, "json");
 }
 
 Input input_from_mesh_text(const std::string& file, const std::string& node, std::string_view text) {
   std::size_t i = 0;
   while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
   if (i < text.size() && text[i] == '{') {  // JSON: the fabscope.metrics layout
-    Input in = input_from_json_text(file, text);
+    Input in = input_from_json_text(file, text, InputKind::Mesh);
     if (in.kind != InputKind::Mesh)
       throw Error(file + ": schema " + in.schema + " is not a mesh snapshot (give a node's /metrics text or its "
                          "series as JSON, schema fabscope.metrics)");
-    in.mesh.node = node_ok(file, node);
+    in.mesh.node = checked_node_name(file, node);
     in.label = node;
     return in;
   }
@@ -210,15 +139,7 @@ Input input_from_mesh_text(const std::string& file, const std::string& node, std
 }
 
 std::vector<Input> load_mesh_file(const std::string& arg) {
-  // "NAME=FILE" names the node; a FILE whose name holds '=' is given with a '/' before it.
-  std::string node, path = arg;
-  auto eq = arg.find('=');
-  if (eq != std::string::npos && eq > 0 && arg.substr(0, eq).find('/') == std::string::npos) {
-    node = arg.substr(0, eq);
-    path = arg.substr(eq + 1);
-    if (path.empty()) throw UsageError("report: --mesh " + core::printable(arg) + ": no file after '='");
-  }
-  if (node.empty()) node = label_for(path);
+  auto [node, path] = named_file("--mesh", arg);
   std::vector<Input> out;
   out.push_back(input_from_mesh_text(path, node, core::read_input(path, kMaxInputBytes)));
   return out;

@@ -251,7 +251,45 @@ struct MeshDoc {
   std::optional<double> peers_listed, peer_label_limit;
 };
 
-enum class InputKind { Node, Bench, Tune, Cluster, Rdma, Fabric, Mesh };
+// One node's running jobs (`fabscope exporter --jobs`, fed by the NCCL profiler plugin), from its
+// saved /metrics text or the same series as fabscope.metrics JSON: per rank of each communicator,
+// the totals since that process started.
+struct JobAggSeries {  // one (op, size class) of one rank: the series with op and size labels
+  std::string op;               // "AllReduce", ..., as the exporter names it
+  std::uint64_t size_bytes = 0; // the size class's lower bound (label size): 1048576 for 1-2 MiB
+  std::optional<double> operations, bytes, bus_bytes;           // ..._total counters
+  std::optional<double> seconds_sum, seconds_count;             // fabscope_job_operation_seconds
+  std::vector<std::pair<double, double>> buckets;               // (le, cumulative count), +Inf last
+};
+
+struct JobNetSeries {  // fabscope_job_network_*: steps to or from one peer rank
+  int peer = 0;
+  std::string direction;  // "send" or "recv"
+  std::optional<double> steps, bytes, step_seconds, wait_seconds;
+};
+
+struct JobRank {  // one rank of one communicator, as one node's exporter served it
+  std::string job, host, comm, gpu;  // labels job_id, host, comm, gpu; comm: 16 hex digits
+  int rank = 0;
+  std::string where;                 // "FILE:LINE" of its first series
+  bool info = false;                 // fabscope_job_comm_info was there
+  std::string comm_name, state;      // state: "active" or "finalized"
+  std::optional<int> nranks;
+  std::optional<long long> pid;
+  std::optional<double> started, completed, in_flight;
+  std::optional<double> last_progress_unix_s;      // 0: none yet
+  std::optional<double> oldest_in_flight_unix_s;   // absent: none in flight
+  std::vector<JobAggSeries> aggs;                  // (op, size) order
+  std::vector<JobNetSeries> net;                   // (peer, direction) order
+};
+
+struct JobDoc {
+  std::string node;              // the NAME of --job NAME=FILE, else the file's label
+  std::string format;            // "text" (Prometheus exposition) or "json" (fabscope.metrics)
+  std::vector<JobRank> ranks;    // (job_id, comm, rank) order
+};
+
+enum class InputKind { Node, Bench, Tune, Cluster, Rdma, Fabric, Mesh, Job };
 
 struct Input {
   std::string file;     // as given on the command line
@@ -266,6 +304,7 @@ struct Input {
   RdmaDoc rdma;         // kind == Rdma
   FabricDoc fabric;     // kind == Fabric
   MeshDoc mesh;         // kind == Mesh
+  JobDoc job;           // kind == Job
 };
 
 struct Report {

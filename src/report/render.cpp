@@ -1,6 +1,7 @@
 #include "report/render.hpp"
 
 #include <algorithm>
+#include <set>
 
 #include "core/error.hpp"
 #include "core/strings.hpp"
@@ -17,6 +18,7 @@ std::string node_name(const Input& in) {
   if (in.kind == InputKind::Cluster) return "cluster " + in.label;
   if (in.kind == InputKind::Fabric) return "fabric " + in.label;
   if (in.kind == InputKind::Mesh) return in.mesh.node;
+  if (in.kind == InputKind::Job) return in.job.node;
   if (in.kind == InputKind::Rdma) return rdma_host(in.rdma.local).empty() ? in.label : rdma_host(in.rdma.local);
   return in.node.hostname.empty() ? in.label : in.node.hostname;
 }
@@ -219,6 +221,22 @@ std::string render_summary(const Report& r) {
            (tr.empty() ? std::string() : ", transport " + esc(tr)) +
            (m.peers_listed ? ", " + fmt(*m.peers_listed, 0) + " peers listed" : std::string()) +
            "</td>";
+    } else if (in.kind == InputKind::Job) {
+      const auto& d = in.job;
+      std::set<std::string> jobs, comms, hosts;
+      for (const auto& k : d.ranks) {
+        jobs.insert(k.job);
+        comms.insert(k.job + " " + k.comm);
+        if (!k.host.empty()) hosts.insert(k.host);
+      }
+      std::string js, hs;
+      for (const auto& j : jobs) js += (js.empty() ? "" : ", ") + j;
+      for (const auto& h : hosts) hs += (hs.empty() ? "" : ", ") + h;
+      o += "<td data-label=\"node\">" + esc(node_name(in)) + (hs.empty() || hs == node_name(in) ? "" : "<br>" + esc(hs)) +
+           "</td><td data-label=\"verdict\">" + std::to_string(d.ranks.size()) + " ranks of " +
+           std::to_string(comms.size()) + (comms.size() == 1 ? " communicator" : " communicators") +
+           "</td><td data-label=\"setup\">running " + (jobs.size() == 1 ? "job " : "jobs ") + esc(js) + ", " +
+           (d.format == "text" ? "saved /metrics text" : "fabscope.metrics JSON") + "</td>";
     } else if (in.kind == InputKind::Rdma) {
       const auto& d = in.rdma;
       std::string host = rdma_host(d.local), peer = rdma_host(d.remote);
@@ -323,6 +341,7 @@ Rendered render(const Report& r) {
       {"fabric", "Fabric", render_fabric(r)},
       {"cluster", "Cluster", render_cluster(r)},
       {"mesh", "Mesh", render_mesh(r)},
+      {"job", "Job", render_job(r)},
       {"rdma", "RDMA", render_rdma(r)},
   };
   Rendered out;

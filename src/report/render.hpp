@@ -25,6 +25,7 @@ std::string render_cluster(const Report& r);  // render_cluster.cpp
 std::string render_rdma(const Report& r);     // render_rdma.cpp
 std::string render_fabric(const Report& r);   // render_fabric.cpp
 std::string render_mesh(const Report& r);     // render_mesh.cpp: every mesh input in one section
+std::string render_job(const Report& r);      // render_job.cpp: every job input in one section
 
 // The fabric input a cluster's heat map is ordered by (render_fabric.cpp): the one its
 // localization was made on, else the first whose HCAs hold the nodes' LIDs (leaf_groups);

@@ -1,9 +1,10 @@
 // libFuzzer target for what `fabscope report` reads: a JSON output of a fabscope command (check,
-// doctor, bench, tune, cluster, rdma, fabric, a mesh snapshot as fabscope.metrics; first
+// doctor, bench, tune, cluster, rdma, fabric, a mesh or job snapshot as fabscope.metrics; first
 // byte even), an nccl-tests text output (first byte 1 modulo 4) or a node's saved /metrics read
-// as a mesh snapshot (first byte 3 modulo 4: the exposition reader), then the HTML page rendered
-// from it, alone and beside a second copy (the overlay and comparison paths; for a mesh, a
-// second snapshot of the same node).
+// as a mesh snapshot (first byte 3 modulo 8) or as its running jobs (first byte 7 modulo 8; both
+// through the exposition reader), then the HTML page rendered from it, alone and beside a second
+// copy (the overlay and comparison paths; for a mesh, a second snapshot of the same node; for a
+// job, every rank given twice).
 // A bad file must be refused with fabscope::Error, the one exception the CLI reports; any other
 // exception, a crash, a page carrying markup from the input or a link that is not to the page or
 // to the docs (a finding's "docs": "javascript:...") is a bug.
@@ -34,9 +35,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     } else if (data[0] % 4 == 1) {
       r.inputs = inputs_from_nccl_tests_text("runs/fuzz.txt", text);
       if (r.inputs.empty()) std::abort();  // no table is an error, never an empty result
-    } else {
+    } else if (data[0] % 8 == 3) {
       r.inputs.push_back(input_from_mesh_text("runs/node1.prom", "node1", text));
       if (r.inputs.back().kind != InputKind::Mesh) std::abort();
+    } else {
+      r.inputs.push_back(input_from_job_text("runs/gpu-a.prom", "gpu-a", text));
+      if (r.inputs.back().kind != InputKind::Job) std::abort();
     }
   } catch (const Error&) {
     return 0;

@@ -23,6 +23,11 @@ A mesh report from SYNTHETIC /metrics of four nodes (written here in the exporte
 two heat maps with one cell per probed pair, each with a hover title, the slow node's row and
 column and the lossy pair marked and no other cell.
 
+A job report from the SYNTHETIC /metrics of two nodes of a running job (tests/fixtures/job-synthetic,
+the exporter's layout): one plot per communicator and op with one line per rank and a hover title on
+every point, the slow rank's busbw cells (and only those) marked, the ranks of a node not given
+listed as missing, the network wait table led by the rank that waits on the slow one.
+
 Usage: report_chromium.py FABSCOPE SOURCE_DIR OUTDIR CHROMIUM [CLUSTER_SYNTHETIC]
 """
 import html.parser
@@ -560,6 +565,39 @@ r = run([fabscope, "report", "--mesh", not_metrics, "-o", os.path.join(outdir, "
 check(r.returncode == 3 and not_metrics + ":2:" in r.stderr, "a mesh file that is not exposition text exits 3 naming its line")
 for f in mesh_files[1::2] + [not_metrics]:
     os.remove(f)
+
+# A running job: SYNTHETIC /metrics of two nodes in the exporter's layout (tests/fixtures/job-synthetic):
+# rank 5 of the 8-rank world comm at 60% busbw from 1 MiB, ranks 8-11 of the 12-rank "pp" comm on a
+# node not given, rank 2 of it stuck 95 s; a one-rank job pid-31337 on gpu-b.
+job_dir = os.path.join(source, "tests/fixtures/job-synthetic")
+job_args = []
+for n in ("gpu-a", "gpu-b"):
+    job_args += ["--job", os.path.join(job_dir, n + ".prom")]
+page, jdom = render_and_load(job_args, "job-2")
+check("job" in jdom.sections, "job-2: section job present")
+job_text = open(os.path.join(outdir, "job-2.dom.html")).read()
+job_plots = sorted({k[0] for k in jdom.series if k[0] and k[0].startswith("plot-job-")})
+check(len(job_plots) == 4, "job-2: one plot per (comm, op) with a busbw: %s" % job_plots)
+world = [k for k in jdom.series if k[0] == "plot-job-1-2-AllReduce"]
+check(len(world) == 8 and all(jdom.series[k]["points"] == 10 == jdom.series[k]["declared"] for k in world),
+      "job-2: the world comm's AllReduce has 8 rank lines of 10 sizes each (zero bytes left out)")
+check(jdom.untitled == 0, "job-2: every point has a hover <title> (%d without)" % jdom.untitled)
+below_rows = re.findall(r'<tr class="job-rank has-below" data-rank="(\d+)" data-below="(\d+)">', job_text)
+check(below_rows == [("5", "3"), ("5", "5")], "job-2: only rank 5's rows are marked (AllGather 3, AllReduce 5): %s" % below_rows)
+check(job_text.count('<td class="num below"') == 8, "job-2: 8 busbw cells marked below the median")
+check('data-missing="8-11"' in job_text, "job-2: ranks 8-11 of the pp comm listed as missing")
+first_net = re.search(r'<tr class="job-net" data-rank="(\d+)" data-peer="(\d+)" data-direction="(\w+)"', job_text)
+check(first_net and first_net.groups() == ("6", "5", "recv"), "job-2: the most network wait: rank 6 receiving from 5")
+check(re.search(r'<div class="job" id="job-2" data-job="pid-31337">', job_text) is not None,
+      "job-2: the second job is a subsection of its own")
+not_job = os.path.join(outdir, "not-job.prom")
+open(not_job, "w").write('fabscope_job_operations_in_flight{job_id="j",comm="0a",rank="0"} 0\nfabscope_job_x{a="1} 1\n')
+r = run([fabscope, "report", "--job", not_job, "-o", os.path.join(outdir, "never.html")])
+check(r.returncode == 3 and not_job + ":2:" in r.stderr, "a job file that is not exposition text exits 3 naming its line")
+mesh_only = os.path.join(source, "tests/fixtures/mesh-loopback/node1.prom")
+r = run([fabscope, "report", "--job", mesh_only, "-o", os.path.join(outdir, "never.html")])
+check(r.returncode == 3 and "no fabscope_job_* series" in r.stderr, "a file without job series exits 3 saying so")
+os.remove(not_job)
 
 # A finding's "docs" comes from the input file: as Chromium parses the page, every link goes to a
 # section of the page or to a relative docs path; a script, data or external URL is text.

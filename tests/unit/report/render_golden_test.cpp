@@ -115,6 +115,15 @@ TEST(ReportGolden, ClusterAndRdmaFromRealRuns) {
   compare("cluster-rdma", r);
 }
 
+// SYNTHETIC /metrics of two nodes of a running job in the exporter's layout (tests/fixtures/job-synthetic).
+TEST(ReportGolden, JobSynthetic) {
+  Report r;
+  for (const char* node : {"gpu-a", "gpu-b"})
+    r.inputs.push_back(input_from_job_text(std::string(node) + ".prom", node,
+                                           slurp(fabscope::testing::fixture("job-synthetic") / (std::string(node) + ".prom"))));
+  compare("job-synthetic", r);
+}
+
 TEST(ReportGolden, BenchOnly) {
   Report r;
   r.inputs.push_back(json_input("bench/h200x2-all_reduce.json", "h200x2-all_reduce.json"));
