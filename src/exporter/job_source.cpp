@@ -51,11 +51,10 @@ std::vector<JobProcess> JobSource::read(std::chrono::steady_clock::time_point no
   }
   int dfd = ::dirfd(d);
   std::sort(names.begin(), names.end());
-  static std::size_t logged = 0;
   auto skip = [&](const std::string& name, const char* reason, const std::string& why) {
     ++stats_.skipped_total[reason];
-    if (logged < kMaxLoggedSkips) {
-      ++logged;
+    // each file and reason once, at most kMaxLoggedSkips of them in the exporter's life
+    if (logged_.size() < kMaxLoggedSkips && logged_.insert(name + "\n" + reason).second) {
       std::cerr << "fabscope exporter: job segment " << opts_.dir << "/" << name << " skipped (" << reason
                 << "): " << why << "\n";
     }

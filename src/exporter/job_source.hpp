@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,7 @@ class JobSource {
   mutable std::mutex mu_;
   JobScrapeStats stats_;
   std::map<std::string, std::chrono::steady_clock::time_point> ended_since_;  // file -> first seen ended
+  std::set<std::string> logged_;  // skipped files already said on stderr
 };
 
 }  // namespace fabscope::exporter
