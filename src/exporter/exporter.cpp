@@ -65,11 +65,12 @@ std::string Exporter::scrape_text(const ServerStats& http) {
 Exporter::ScrapeParts Exporter::scrape_parts(const ServerStats& http) {
   std::shared_ptr<const FabricSnapshot> fabric;
   if (fabric_) fabric = fabric_->snapshot();
-  std::string node = render_text(scrape_families(http, fabric.get()));
+  std::string node = render_text(scrape_families(http, fabric.get(), /*jobs=*/false));
+  if (jobs_) jobs_->text(node);  // thousands of samples: written straight, no metric model
   return {std::move(node), std::move(fabric)};
 }
 
-std::vector<MetricFamily> Exporter::scrape_families(const ServerStats& http, const FabricSnapshot* fabric) {
+std::vector<MetricFamily> Exporter::scrape_families(const ServerStats& http, const FabricSnapshot* fabric, bool jobs) {
   auto t0 = std::chrono::steady_clock::now();
   std::vector<probe::Note> notes;
   const auto& devices = ports_.read(notes);
@@ -97,7 +98,7 @@ std::vector<MetricFamily> Exporter::scrape_families(const ServerStats& http, con
     for (auto& f : check_families(*checks)) fams.push_back(std::move(f));
   if (mesh_)
     for (auto& f : mesh_->families()) fams.push_back(std::move(f));
-  if (jobs_)
+  if (jobs_ && jobs)
     for (auto& f : jobs_->families()) fams.push_back(std::move(f));
 
   SelfStats self;

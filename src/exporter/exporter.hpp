@@ -76,7 +76,8 @@ class Exporter {
  private:
   void count_notes(const std::vector<probe::Note>& notes);
   // Every family but the fabric's own (fabscope_fabric_*), which the snapshot holds.
-  std::vector<MetricFamily> scrape_families(const ServerStats& http, const FabricSnapshot* fabric);
+  // jobs: include the running jobs' families (the model path; scrapes render them straight to text).
+  std::vector<MetricFamily> scrape_families(const ServerStats& http, const FabricSnapshot* fabric, bool jobs = true);
 
   core::Root root_;
   ExporterOptions opts_;

@@ -27,6 +27,11 @@ struct JobScrapeStats {
 std::vector<MetricFamily> job_families(const std::vector<JobProcess>& processes, const JobScrapeStats& stats,
                                        std::size_t max_aggregates);
 
+// The same series as render_text(job_families(...)), written straight into out: what a scrape
+// serves (no metric model is built; label sets are escaped once per communicator).
+void job_text(const std::vector<JobProcess>& processes, const JobScrapeStats& stats, std::size_t max_aggregates,
+              std::string& out);
+
 // busbw factor of an op on nranks ranks, from the bench's descriptors (nccl-tests' factors);
 // Send and Recv count as sendrecv (1), an op outside them 0.
 double job_busbw_factor(unsigned op, int nranks);

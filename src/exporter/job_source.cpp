@@ -133,6 +133,11 @@ std::vector<JobProcess> JobSource::read(std::chrono::steady_clock::time_point no
   return out;
 }
 
+void JobSource::text(std::string& out) {
+  auto procs = read(std::chrono::steady_clock::now());
+  job_text(procs, stats(), opts_.max_aggregates, out);
+}
+
 std::vector<MetricFamily> JobSource::families() {
   auto procs = read(std::chrono::steady_clock::now());
   return job_families(procs, stats(), opts_.max_aggregates);

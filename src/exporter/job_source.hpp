@@ -42,6 +42,8 @@ class JobSource {
   // Reads every segment now. now: steady time, for the grace period.
   std::vector<JobProcess> read(std::chrono::steady_clock::time_point now);
   std::vector<MetricFamily> families();
+  // The same series as render_text(families()), appended to out (the scrape's path).
+  void text(std::string& out);
   JobScrapeStats stats() const;
 
  private:

@@ -571,3 +571,33 @@ TEST_F(ProfilerHarness, WithoutKernelEventsOperationsAreCountedNotTimed) {
   for (auto n : a->hist) bucketed += n;
   EXPECT_EQ(bucketed, 0u);
 }
+
+// The scrape's text path and the metric model are one walk: their expositions are equal, byte for
+// byte, on segments with collectives, p2p, network steps, an operation in flight and the cap hit.
+TEST_F(ProfilerHarness, ScrapeTextEqualsTheRenderedModel) {
+  pid_t a = run([](const ProfilerPlugin& p) {
+    Comm5 c(p, 7, 1, 4, 2, "wor\"ld\\");
+    for (std::uint64_t i = 0; i < 12; i++) {
+      CollSpec s;
+      s.seq = i;
+      s.count = 256u << i;
+      c.collective(s);
+    }
+    void* h = c.start_p2p("Recv", 100, 3, 1);
+    c.stop(h);
+    c.stop_channel(c.start_channel(h, 0, 10), 20);
+    c.start_coll(CollSpec{.seq = 12});
+    c.network(2, true, 3, 1000);
+  }, true, {{"FABSCOPE_PROFILER_PROXY", "1"}});
+  auto seg_a = read(a);  // before b starts: a starting process removes the dead segments of its user
+  pid_t b = run([](const ProfilerPlugin& p) { Comm5 c(p, 8, 0, 2); c.collective(CollSpec{}); });
+  std::vector<fabscope::exporter::JobProcess> procs{{seg_a, true}, {read(b), false}};
+  fabscope::exporter::JobScrapeStats st;
+  st.skipped_total["size"] = 3;
+  st.removed_total = 2;
+  for (std::size_t cap : {std::size_t{4096}, std::size_t{5}}) {
+    std::string text;
+    fabscope::exporter::job_text(procs, st, cap, text);
+    EXPECT_EQ(text, fabscope::exporter::render_text(fabscope::exporter::job_families(procs, st, cap))) << "cap " << cap;
+  }
+}
