@@ -146,13 +146,16 @@ phase_check() {
   grep -cE '^fabscope_job_operations_total' "$L/ddp-socket.prom" | sed 's/^/ddp-socket operation series: /' | tee -a "$L/summary.txt"
 }
 
-# time per call (µs, out-of-place) and busbw of one all_reduce_perf line (COST_SIZES, default "8 1G";
-# SMALL_ITERS: -n of the small size, default 2000)
+# time per call (µs, out-of-place) and busbw of one all_reduce_perf line. Cost phase settings:
+# COST_SIZES (default "8 1G"; sizes ending in M or G run -n 40 -w 5, others -n SMALL_ITERS -w 200),
+# SMALL_ITERS (default 2000), COST_VARIANTS (default every one), COST_PATH nvlink|socket
 nt_line() { awk '$1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/ && NF >= 13 { print $6, $8; exit }' "$1"; }
 
 phase_cost() {
   local r v
-  local -a variants=(none fabscope fabscope-proxy fabscope-nokernel inspector)
+  local -a variants=(${COST_VARIANTS:-none fabscope fabscope-proxy fabscope-nokernel inspector})
+  local -a path_env=()
+  [[ ${COST_PATH:-nvlink} == socket ]] && path_env=("${SOCKET_ENV[@]}")
   for r in $(seq 1 "$ROUNDS"); do
     for size in ${COST_SIZES:-8 1G}; do
       for v in "${variants[@]}"; do
@@ -165,8 +168,8 @@ phase_cost() {
         esac
         mkdir -p "$WORK/shm-cost" "$WORK/insp"
         local -a it=(-n ${SMALL_ITERS:-2000} -w 200)
-        [[ $size == 1G ]] && it=(-n 40 -w 5)
-        timeout -k 5 120 env "${e[@]}" "$NT/all_reduce_perf" -g "$GPUS" -b "$size" -e "$size" "${it[@]}" -c 0 \
+        [[ $size == *[MG] ]] && it=(-n 40 -w 5)
+        timeout -k 5 120 env "${path_env[@]}" "${e[@]}" "$NT/all_reduce_perf" -g "$GPUS" -b "$size" -e "$size" "${it[@]}" -c 0 \
           >"$L/cost-$size-$v-$r.log" 2>&1
         echo "$size $v $r $(nt_line "$L/cost-$size-$v-$r.log")" >>"$L/cost.txt"
         [[ $v == inspector ]] && echo "inspector wrote $(find "$WORK/insp" -type f | wc -l) file(s), $(du -sk "$WORK/insp" | cut -f1) KiB" >>"$L/cost-$size-$v-$r.log"
@@ -180,7 +183,7 @@ rows = [l.split() for l in open(sys.argv[1]) if len(l.split()) == 5]
 by = {}
 for size, v, r, t, bw in rows:
     by.setdefault((size, v), []).append((float(t), float(bw)))
-for size in ("8", "1G"):
+for size in sorted({r[0] for r in rows}, key=lambda x: (len(x), x)):
     base = by.get((size, "none"))
     if not base: continue
     bt = statistics.median(t for t, _ in base); bb = statistics.median(b for _, b in base) or float("nan")
