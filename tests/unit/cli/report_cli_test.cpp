@@ -95,6 +95,24 @@ TEST(ReportCli, DoctorOutput_IsAnInput) {
   EXPECT_NE(html.find("Next steps on"), std::string::npos);
 }
 
+TEST(ReportCli, JobSnapshots_MakeOneJobSection) {
+  fabscope::testing::TempDir t;
+  auto out = t.path() / "job.html";
+  auto dir = fabscope::testing::fixture("job-synthetic");
+  auto r = run_fabscope("report --json --job " + quote((dir / "gpu-a.prom").string()) + " --job gpu-b=" +
+                        quote((dir / "gpu-b.prom").string()) + " -o " + quote(out.string()), "", false);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  json j = json::parse(r.out);
+  EXPECT_EQ(j["sections"], json({"summary", "job"}));
+  ASSERT_EQ(j["inputs"].size(), 2u);
+  EXPECT_EQ(j["inputs"][0]["label"], "gpu-a");
+  EXPECT_EQ(j["inputs"][1]["label"], "gpu-b");
+  EXPECT_EQ(j["inputs"][1]["schema"], "prometheus-text");
+  const std::string html = slurp(out);
+  EXPECT_NE(html.find("<p class=\"job-missing\" data-missing=\"8-11\">"), std::string::npos);
+  EXPECT_NE(html.find("<div class=\"job\" id=\"job-2\" data-job=\"pid-31337\">"), std::string::npos);
+}
+
 TEST(ReportCli, NoInput_IsAUsageError) {
   auto r = run_fabscope("report -o /dev/null");
   EXPECT_EQ(r.exit_code, 3);
@@ -119,6 +137,14 @@ TEST(ReportCli, BadInputs_Exit3NamingTheFile) {
   write(p("log.txt"), "NCCL INFO Bootstrap : Using eth0\n");
   expect_refused(p("log.txt"), "--nccl-tests ", "no nccl-tests table");
   expect_refused(p("empty.json"), "--nccl-tests ", "no nccl-tests table");
+  expect_refused(fabscope::testing::fixture("mesh-loopback/node1.prom").string(), "--job ",
+                 "no fabscope_job_* series: not a snapshot of `fabscope exporter --jobs`");
+  write(p("bad.prom"), "fabscope_job_operations_in_flight{job_id=\"j\",comm=\"0a\",rank=\"0\"} -2\n");
+  auto r = run_fabscope("report --job " + quote(p("bad.prom")) + " -o " + quote(p("never.html")));
+  EXPECT_EQ(r.exit_code, 3) << r.out;
+  EXPECT_NE(r.out.find(p("bad.prom") + ":1: fabscope_job_operations_in_flight: value -2 is not a count"), std::string::npos)
+      << r.out;
+  EXPECT_FALSE(std::filesystem::exists(p("never.html")));
 }
 
 TEST(ReportCli, UnwritableOutput_Exit3NamingIt) {
