@@ -24,7 +24,12 @@ struct JobRankRef {
 };
 
 struct JobCell {
-  std::optional<double> busbw_gbps;   // bus_bytes / seconds_sum / 1e9; nullopt: size 0 or no time
+  // bus_bytes / seconds_sum / 1e9; nullopt: size 0 or no time. Where fewer operations were timed
+  // than counted (the histogram's _count below operations_total: operations without a time, e.g.
+  // FABSCOPE_PROFILER_KERNEL=0), the bus bytes are taken in that proportion, the untimed
+  // operations' bytes having no seconds in the sum.
+  std::optional<double> busbw_gbps;
+  std::optional<double> timed;        // the histogram's _count: operations with a time
   std::optional<double> p50_s, p99_s; // histogram_quantile over its buckets
   double operations = 0;
   std::optional<double> ratio;        // busbw / the column's median

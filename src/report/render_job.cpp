@@ -75,6 +75,7 @@ std::string cell_title(const JobCommView& c, const JobOpView& op, std::size_t ro
                   format_bytes(op.sizes[col]) + " (messages of " + size_class(op.sizes[col]) + "): ";
   if (!x.present) return t + "no operation of this size";
   t += count_text(x.operations) + " operations";
+  if (x.timed && *x.timed < x.operations) t += " (" + count_text(*x.timed) + " of them timed)";
   if (x.busbw_gbps) {
     t += ", busbw " + gbps(*x.busbw_gbps) + " GB/s";
     if (x.ratio)

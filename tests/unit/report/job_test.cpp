@@ -401,6 +401,25 @@ TEST(JobView, SlowRank_IsMarkedBelowItsColumnsMedian) {
   EXPECT_EQ(ag->below_rows, (std::vector<std::size_t>{5}));
 }
 
+TEST(JobView, UntimedOperations_CountNoBytesInTheBusbw) {
+  // 100 operations of 1 MiB counted, 50 of them timed (10 ms in all): the bytes of the timed ones
+  // over their time, not every operation's bytes over half of the time.
+  const std::string al = "job_id=\"j\",comm=\"0a\",rank=\"0\",op=\"Broadcast\",size=\"1048576\"";
+  Report r;
+  r.inputs.push_back(input_from_job_text("u.prom", "u",
+                                         "fabscope_job_operations_total{" + al + "} 100\n"
+                                         "fabscope_job_bus_bytes_total{" + al + "} 104857600\n"
+                                         "fabscope_job_operation_seconds_bucket{" + al + ",le=\"0.001024\"} 50\n"
+                                         "fabscope_job_operation_seconds_bucket{" + al + ",le=\"+Inf\"} 50\n"
+                                         "fabscope_job_operation_seconds_sum{" + al + "} 0.01\n"
+                                         "fabscope_job_operation_seconds_count{" + al + "} 50\n"));
+  JobSection s = build_job_section({&r.inputs[0]});
+  const JobOpView& op = s.jobs.at(0).comms.at(0).ops.at(0);
+  EXPECT_NEAR(*op.cells[0][0].busbw_gbps, 50 * 1048576 / 0.01 / 1e9, 1e-9);
+  EXPECT_EQ(*op.cells[0][0].timed, 50);
+  EXPECT_NE(render(r).html.find("100 operations (50 of them timed)"), std::string::npos);
+}
+
 TEST(JobView, ARankInTwoFiles_IsKeptOnceWithANote) {
   std::vector<Input> in = {fixture("gpu-a"), fixture("gpu-a")};
   in[1].file = "again.prom";
