@@ -538,3 +538,46 @@ TEST(JobRender, HostileLabels_AreEscaped) {
   EXPECT_EQ(html.find("<svg onload"), std::string::npos);
   EXPECT_EQ(html.find("<i>"), std::string::npos);
 }
+
+// The real captures of tests/fixtures/job-h200x4: what the programs issued is what the report reads.
+Input real(const std::string& name) {
+  const auto path = fabscope::testing::fixture("job-h200x4") / (name + ".prom");
+  return input_from_job_text(name + ".prom", name, slurp(path));
+}
+
+TEST(JobInput, RealPyTorchCapture_EveryRankHasWhatItIssued) {
+  Input in = real("torch-nvlink");
+  ASSERT_EQ(in.job.ranks.size(), 4u);
+  for (const auto& r : in.job.ranks) {
+    EXPECT_EQ(r.job, "torchrun-127.0.0.1:29500");
+    EXPECT_EQ(*r.nranks, 4);
+    EXPECT_FALSE(r.gpu.empty());
+    int checked = 0;
+    for (const auto& a : r.aggs) {
+      if (a.op != "AllReduce" && a.op != "AllGather" && a.op != "ReduceScatter") continue;
+      if (a.size_bytes < 1024 || a.size_bytes > (256u << 20)) continue;
+      bool power_of_4 = false;
+      for (std::uint64_t s = 1024; s <= (256u << 20); s *= 4) power_of_4 |= a.size_bytes == s;
+      if (!power_of_4) continue;
+      EXPECT_EQ(*a.operations, 30) << a.op << " " << a.size_bytes << " rank " << r.rank;
+      checked++;
+    }
+    EXPECT_EQ(checked, 30) << "rank " << r.rank;  // 3 ops x 10 sizes
+  }
+}
+
+TEST(JobInput, RealNcclTestsSocketCapture_CountsAndNetworkPeers) {
+  Input in = real("nccl-tests-socket");
+  ASSERT_EQ(in.job.ranks.size(), 4u);
+  for (const auto& r : in.job.ranks) {
+    EXPECT_EQ(r.state, "finalized");
+    for (const auto& a : r.aggs) {
+      if (a.op != "AllReduce") continue;
+      const bool swept = a.size_bytes == (1u << 20) || a.size_bytes == (4u << 20) || a.size_bytes == (16u << 20) ||
+                         a.size_bytes == (64u << 20) || a.size_bytes == (256u << 20);
+      EXPECT_EQ(*a.operations, swept ? 27 : 5) << a.size_bytes;
+    }
+    ASSERT_EQ(r.net.size(), 2u);  // a ring: one peer it sends to, one it receives from
+    EXPECT_GT(*r.net[0].wait_seconds, 0);
+  }
+}
