@@ -278,3 +278,36 @@ TEST(ExporterFabricCli, FabricFlagsWithoutFabricAreUsageErrors) {
   r = run_fabscope("exporter --once --checks-interval 0 --fabric --fabric-interval 0");
   EXPECT_EQ(r.exit_code, 3) << r.out;
 }
+
+// `fabscope exporter --jobs`: flags, an empty or missing directory, a segment of the real capture's
+// layout that is garbage (counted, the scrape still served).
+TEST(ExporterJobsCli, JobFlagsWithoutJobsAreUsageErrors) {
+  for (const char* f : {"--jobs-dir /tmp", "--jobs-grace 5", "--jobs-max-series 10"}) {
+    auto r = run_fabscope(std::string("exporter --once --checks-interval 0 ") + f);
+    EXPECT_EQ(r.exit_code, 3) << f << r.out;
+    EXPECT_NE(r.out.find("needs --jobs"), std::string::npos) << r.out;
+  }
+  auto r = run_fabscope("exporter --once --checks-interval 0 --jobs --jobs-max-series 0");
+  EXPECT_EQ(r.exit_code, 3) << r.out;
+}
+
+TEST(ExporterJobsCli, NoJobOrAMissingDirectoryServesTheNodeAndZeroProcesses) {
+  TempDir t;
+  for (const std::string& dir : {t.path().string(), (t.path() / "absent").string()}) {
+    auto r = run_fabscope("exporter --once --checks-interval 0 --root " + quote(fixture("rxe-vm").string()) +
+                          " --jobs --jobs-dir " + quote(dir), "", false);
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_NE(r.out.find("fabscope_port_state{"), std::string::npos);
+    EXPECT_NE(r.out.find("fabscope_job_processes{state=\"running\"} 0\n"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("fabscope_job_operations_total"), std::string::npos);
+  }
+}
+
+TEST(ExporterJobsCli, AGarbledSegmentIsSkippedAndCounted) {
+  TempDir t;
+  write_file(t.path(), "fabscope-job.4242", std::string(333656, '\x7f'));
+  auto r = run_fabscope("exporter --once --checks-interval 0 --root " + quote(fixture("rxe-vm").string()) +
+                        " --jobs --jobs-dir " + quote(t.path().string()), "", false);
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("fabscope_job_segments_skipped_total{reason=\"format\"} 1\n"), std::string::npos) << r.out;
+}
