@@ -163,6 +163,7 @@ phase_cost() {
         case $v in
           fabscope) e=(NCCL_PROFILER_PLUGIN="$PLUGIN" FABSCOPE_PROFILER_DIR="$WORK/shm-cost") ;;
           fabscope-proxy) e=(NCCL_PROFILER_PLUGIN="$PLUGIN" FABSCOPE_PROFILER_DIR="$WORK/shm-cost" FABSCOPE_PROFILER_PROXY=1) ;;
+          fabscope-sample*) e=(NCCL_PROFILER_PLUGIN="$PLUGIN" FABSCOPE_PROFILER_DIR="$WORK/shm-cost" FABSCOPE_PROFILER_SAMPLE="${v#fabscope-sample}") ;;
           fabscope-nokernel) e=(NCCL_PROFILER_PLUGIN="$PLUGIN" FABSCOPE_PROFILER_DIR="$WORK/shm-cost" FABSCOPE_PROFILER_KERNEL=0) ;;
           inspector) e=(NCCL_PROFILER_PLUGIN="$INSPECTOR" NCCL_INSPECTOR_ENABLE=1 NCCL_INSPECTOR_DUMP_DIR="$WORK/insp") ;;
         esac
@@ -187,7 +188,7 @@ for size in sorted({r[0] for r in rows}, key=lambda x: (len(x), x)):
     base = by.get((size, "none"))
     if not base: continue
     bt = statistics.median(t for t, _ in base); bb = statistics.median(b for _, b in base) or float("nan")
-    for v in ("none", "fabscope", "fabscope-proxy", "fabscope-nokernel", "inspector"):
+    for v in sorted({r[1] for r in rows}, key=lambda x: (x != "none", x)):
         xs = by.get((size, v))
         if not xs: continue
         t = statistics.median(x for x, _ in xs); b = statistics.median(y for _, y in xs)

@@ -66,11 +66,22 @@ typedef struct {
   uint32_t busy;
 } obj_head;
 
+/* Sampling (FABSCOPE_PROFILER_SAMPLE=N > 1): NCCL is asked for kernel-channel events for one
+ * operation in N only (its activation mask is switched between enqueues). The plugin does not see
+ * which mask an operation was enqueued with, so every operation of a communicator takes a ticket
+ * in launch order; when the first channel of ticket k starts, the communicator's earlier tickets
+ * whose channels never started were not timed (NCCL runs a communicator's kernels in order, and
+ * its proxy posts their channel events in that order): they complete then, counted, untimed. */
+#define PENDING 4096 /* = TASK_POOL: at most that many operations are in flight */
+
 typedef struct {
   fsp_comm* slot; /* NULL: not recorded (every slot taken) */
   int index;
   int nranks;
   int rank;
+  uint64_t next_ticket;  /* tickets given (user thread) */
+  uint64_t resolved_to;  /* tickets below this one are resolved (proxy thread) */
+  void* pending[PENDING]; /* ticket % PENDING -> its task, while in flight (sampling only) */
 } comm_ctx;
 
 typedef struct {
@@ -84,6 +95,9 @@ typedef struct {
   uint64_t ring_lock; /* the entry's lock value after this operation wrote it */
   uint8_t op, algo, proto, nch;
   int32_t peer;
+  uint64_t ticket;      /* its place in the communicator's launch order (sampling only) */
+  uint32_t ch_started;  /* channels that started */
+  uint32_t untimed;     /* 1 once known to have no channel events (sampling only) */
 } task_obj;
 
 typedef struct {
@@ -113,13 +127,16 @@ static step_obj g_steps[STEP_POOL];
 static uint32_t g_task_cur, g_ch_cur, g_pop_cur, g_step_cur;
 
 static comm_ctx g_ctx[FSP_MAX_COMMS];
-static comm_ctx g_overflow_ctx = {NULL, -1, 0, -1};
+static comm_ctx g_overflow_ctx = {NULL, -1, 0, -1, 0, 0, {0}};
 
 static pthread_mutex_t g_init_mu = PTHREAD_MUTEX_INITIALIZER; /* init and finalize only */
 static fsp_segment* g_seg;
 static pid_t g_seg_pid;
 static int g_active_comms;
 static int g_mask;
+static int* g_mask_ptr;     /* NCCL's activation mask (one per process), given at init */
+static uint32_t g_sample = 1; /* time one operation in g_sample (FABSCOPE_PROFILER_SAMPLE) */
+static uint64_t g_sample_count;
 static int g_api_version;
 static int g_keep;
 static char g_path[256];
@@ -333,6 +350,10 @@ static uint64_t ring_write(fsp_comm* c, uint32_t idx, const task_obj* t, uint64_
 }
 
 static void task_complete(task_obj* t) {
+  if (g_sample > 1 && t->ctx != NULL) {
+    void* self = t;
+    __atomic_compare_exchange_n(&t->ctx->pending[t->ticket % PENDING], &self, NULL, 0, RLX, RLX);
+  }
   fsp_comm* c = t->ctx ? t->ctx->slot : NULL;
   if (c != NULL) {
     uint64_t done = now_ns();
@@ -363,8 +384,30 @@ static void task_complete(task_obj* t) {
   pool_put(&t->h);
 }
 
-static void task_release(task_obj* t) {
-  if (__atomic_sub_fetch(&t->remaining, 1, AR) == 0) task_complete(t);
+static void task_release_n(task_obj* t, uint32_t n) {
+  if (n != 0 && __atomic_sub_fetch(&t->remaining, n, AR) == 0) task_complete(t);
+}
+
+static void task_release(task_obj* t) { task_release_n(t, 1); }
+
+/* Sampling: the first channel of ticket k started, so the communicator's tickets below k whose
+ * channels never started were launched without kernel-channel events: their channel references
+ * are given back, and each completes (untimed) now or at its host stop. Called on the
+ * communicator's proxy thread; the compare-and-swap on `untimed` makes it once per task. */
+static void resolve_before(comm_ctx* ctx, uint64_t k) {
+  uint64_t from = __atomic_load_n(&ctx->resolved_to, ACQ);
+  if (k > from + PENDING) from = k - PENDING; /* never more than the ring holds */
+  for (uint64_t i = from; i < k; i++) {
+    void** slot = &ctx->pending[i % PENDING];
+    task_obj* u = (task_obj*)__atomic_load_n(slot, ACQ);
+    if (u == NULL || !LIVE_TASK(u) || u->ticket != i) continue;
+    if (__atomic_load_n(&u->ch_started, ACQ) != 0) continue;
+    uint32_t zero = 0;
+    if (!__atomic_compare_exchange_n(&u->untimed, &zero, 1, 0, AR, RLX)) continue;
+    __atomic_compare_exchange_n(slot, (void**)&u, NULL, 0, RLX, RLX);
+    task_release_n(u, u->nch);
+  }
+  atomic_max_u64(&ctx->resolved_to, k);
 }
 
 /* ---- the segment (init only: system calls allowed here) ---- */
@@ -571,7 +614,16 @@ static fsp_nccl_result init_common(void** context, int* mask, const char* name, 
   const char* kernel = getenv("FABSCOPE_PROFILER_KERNEL");
   if (kernel == NULL || strcmp(kernel, "0") != 0) events |= FSP_EV_KERNEL_CH;
   if (g_seg->header.flags & FSP_FLAG_PROXY) events |= FSP_EV_PROXY_OP | FSP_EV_PROXY_STEP;
+  const char* sample = getenv("FABSCOPE_PROFILER_SAMPLE");
+  if (sample != NULL && sample[0]) {
+    char* end = NULL;
+    long n = strtol(sample, &end, 10);
+    if (end != NULL && *end == '\0' && n >= 1 && n <= 1024) g_sample = (uint32_t)n;
+    else say(FSP_LOG_WARN, "PROFILER/fabscope: FABSCOPE_PROFILER_SAMPLE=%s is not a number from 1 to 1024; 1 used", sample);
+  }
+  if (!(events & FSP_EV_KERNEL_CH)) g_sample = 1; /* nothing to sample */
   g_mask = events;
+  g_mask_ptr = mask;
   *mask = events;
   comm_ctx* ctx = &g_overflow_ctx;
   for (int i = 0; i < FSP_MAX_COMMS; i++) {
@@ -623,6 +675,8 @@ static fsp_nccl_result fsp_init_v4(void** context, int* mask, const char* name, 
 
 static fsp_nccl_result fsp_finalize(void* context) {
   comm_ctx* ctx = (comm_ctx*)context;
+  /* sampling: operations still waiting to learn they were not timed are complete by now */
+  if (ctx != NULL && g_sample > 1) resolve_before(ctx, __atomic_load_n(&ctx->next_ticket, ACQ));
   pthread_mutex_lock(&g_init_mu);
   if (ctx != NULL && ctx->slot != NULL) {
     __atomic_store_n(&ctx->slot->state, 3, REL);
@@ -662,6 +716,19 @@ static void* start_task(comm_ctx* ctx, uint8_t op, uint64_t seq, size_t count, c
   t->peer = peer;
   int kernel = (__atomic_load_n(&g_mask, RLX) & FSP_EV_KERNEL_CH) != 0;
   __atomic_store_n(&t->remaining, 1u + (kernel ? nch : 0u), RLX);
+  t->ch_started = 0;
+  t->untimed = 0;
+  if (g_sample > 1) {
+    t->ticket = __atomic_fetch_add(&ctx->next_ticket, 1, RLX);
+    __atomic_store_n(&ctx->pending[t->ticket % PENDING], (void*)t, REL);
+    /* The mask NCCL reads at the next enqueue. Operations of the process's communicators launched
+     * together (nccl-tests drives every GPU of a process in one group) make one batch, and NCCL
+     * has one mask for the process: one batch in g_sample asks for kernel-channel events. */
+    uint64_t n = __atomic_add_fetch(&g_sample_count, 1, RLX);
+    uint64_t per_batch = g_active_comms > 0 ? (uint64_t)g_active_comms : 1;
+    int m = (g_mask & ~FSP_EV_KERNEL_CH) | ((n / per_batch) % g_sample == 0 ? FSP_EV_KERNEL_CH : 0);
+    if (g_mask_ptr != NULL) __atomic_store_n(g_mask_ptr, m, RLX);
+  }
   t->ring_idx = (uint32_t)(__atomic_fetch_add(&c->ring_next, 1, RLX) % FSP_RING_LEN);
   t->ring_lock = 0;
   t->ring_lock = ring_write(c, t->ring_idx, t, 0, 0);
@@ -685,6 +752,8 @@ static void* start_kernel_ch(void* parent, uint64_t ptimer) {
   }
   ch->parent = t;
   ch->stopped = 0;
+  if (__atomic_fetch_add(&t->ch_started, 1, AR) == 0 && g_sample > 1 && t->ctx != NULL)
+    resolve_before(t->ctx, t->ticket);
   if (ptimer) atomic_min_u64(&t->gpu_start, ptimer);
   atomic_min_u64(&t->cpu_ch_start, now_ns());
   return ch;

@@ -170,6 +170,9 @@ class Comm5 {
     if (oh) p_.v5->stopEvent(oh);
   }
 
+  // NCCL's activation mask as the plugin last set it (the plugin keeps the pointer init gave).
+  int mask_ptr_value() const { return __atomic_load_n(&mask, __ATOMIC_RELAXED); }
+
   void* ctx = nullptr;
   int mask = 0;
   int rc = -1;

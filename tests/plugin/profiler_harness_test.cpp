@@ -601,3 +601,64 @@ TEST_F(ProfilerHarness, ScrapeTextEqualsTheRenderedModel) {
     EXPECT_EQ(text, fabscope::exporter::render_text(fabscope::exporter::job_families(procs, st, cap))) << "cap " << cap;
   }
 }
+
+// FABSCOPE_PROFILER_SAMPLE=4: NCCL gives channel events for the operations enqueued while the
+// mask asked for them; the others complete when a later operation's first channel starts.
+TEST_F(ProfilerHarness, SamplingTimesOneInNAndCountsEveryOperation) {
+  pid_t pid = run(
+      [](const ProfilerPlugin& p) {
+        Comm5 c(p, 7, 0, 2);
+        std::uint64_t t = 1000;
+        for (std::uint64_t i = 0; i < 16; i++) {
+          // as NCCL: the mask is read when the operation is enqueued, before its start event
+          const bool timed = (c.mask_ptr_value() & FSP_EV_KERNEL_CH) != 0;
+          CollSpec s;
+          s.seq = i;
+          s.nchannels = 2;
+          void* h = c.start_coll(s);
+          c.stop(h);
+          if (timed) {
+            void* a = c.start_channel(h, 0, t);
+            void* b = c.start_channel(h, 1, t + 10);
+            c.stop_channel(a, t + 500);
+            c.stop_channel(b, t + 490);
+          }
+          t += 1000;
+        }
+        c.finalized = true;  // read as a running process's: no finalize
+      },
+      true, {{"FABSCOPE_PROFILER_SAMPLE", "4"}});
+  auto seg = read(pid);
+  const auto& c = seg.comms.at(0);
+  EXPECT_EQ(c.started, 16u);
+  // the last timed one is op 12 (the mask turned on by op 11's start); ops 13-15 wait for the
+  // next timed operation's first channel: still in flight
+  EXPECT_EQ(c.completed, 13u);
+  const auto* a = find_agg(c, "AllReduce");
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(a->count, 13u);
+  EXPECT_EQ(a->gpu_timed, 4u);  // ops 0, 4, 8, 12
+  EXPECT_EQ(a->time_ns_sum, 4u * 500u);
+}
+
+TEST_F(ProfilerHarness, SamplingFinalizeCompletesTheOperationsStillWaiting) {
+  pid_t pid = run(
+      [](const ProfilerPlugin& p) {
+        Comm5 c(p, 7, 0, 2);
+        for (std::uint64_t i = 0; i < 6; i++) {
+          const bool timed = (c.mask_ptr_value() & FSP_EV_KERNEL_CH) != 0;
+          CollSpec s;
+          s.seq = i;
+          s.nchannels = 1;
+          void* h = c.start_coll(s);
+          c.stop(h);
+          if (timed) c.stop_channel(c.start_channel(h, 0, 100), 200);
+        }
+        c.finalize();
+      },
+      true, {{"FABSCOPE_PROFILER_SAMPLE", "4"}});
+  auto seg = read(pid);
+  ASSERT_EQ(seg.comms.size(), 1u);
+  EXPECT_EQ(seg.comms[0].completed, 6u);
+  EXPECT_TRUE(seg.comms[0].finalized);
+}
