@@ -374,7 +374,10 @@ static void task_complete(task_obj* t) {
       __atomic_fetch_add(&a->bytes, t->bytes, RLX);
       __atomic_fetch_add(&a->time_ns_sum, dur, RLX);
       if (gpu) __atomic_fetch_add(&a->gpu_timed, 1, RLX);
-      if (timed) __atomic_fetch_add(&a->hist[hist_bucket(dur)], 1, RLX);
+      if (timed) {
+        __atomic_fetch_add(&a->hist[hist_bucket(dur)], 1, RLX);
+        __atomic_fetch_add(&a->timed_bytes, t->bytes, RLX);
+      }
     }
     if (t->ring_lock) ring_write(c, t->ring_idx, t, done, t->ring_lock);
     if (t->op < 16) atomic_max_u64(&c->op_done_seq[t->op], t->seq + 1);

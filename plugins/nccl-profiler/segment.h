@@ -95,6 +95,7 @@ typedef struct {
   uint64_t bytes;            /* their bytes: count x datatype size (a collective's message size) */
   uint64_t time_ns_sum;      /* their durations (GPU time where NCCL gave it, else CPU) */
   uint64_t gpu_timed;        /* how many of them were timed by the GPU's clock */
+  uint64_t timed_bytes;      /* the bytes of the operations that have a time (sampling, KERNEL=0) */
   uint64_t hist[FSP_HIST_BUCKETS];
 } fsp_agg;
 
@@ -154,7 +155,7 @@ typedef struct {
 /* Sizes the reader checks: a change here is a new version. */
 #define FSP_HEADER_BYTES 344u
 #define FSP_COMM_HEAD_BYTES 480u /* fsp_comm up to aggs */
-#define FSP_AGG_BYTES 296u
+#define FSP_AGG_BYTES 304u
 #define FSP_RING_ENTRY_BYTES 64u
 #define FSP_PEER_BYTES 64u
 

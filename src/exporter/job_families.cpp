@@ -82,7 +82,8 @@ const FamDef kFams[kFamCount] = {
     {"fabscope_job_bytes_total", MetricType::Counter,
      "Message bytes of the completed operations (nccl-tests' size definition)"},
     {"fabscope_job_bus_bytes_total", MetricType::Counter,
-     "Message bytes times the op's bus-bandwidth factor: rate(this)/rate(..._seconds_sum) is busbw"},
+     "Message bytes of the timed operations times the op's bus-bandwidth factor: rate(this)/rate(..._seconds_sum) "
+     "is busbw"},
     {"fabscope_job_gpu_timed_operations_total", MetricType::Counter,
      "Completed operations timed by the GPU's clock (the rest by the proxy thread's)"},
     {"fabscope_job_operation_seconds", MetricType::Histogram,
@@ -315,7 +316,9 @@ void emit_all(Sink& out, const std::vector<JobProcess>& processes, const JobScra
         const Extra al = {{"op", job_op_name(a.op)}, {"size", size}};
         out.u64(kOps, cl, al, a.count);
         out.u64(kBytes, cl, al, a.bytes);
-        out.dbl(kBus, cl, al, static_cast<double>(a.bytes) * job_busbw_factor(a.op, c.nranks));
+        // the timed operations' bytes only: over the time of those same operations (sampling and
+        // FABSCOPE_PROFILER_KERNEL=0 count operations that have no time)
+        out.dbl(kBus, cl, al, static_cast<double>(a.timed_bytes) * job_busbw_factor(a.op, c.nranks));
         out.u64(kGpuTimed, cl, al, a.gpu_timed);
         // the segment's buckets are powers of 2 µs; the exposition's are powers of 4 (every second one)
         Histogram h(job_duration_bounds());

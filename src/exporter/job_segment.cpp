@@ -142,6 +142,7 @@ JobSegment parse_job_segment(std::string_view bytes, std::string_view source) {
       g.bytes = raw.bytes;
       g.time_ns_sum = raw.time_ns_sum;
       g.gpu_timed = raw.gpu_timed;
+      g.timed_bytes = raw.timed_bytes;
       for (int b = 0; b < kJobHistBuckets; b++) g.hist[b] = raw.hist[b];
       c.aggs.push_back(g);
     }

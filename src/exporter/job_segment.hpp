@@ -22,6 +22,7 @@ struct JobAgg {
   unsigned op = 0;
   unsigned size_class = 0;  // bytes < 2^size_class and >= 2^(size_class-1); 0: zero bytes
   std::uint64_t count = 0, bytes = 0, time_ns_sum = 0, gpu_timed = 0;
+  std::uint64_t timed_bytes = 0;  // bytes of the operations that have a time
   std::array<std::uint64_t, kJobHistBuckets> hist{};
   // The smallest message size of the class, in bytes ("1048576" for 1-2 MiB).
   std::uint64_t size_lower_bytes() const { return size_class == 0 ? 0 : 1ull << (size_class - 1); }

@@ -50,10 +50,8 @@ JobOpView op_view(const std::string& op, const std::vector<JobRankRef>& ranks) {
       if (a.bus_bytes && *a.bus_bytes > 0) v.busbw = true;
       c.timed = a.seconds_count;
       if (a.size_bytes > 0 && a.bus_bytes && a.seconds_sum && *a.seconds_sum > 0) {
-        double share = 1;  // the timed operations' part of the bytes
-        if (a.operations && a.seconds_count && *a.operations > 0 && *a.seconds_count < *a.operations)
-          share = *a.seconds_count / *a.operations;
-        c.busbw_gbps = *a.bus_bytes * share / *a.seconds_sum / 1e9;
+        // the exporter's bus bytes are the timed operations' only, as the seconds are
+        c.busbw_gbps = *a.bus_bytes / *a.seconds_sum / 1e9;
       }
       if (!a.buckets.empty()) {
         c.p50_s = histogram_quantile(0.5, a.buckets);

@@ -639,6 +639,8 @@ TEST_F(ProfilerHarness, SamplingTimesOneInNAndCountsEveryOperation) {
   EXPECT_EQ(a->count, 13u);
   EXPECT_EQ(a->gpu_timed, 4u);  // ops 0, 4, 8, 12
   EXPECT_EQ(a->time_ns_sum, 4u * 500u);
+  EXPECT_EQ(a->bytes, 13u * 1048576u);
+  EXPECT_EQ(a->timed_bytes, 4u * 1048576u);  // busbw: the timed operations' bytes over their time
 }
 
 TEST_F(ProfilerHarness, SamplingFinalizeCompletesTheOperationsStillWaiting) {

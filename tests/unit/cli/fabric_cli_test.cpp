@@ -305,7 +305,7 @@ TEST(ExporterJobsCli, NoJobOrAMissingDirectoryServesTheNodeAndZeroProcesses) {
 
 TEST(ExporterJobsCli, AGarbledSegmentIsSkippedAndCounted) {
   TempDir t;
-  write_file(t.path(), "fabscope-job.4242", std::string(333656, '\x7f'));
+  write_file(t.path(), "fabscope-job.4242", std::string(339800, '\x7f'));
   auto r = run_fabscope("exporter --once --checks-interval 0 --root " + quote(fixture("rxe-vm").string()) +
                         " --jobs --jobs-dir " + quote(t.path().string()), "", false);
   EXPECT_EQ(r.exit_code, 0) << r.out;

@@ -402,13 +402,13 @@ TEST(JobView, SlowRank_IsMarkedBelowItsColumnsMedian) {
 }
 
 TEST(JobView, UntimedOperations_CountNoBytesInTheBusbw) {
-  // 100 operations of 1 MiB counted, 50 of them timed (10 ms in all): the bytes of the timed ones
-  // over their time, not every operation's bytes over half of the time.
+  // 100 operations of 1 MiB counted, 50 of them timed (10 ms in all): the exporter's bus bytes are
+  // the timed ones' (50 MiB), over their time.
   const std::string al = "job_id=\"j\",comm=\"0a\",rank=\"0\",op=\"Broadcast\",size=\"1048576\"";
   Report r;
   r.inputs.push_back(input_from_job_text("u.prom", "u",
                                          "fabscope_job_operations_total{" + al + "} 100\n"
-                                         "fabscope_job_bus_bytes_total{" + al + "} 104857600\n"
+                                         "fabscope_job_bus_bytes_total{" + al + "} 52428800\n"
                                          "fabscope_job_operation_seconds_bucket{" + al + ",le=\"0.001024\"} 50\n"
                                          "fabscope_job_operation_seconds_bucket{" + al + ",le=\"+Inf\"} 50\n"
                                          "fabscope_job_operation_seconds_sum{" + al + "} 0.01\n"
