@@ -747,6 +747,12 @@ static void* start_kernel_ch(void* parent, uint64_t ptimer) {
     return NULL;
   }
   task_obj* t = (task_obj*)parent;
+  if (__atomic_load_n(&t->untimed, ACQ)) {
+    /* sampling judged it launched without channel events and gave their references back: a
+     * channel that comes after all is not counted (NCCL broke the order the rule relies on) */
+    __atomic_fetch_add(&hdr()->events_invalid, 1, RLX);
+    return NULL;
+  }
   ch_obj* ch = (ch_obj*)pool_get(g_chs, sizeof(ch_obj), CH_POOL, &g_ch_cur, K_CH);
   if (ch == NULL) {
     /* the channel's stop will never come for this handle: count it as stopped now */
