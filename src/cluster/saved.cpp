@@ -55,9 +55,17 @@ SavedRun saved_run_from_json(const json& doc) {
     s.rank = small(n, w, "rank", kMaxRanks);
     if (s.rank >= run.world) throw Error(w + "rank: " + std::to_string(s.rank) + " is not below world " + std::to_string(run.world));
     s.name = text(n, w, "name");
-    s.rdma_address = text(n, w, "rdma_address");
-    s.rdma_note = text(n, w, "rdma_note");
-    if (n.contains("tor_switch")) s.tor_switch = text(n, w, "tor_switch");
+    // Every key below was added to version 1 after its first release (docs/formats.md): absent in
+    // a file of an earlier fabscope, each reads as "not reported" (no RDMA endpoint, no switch
+    // port, no InfiniBand port), never as a value.
+    if (n.contains("rdma_address")) s.rdma_address = text(n, w, "rdma_address");
+    if (n.contains("rdma_note")) s.rdma_note = text(n, w, "rdma_note");
+    if (n.contains("tor_switch")) {
+      s.tor_switch = text(n, w, "tor_switch");
+      run.tor_reported = true;
+    }
+    if (run.written_by.empty() && n.contains("fabscope_version") && n["fabscope_version"].is_string())
+      run.written_by = n["fabscope_version"].get<std::string>();
     if (n.contains("tor_port")) s.tor_port = text(n, w, "tor_port");
     if (n.contains("ib_ports")) {
       const json& ports = need(n, w, "ib_ports", json::value_t::array);
@@ -87,7 +95,9 @@ SavedRun saved_run_from_json(const json& doc) {
     r.b = small(p, w, "b", kMaxRanks);
     if (r.a >= run.world || r.b >= run.world || r.a == r.b)
       throw Error(w + "a/b: ranks " + std::to_string(r.a) + " and " + std::to_string(r.b) + " are not two ranks below world");
-    r.engine = text(p, w, "engine");
+    // pairs[].engine was added with the rdma engine; before it, pairwise.engine named the one
+    // engine that measured every pair, so an earlier file's pair was measured by that one.
+    r.engine = p.contains("engine") ? text(p, w, "engine") : run.engine;
     r.a_to_b_gbps = gbps(p, w, "a_to_b_gbps");
     r.b_to_a_gbps = gbps(p, w, "b_to_a_gbps");
     if (r.engine == run.engine) run.pairs.push_back(r);
@@ -146,7 +156,19 @@ Localization localize_by_lldp(const std::vector<NodeSummary>& nodes, int world, 
   return localize_by_switch(places, pairs, threshold);
 }
 
-Localization localize_saved(const SavedRun& run) { return localize_by_lldp(run.nodes, run.world, run.pairs); }
+Localization localize_saved(const SavedRun& run) {
+  if (!run.tor_reported) {
+    Localization l;
+    l.fabric_source = "LLDP neighbours";
+    // The version string alone does not tell (0.1.0 grew the key without a new number).
+    l.why_not = "the result holds no switch ports: it was written by an earlier fabscope (" +
+                (run.written_by.empty() ? std::string("version unknown") : "version " + run.written_by) +
+                "), before nodes reported their LLDP neighbour; give --fabric FILE (InfiniBand) or run the "
+                "cluster again";
+    return l;
+  }
+  return localize_by_lldp(run.nodes, run.world, run.pairs);
+}
 
 Localization localize_saved(const SavedRun& run, const subnet::Subnet& fabric) {
   return localize_nodes(fabric, run.nodes, run.world, run.pairs);

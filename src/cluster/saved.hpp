@@ -19,6 +19,10 @@ struct SavedRun {
   std::vector<PairResult> pairs;      // the judged engine's pairs
   std::string engine;                 // the judged engine
   std::vector<std::string> names;     // by rank
+  // Some node carries tor_switch: false in a result written before nodes reported their LLDP
+  // neighbour (fabscope 0.1.0), where "no neighbour" is unknown, not "lldpd not running".
+  bool tor_reported = false;
+  std::string written_by;             // the first node's fabscope_version, "" unknown
 };
 
 // Reads the parts of a fabscope.cluster document (docs/formats.md) that locating needs; throws

@@ -332,7 +332,9 @@ TuneResult tune_result_from_json(const json& j) {
           s.verdict.speedup_hi = x.at("speedup_ci95").at(1).get<double>();
           s.verdict.tuned_us = x.at("tuned_time_us").get<double>();
         }
-        if (!x.at("idle").is_null()) s.idle = idle_from(x["idle"]);
+        // idle was added to version 1 with --compute-load: absent in files of the first layout,
+        // where no choice was verified idle (the same as null).
+        if (x.contains("idle") && !x["idle"].is_null()) s.idle = idle_from(x["idle"]);
         s.search.rungs = int_at<int>(x, "rungs");
         for (const auto& t : x.at("trials")) {
           Trial tr;

@@ -23,3 +23,15 @@ TEST(ClusterCli, EngineHelpNamesNcclWithAnExample) {
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_NE(r.out.find("--engine nccl"), std::string::npos) << r.out;
 }
+
+// A result saved by fabscope 0.1.0 (schema v1, before rdma_address and the other later keys)
+// reads back: every cluster fixture, exit 0 (no finding), never 3.
+TEST(ClusterCli, FromAResultOfFabscope010_ReadsBack) {
+  for (const char* f : {"vm5-slow-node.json", "mpirun4-port-down.json", "mpirun4-mtu.json"}) {
+    const auto r = run_fabscope(std::string("cluster --from ") + FABSCOPE_TEST_FIXTURES + "/cluster-runs/" + f);
+    EXPECT_EQ(r.exit_code, 0) << f << "\n" << r.out;
+    EXPECT_EQ(r.out.find(": missing"), std::string::npos) << f << "\n" << r.out;
+  }
+  const auto r = run_fabscope(std::string("cluster --from ") + FABSCOPE_TEST_FIXTURES + "/cluster-runs/vm5-slow-node.json");
+  EXPECT_NE(r.out.find("5 node(s), 10 pair(s) over tcp"), std::string::npos) << r.out;
+}

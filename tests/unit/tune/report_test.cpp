@@ -2,10 +2,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
 #include <sstream>
 
 #include "core/error.hpp"
 #include "ncclenv/render.hpp"
+#include "support/fixtures.hpp"
 #include "tune/advice.hpp"
 #include "tune/report.hpp"
 #include "tune/sim.hpp"
@@ -216,6 +218,26 @@ TEST(ResultJson, RoundTripsEveryKindOfRun) {
     EXPECT_EQ(optimize_config_csv(back), optimize_config_csv(r));
   }
   EXPECT_NE(render_report(loaded, table_rows(loaded), advise(loaded)).find("could not run here"), std::string::npos);
+}
+
+// A tune.json of the first layout of version 1 (tests/fixtures/tune-simulated, written before
+// sizes[].idle existed) reads back, as a run without a compute load: no size verified idle.
+TEST(ResultJson, FileWithoutIdle_ReadsAsNoIdleVerification) {
+  std::ifstream in(fabscope::testing::fixture("tune-simulated/seed1-all_reduce-all_gather.json"));
+  std::stringstream text;
+  text << in.rdbuf();
+  const json j = json::parse(text.str());
+  ASSERT_FALSE(j["collectives"][0]["sizes"][0].contains("idle"));
+  const TuneResult r = tune_result_from_json(j);
+  ASSERT_EQ(r.collectives.size(), 2u);
+  for (const auto& c : r.collectives)
+    for (const auto& s : c.sizes) EXPECT_FALSE(s.idle.has_value()) << s.bytes;
+  // And the idle key present but null (the later layout without a load) reads the same.
+  json with_null = j;
+  for (auto& c : with_null["collectives"])
+    for (auto& s : c["sizes"]) s["idle"] = nullptr;
+  const TuneResult back = tune_result_from_json(with_null);
+  EXPECT_EQ(report_json(back, table_rows(back), advise(back)), report_json(r, table_rows(r), advise(r)));
 }
 
 TEST(ResultJson, ABrokenFileIsAnErrorNamingTheField) {

@@ -1,0 +1,78 @@
+// A saved `fabscope cluster --json` result read back (`cluster --from`): results of every fabscope
+// since 0.1.0 (tests/fixtures/cluster-runs), the keys added to version 1 since then defaulting to
+// "not reported", never to a value.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "cluster/saved.hpp"
+#include "core/error.hpp"
+#include "support/fixtures.hpp"
+
+namespace fabscope::cluster {
+namespace {
+
+json fixture_json(const std::string& name) {
+  std::ifstream in(fabscope::testing::fixture(name));
+  std::stringstream s;
+  s << in.rdbuf();
+  return json::parse(s.str());
+}
+
+// fabscope 0.1.0 wrote no rdma_address/rdma_note, tor_switch/tor_port, ib_ports, nor an engine per
+// pair: its one engine (tcp) measured them all, as pairwise.engine says.
+TEST(SavedRun, ResultOfFabscope010_ReadsWithEveryPairOfItsOneEngine) {
+  const SavedRun run = saved_run_from_json(fixture_json("cluster-runs/vm5-slow-node.json"));
+  EXPECT_EQ(run.world, 5);
+  EXPECT_EQ(run.engine, "tcp");
+  ASSERT_EQ(run.nodes.size(), 5u);
+  EXPECT_EQ(run.pairs.size(), 10u);
+  for (const auto& p : run.pairs) EXPECT_EQ(p.engine, "tcp");
+  for (const auto& n : run.nodes) {
+    EXPECT_EQ(n.rdma_address, "") << n.name;  // no RDMA endpoint offered
+    EXPECT_EQ(n.tor_switch, "") << n.name;    // unknown
+    EXPECT_TRUE(n.ib_ports.empty()) << n.name;
+  }
+  EXPECT_FALSE(run.tor_reported);
+  EXPECT_EQ(run.written_by, "0.1.0");
+}
+
+TEST(SavedRun, EveryClusterFixture_Reads) {
+  for (const char* f : {"cluster-runs/vm5-slow-node.json", "cluster-runs/mpirun4-port-down.json",
+                        "cluster-runs/mpirun4-mtu.json"})
+    EXPECT_NO_THROW(saved_run_from_json(fixture_json(f))) << f;
+}
+
+// Without switch ports in the file, --from alone does not guess why (lldpd was not running):
+// it says the file predates them.
+TEST(SavedRun, ResultWithoutSwitchPorts_SaysItPredatesThemNotThatLldpdIsDown) {
+  const Localization l = localize_saved(saved_run_from_json(fixture_json("cluster-runs/vm5-slow-node.json")));
+  EXPECT_FALSE(l.attempted);
+  EXPECT_NE(l.why_not.find("written by an earlier fabscope (version 0.1.0), before nodes reported their LLDP neighbour"), std::string::npos)
+      << l.why_not;
+}
+
+// A pair that names its engine keeps it: only the judged engine's pairs are located.
+TEST(SavedRun, PairNamingAnotherEngine_IsLeftOutOfTheJudgedOnes) {
+  json doc = fixture_json("cluster-runs/vm5-slow-node.json");
+  doc["pairwise"]["pairs"][0]["engine"] = "rdma";
+  doc["pairwise"]["pairs"][1]["engine"] = "tcp";
+  const SavedRun run = saved_run_from_json(doc);
+  EXPECT_EQ(run.pairs.size(), 9u);
+}
+
+// An added key that is present is still checked.
+TEST(SavedRun, AddedKeyOfTheWrongType_IsRefusedNamingIt) {
+  json doc = fixture_json("cluster-runs/vm5-slow-node.json");
+  doc["nodes"][2]["rdma_address"] = 5;
+  try {
+    saved_run_from_json(doc);
+    FAIL() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("nodes[2].rdma_address"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace fabscope::cluster
