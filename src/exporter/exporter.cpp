@@ -38,9 +38,13 @@ Exporter::Exporter(core::Root root, ExporterOptions opts)
 Exporter::~Exporter() { stop_background_checks(); }
 
 void Exporter::count_notes(const std::vector<probe::Note>& notes) {
-  errors_[kErrorRead] += notes.size();
+  // Counted: what is news (a file that vanished while being read, a value that could not be read
+  // and was not already unread). A value that stays unread (a static empty fw_ver) is
+  // fabscope_values_unread, not an error again at every scrape or walk.
+  const auto& news = ports_.news();
+  errors_[kErrorRead] += news.size();
+  for (const auto& n : news) ++read_problems_[probe::to_string(n.kind)];
   for (const auto& n : notes) {
-    ++read_problems_[probe::to_string(n.kind)];
     std::string text = n.text();
     if (logged_notes_.size() >= kMaxLoggedNotes || !logged_notes_.insert(text).second) continue;
     std::cerr << "fabscope exporter: " << text << "\n";
@@ -104,6 +108,7 @@ std::vector<MetricFamily> Exporter::scrape_families(const ServerStats& http, con
   SelfStats self;
   self.scrape_errors_total = errors_;
   self.read_problems_total = read_problems_;
+  for (const auto& [file, n] : ports_.unread()) ++self.values_unread[probe::to_string(n.kind)];
   self.http_requests_total = http.requests_ok;
   self.http_rejected_total = http.rejected;
   self.http_connections_evicted_total = http.evicted;

@@ -186,17 +186,18 @@ std::vector<MetricFamily> self_families(const SelfStats& s) {
                   "Time this scrape took to read sysfs and build the metrics, in seconds.",
                   {Sample::of({}, s.scrape_duration_seconds)}});
   MetricFamily errors{"fabscope_scrape_errors_total", MetricType::Counter,
-                      "Problems met while scraping, by reason: read (a file vanished or held "
-                      "garbage), counter_backwards (a counter reset or wrapped), checks (the full "
-                      "probe or the checks failed). The scrape still succeeds.", {}};
+                      "Problems met while scraping, by reason: read (a file vanished while being "
+                      "read, or a value could not be read that was not already unread: see "
+                      "fabscope_values_unread), counter_backwards (a counter reset or wrapped), checks "
+                      "(the full probe or the checks failed). The scrape still succeeds.", {}};
   std::map<std::string, std::uint64_t> all{{kErrorRead, 0}, {kErrorCounterBackwards, 0}, {kErrorChecks, 0}};
   for (const auto& [k, v] : s.scrape_errors_total) all[k] = v;
   for (const auto& [k, v] : all) errors.samples.push_back(Sample::of_u64({{"reason", k}}, v));
   fams.push_back(std::move(errors));
   MetricFamily problems{"fabscope_scrape_read_problems_total", MetricType::Counter,
                         "The read errors of fabscope_scrape_errors_total by kind of problem: missing, "
-                        "unreadable, empty, not_text, bad_value (garbage), removed (a device vanished "
-                        "mid-scrape). Each distinct problem is logged once to stderr.", {}};
+                        "unreadable, empty, not_text, bad_value (garbage), removed (a device or file "
+                        "vanished while being read). Each distinct problem is logged once to stderr.", {}};
   std::map<std::string, std::uint64_t> kinds;
   for (auto k : {probe::NoteKind::Missing, probe::NoteKind::Unreadable, probe::NoteKind::Empty,
                  probe::NoteKind::NotText, probe::NoteKind::BadValue, probe::NoteKind::Removed})
@@ -204,6 +205,18 @@ std::vector<MetricFamily> self_families(const SelfStats& s) {
   for (const auto& [k, v] : s.read_problems_total) kinds[k] = v;
   for (const auto& [k, v] : kinds) problems.samples.push_back(Sample::of_u64({{"kind", k}}, v));
   fams.push_back(std::move(problems));
+  MetricFamily unread{"fabscope_values_unread", MetricType::Gauge,
+                      "Values the exporter could not read at their latest reading, by kind of problem: "
+                      "missing, unreadable, empty, not_text, bad_value (garbage). A value that stays "
+                      "unread (an empty fw_ver) stays here; it is counted in "
+                      "fabscope_scrape_errors_total only when it joins. Each is logged once to stderr.", {}};
+  std::map<std::string, std::uint64_t> unread_kinds;
+  for (auto k : {probe::NoteKind::Missing, probe::NoteKind::Unreadable, probe::NoteKind::Empty,
+                 probe::NoteKind::NotText, probe::NoteKind::BadValue})
+    unread_kinds[probe::to_string(k)] = 0;
+  for (const auto& [k, v] : s.values_unread) unread_kinds[k] = v;
+  for (const auto& [k, v] : unread_kinds) unread.samples.push_back(Sample::of_u64({{"kind", k}}, v));
+  fams.push_back(std::move(unread));
   fams.push_back({"fabscope_http_requests_total", MetricType::Counter,
                   "HTTP requests answered with 2xx.", {Sample::of_u64({}, s.http_requests_total)}});
   fams.push_back({"fabscope_http_rejected_total", MetricType::Counter,

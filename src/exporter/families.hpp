@@ -53,6 +53,7 @@ struct SelfStats {
   double scrape_duration_seconds = 0;
   std::map<std::string, std::uint64_t> scrape_errors_total;  // reason -> count
   std::map<std::string, std::uint64_t> read_problems_total;  // probe note kind -> count
+  std::map<std::string, std::uint64_t> values_unread;        // probe note kind -> values not read now
   std::uint64_t http_requests_total = 0;
   std::uint64_t http_rejected_total = 0;  // bad method, path, headers, size, timeout
   std::uint64_t http_connections_evicted_total = 0;
@@ -63,7 +64,7 @@ std::vector<MetricFamily> self_families(const SelfStats& stats);
 
 // Reasons counted in fabscope_scrape_errors_total{reason}. Always rendered, 0 included, so an
 // alert on increase() sees the series from the first scrape.
-inline constexpr const char* kErrorRead = "read";                 // unreadable or garbage file
+inline constexpr const char* kErrorRead = "read";  // a file vanished mid-read, or a value newly unread
 inline constexpr const char* kErrorCounterBackwards = "counter_backwards";  // reset or wrap
 inline constexpr const char* kErrorChecks = "checks";             // the full probe or checks failed
 

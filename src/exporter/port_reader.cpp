@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <set>
 
 #include "probe/port_attrs.hpp"
 #include "probe/rdma.hpp"
@@ -91,7 +92,12 @@ void PortReader::walk(std::vector<probe::Note>& notes) {
   close_all();
   probe::RdmaOptions opts;
   opts.gids = false;  // the GID table is configuration, judged by the checks, not a metric
+  const std::size_t first = notes.size();
   devices_ = probe::collect_rdma(root_, notes, opts);
+  // The walk read every value: what it could not read is what is unread now.
+  unread_.clear();
+  for (std::size_t i = first; i < notes.size(); ++i)
+    if (notes[i].kind != probe::NoteKind::Removed) unread_[notes[i].file] = notes[i];
   ++walks_;
   walked_at_ = std::chrono::steady_clock::now();
   have_layout_ = true;
@@ -126,6 +132,7 @@ void PortReader::walk(std::vector<probe::Note>& notes) {
 
 bool PortReader::read_port(PortFiles& pf, std::vector<probe::Note>& notes) {
   RdmaPort& port = devices_[pf.device].ports[pf.port];
+  // A value read again leaves unread_; read_ports() puts back the ones noted at this reading.
   probe::NoteSink sink(notes);
   std::string text;
   if (pf.dir_fd < 0) return false;
@@ -134,6 +141,7 @@ bool PortReader::read_port(PortFiles& pf, std::vector<probe::Note>& notes) {
     auto r = read_attr(kept, pf.dir_fd, file, text);
     if (r == Read::Missing && name.empty() && !code) return true;  // not there at the walk either
     if (r != Read::Ok) return false;
+    unread_.erase(pf.dir + "/" + file);
     auto st = parse(pf.dir + "/" + file, text, sink);
     name = st ? st->name : std::string();
     code = st ? st->code : std::nullopt;
@@ -144,6 +152,7 @@ bool PortReader::read_port(PortFiles& pf, std::vector<probe::Note>& notes) {
     return false;
   if (port.rate_gbps) {
     if (read_attr(pf.rate_fd, pf.dir_fd, "rate", text) != Read::Ok) return false;
+    unread_.erase(pf.dir + "/rate");
     port.rate_gbps = probe::parse_rate(pf.dir + "/rate", text, sink);
     if (port.rate_gbps) port.rate = text;
   }
@@ -154,7 +163,9 @@ bool PortReader::read_port(PortFiles& pf, std::vector<probe::Note>& notes) {
     for (std::size_t i = 0; i < names.size(); ++i) {
       const auto& name = names[i];
       if (read_attr(fds[i], dir_fd, name, text) != Read::Ok) return false;
-      if (auto v = probe::parse_counter(pf.dir + "/" + sub + "/" + name, name, text, words_to_bytes, sink))
+      const std::string path = pf.dir + "/" + sub + "/" + name;
+      unread_.erase(path);
+      if (auto v = probe::parse_counter(path, name, text, words_to_bytes, sink))
         out[name] = *v;
       else
         out.erase(name);
@@ -168,7 +179,13 @@ bool PortReader::read_port(PortFiles& pf, std::vector<probe::Note>& notes) {
 void PortReader::read_ports(std::vector<probe::Note>& notes) {
   if (!have_layout_ || std::chrono::steady_clock::now() - walked_at_ >= max_age_) return walk(notes);
   for (auto& pf : ports_) {
-    if (!read_port(pf, notes)) {
+    std::vector<probe::Note> fresh;
+    const bool ok = read_port(pf, fresh);
+    for (auto& n : fresh) {
+      unread_[n.file] = n;
+      notes.push_back(std::move(n));
+    }
+    if (!ok) {
       // A file of the layout is gone: a device was removed or its driver reloaded mid-scrape.
       notes.push_back({pf.dir, probe::NoteKind::Removed, "vanished during the scrape, ports walked again"});
       return walk(notes);
@@ -183,14 +200,28 @@ void PortReader::read_mtus(std::vector<probe::Note>& notes) {
       if (p.netdev.empty() || mtus_.count(p.netdev)) continue;
       const std::string file = "sys/class/net/" + p.netdev + "/mtu";
       auto v = root_.read_int(file);
-      if (v && *v > 0 && *v < (1 << 20)) mtus_[p.netdev] = static_cast<int>(*v);
-      else if (root_.exists(file)) notes.push_back({file, probe::NoteKind::BadValue, "not an MTU"});
+      unread_.erase(file);
+      if (v && *v > 0 && *v < (1 << 20)) {
+        mtus_[p.netdev] = static_cast<int>(*v);
+      } else if (root_.exists(file)) {
+        notes.push_back({file, probe::NoteKind::BadValue, "not an MTU"});
+        unread_[file] = notes.back();
+      }
     }
 }
 
 const std::vector<RdmaDevice>& PortReader::read(std::vector<probe::Note>& notes) {
+  std::set<std::string> before;
+  for (const auto& [file, n] : unread_) before.insert(file);
+  const std::size_t first = notes.size();
   read_ports(notes);
   read_mtus(notes);
+  news_.clear();
+  for (std::size_t i = first; i < notes.size(); ++i)
+    if (notes[i].kind == probe::NoteKind::Removed) news_.push_back(notes[i]);
+  if (reads_++ > 0)
+    for (const auto& [file, n] : unread_)
+      if (!before.count(file)) news_.push_back(n);
   return devices_;
 }
 

@@ -36,6 +36,15 @@ class PortReader {
   // garbage files) are appended to notes, as the probe notes them (probe/note.hpp,
   // probe/port_attrs.hpp).
   const std::vector<RdmaDevice>& read(std::vector<probe::Note>& notes);
+  // Values not read at their latest reading, by file (a static empty fw_ver, a phys_state the
+  // kernel does not write): a file read only at the walk stays here until the next walk; one
+  // re-read on every scrape leaves as soon as it reads well. A device or file that vanished
+  // while being read (NoteKind::Removed) is an event, never a value here.
+  const std::map<std::string, probe::Note>& unread() const { return unread_; }
+  // The problems of the last read() that are news: every Removed note (something vanished while
+  // being read), and each value that joined unread() at that read. Values unread at the first
+  // read() are unread() from the start, never news; a value that stays unread is news once.
+  const std::vector<probe::Note>& news() const { return news_; }
   // Netdev name -> MTU in bytes, for each netdev a port carries, as of the last read().
   const std::map<std::string, int>& netdev_mtus() const { return mtus_; }
   std::size_t layout_walks() const { return walks_; }
@@ -66,6 +75,9 @@ class PortReader {
   std::vector<RdmaDevice> devices_;
   std::vector<PortFiles> ports_;
   std::map<std::string, int> mtus_;
+  std::map<std::string, probe::Note> unread_;  // by file
+  std::vector<probe::Note> news_;
+  std::size_t reads_ = 0;
 };
 
 }  // namespace fabscope::exporter

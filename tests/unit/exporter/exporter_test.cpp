@@ -74,24 +74,56 @@ TEST_F(ExporterOnCapture, CleanCapture_CountsNoErrors) {
   EXPECT_TRUE(has_line(text, "fabscope_scrape_errors_total{reason=\"counter_backwards\"} 0"));
 }
 
-TEST_F(ExporterOnCapture, PhysStateNotTheKernelsNameForItsCode_IsAReadError) {
+TEST_F(ExporterOnCapture, PhysStateNotTheKernelsNameForItsCode_IsAValueUnreadNotAnErrorPerScrape) {
   fabscope::testing::write_file(port_dir("mlx5_0", 1), "phys_state", "4: ACTIVE\n");
   auto ex = make();
   ex.scrape_text({});
   auto text = ex.scrape_text({});  // the second scrape re-reads through the kept layout
-  EXPECT_TRUE(has_line(text, "fabscope_scrape_errors_total{reason=\"read\"} 2")) << text;
-  EXPECT_TRUE(has_line(text, "fabscope_scrape_read_problems_total{kind=\"bad_value\"} 2")) << text;
+  EXPECT_TRUE(has_line(text, "fabscope_values_unread{kind=\"bad_value\"} 1")) << text;
+  EXPECT_TRUE(has_line(text, "fabscope_scrape_errors_total{reason=\"read\"} 0")) << text;
+  EXPECT_TRUE(has_line(text, "fabscope_scrape_read_problems_total{kind=\"bad_value\"} 0")) << text;
   EXPECT_EQ(text.find("fabscope_port_phys_state{device=\"mlx5_0\""), std::string::npos);
   EXPECT_TRUE(has_line(text, "fabscope_port_phys_state{device=\"mlx4_0\",port=\"1\"} 5"));
 }
 
-TEST_F(ExporterOnCapture, GarbageCounterFile_IsCountedAndTheScrapeStillSucceeds) {
+TEST_F(ExporterOnCapture, GarbageCounterFile_IsAValueUnreadAndTheScrapeStillSucceeds) {
   fabscope::testing::write_file(port_dir("mlx5_0", 1), "counters/symbol_error", "\x01garbage\n");
   auto ex = make();
   auto text = ex.scrape_text({});
-  EXPECT_TRUE(has_line(text, "fabscope_scrape_errors_total{reason=\"read\"} 1")) << text;
+  // A control character: "unreadable or not a text value", as the probe notes it.
+  EXPECT_TRUE(has_line(text, "fabscope_values_unread{kind=\"unreadable\"} 1")) << text;
+  EXPECT_TRUE(has_line(text, "fabscope_scrape_errors_total{reason=\"read\"} 0")) << text;
   EXPECT_EQ(text.find("fabscope_port_symbol_errors_total{device=\"mlx5_0\""), std::string::npos);
   EXPECT_NE(text.find("fabscope_port_data_transmitted_bytes_total{device=\"mlx5_0\""), std::string::npos);
+}
+
+TEST_F(ExporterOnCapture, CleanCapture_HasNoValueUnread) {
+  auto ex = make();
+  ex.scrape_text({});
+  auto text = ex.scrape_text({});
+  for (const char* k : {"missing", "unreadable", "empty", "not_text", "bad_value"})
+    EXPECT_TRUE(has_line(text, std::string("fabscope_values_unread{kind=\"") + k + "\"} 0")) << k << "\n" << text;
+  EXPECT_EQ(text.find("fabscope_values_unread{kind=\"removed\""), std::string::npos);  // an event, not a value
+}
+
+// A value that could be read and no longer can is news once: counted when it joins, not again
+// while it stays; it leaves the gauge when it reads well, and counts again if it breaks again.
+TEST_F(ExporterOnCapture, ValueTurningUnreadable_IsCountedOnceAndLeavesWhenReadAgain) {
+  auto ex = make();
+  ex.scrape_text({});
+  fabscope::testing::write_file(port_dir("mlx5_0", 1), "phys_state", "4: ACTIVE\n");
+  for (int i = 0; i < 3; ++i) ex.scrape_text({});
+  auto text = ex.scrape_text({});
+  EXPECT_TRUE(has_line(text, "fabscope_scrape_errors_total{reason=\"read\"} 1")) << text;
+  EXPECT_TRUE(has_line(text, "fabscope_scrape_read_problems_total{kind=\"bad_value\"} 1")) << text;
+  EXPECT_TRUE(has_line(text, "fabscope_values_unread{kind=\"bad_value\"} 1")) << text;
+  fabscope::testing::write_file(port_dir("mlx5_0", 1), "phys_state", "5: LinkUp\n");
+  text = ex.scrape_text({});
+  EXPECT_TRUE(has_line(text, "fabscope_values_unread{kind=\"bad_value\"} 0")) << text;
+  EXPECT_TRUE(has_line(text, "fabscope_port_phys_state{device=\"mlx5_0\",port=\"1\"} 5")) << text;
+  fabscope::testing::write_file(port_dir("mlx5_0", 1), "phys_state", "4: ACTIVE\n");
+  text = ex.scrape_text({});
+  EXPECT_TRUE(has_line(text, "fabscope_scrape_errors_total{reason=\"read\"} 2")) << text;
 }
 
 TEST_F(ExporterOnCapture, CounterGoingBackwards_IsCounted) {
@@ -177,6 +209,52 @@ TEST_F(ExporterOnCapture, Json_HasSchemaAndEveryFamily) {
   for (const auto& f : j["families"])
     if (f["name"] == "fabscope_port_data_received_bytes_total") found = true;
   EXPECT_TRUE(found);
+}
+
+// The real Soft-RoCE capture (tests/fixtures/rxe-vm): rxe0 and rxe1 have an empty fw_ver ("\n",
+// as the kernel writes it for rxe) that every layout walk reads again. It is two values not
+// read, not two new errors at every walk: the counter (and the alert on it) stays at 0.
+TEST(ExporterOnRxe, StaticEmptyFwVer_IsTwoValuesUnreadAndNoErrorAtAnyWalk) {
+  ExporterOptions o;
+  o.checks_interval_seconds = 0;
+  o.layout_max_age_seconds = 0;  // walk the devices on every scrape, as every 30 s in service
+  o.version = "test";
+  Exporter ex(core::Root(fabscope::testing::fixture("rxe-vm")), o);
+  std::string text;
+  for (int i = 0; i < 5; ++i) text = ex.scrape_text({});
+  auto has = [&](const std::string& line) { return text.find("\n" + line + "\n") != std::string::npos; };
+  EXPECT_TRUE(has("fabscope_values_unread{kind=\"empty\"} 2")) << text;
+  EXPECT_TRUE(has("fabscope_scrape_errors_total{reason=\"read\"} 0")) << text;
+  EXPECT_TRUE(has("fabscope_scrape_read_problems_total{kind=\"empty\"} 0")) << text;
+  EXPECT_TRUE(has("fabscope_port_phys_state{device=\"rxe0\",port=\"1\"} 5")) << text;
+}
+
+// A device that appears later with a value not read is news once, then a value unread.
+TEST(ExporterOnRxe, DeviceAddedWithAnEmptyValue_IsCountedOnce) {
+  TempDir dir;
+  fabscope::testing::copy_tree(fabscope::testing::fixture("rxe-vm"), dir.path());
+  // rxe1 taken out (its class link and its device directory) and put back, as `rdma link add`
+  // would create it.
+  const fs::path link = dir.path() / "sys/class/infiniband/rxe1";
+  const fs::path rxe1 = dir.path() / "sys/devices/virtual/infiniband/rxe1";
+  const fs::path aside = dir.path() / "rxe1-aside";
+  const fs::path target = fs::read_symlink(link);
+  fs::remove(link);
+  fs::rename(rxe1, aside);
+  ExporterOptions o;
+  o.checks_interval_seconds = 0;
+  o.layout_max_age_seconds = 0;
+  o.version = "test";
+  Exporter ex(core::Root(dir.path()), o);
+  auto text = ex.scrape_text({});
+  auto has = [&](const std::string& line) { return text.find("\n" + line + "\n") != std::string::npos; };
+  EXPECT_TRUE(has("fabscope_values_unread{kind=\"empty\"} 1")) << text;
+  fs::rename(aside, rxe1);
+  fs::create_symlink(target, link);
+  for (int i = 0; i < 3; ++i) text = ex.scrape_text({});
+  EXPECT_TRUE(has("fabscope_values_unread{kind=\"empty\"} 2")) << text;
+  EXPECT_TRUE(has("fabscope_scrape_errors_total{reason=\"read\"} 1")) << text;
+  EXPECT_TRUE(has("fabscope_scrape_read_problems_total{kind=\"empty\"} 1")) << text;
 }
 
 }  // namespace

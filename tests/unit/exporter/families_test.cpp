@@ -178,6 +178,21 @@ TEST(Families, ReadProblems_ListEveryNoteKindFromZero) {
   EXPECT_EQ(kinds, (std::vector<std::string>{"bad_value", "empty", "missing", "not_text", "removed", "unreadable"}));
 }
 
+// A value unread is a state: a gauge by kind, every kind from 0, and no "removed" (an event).
+TEST(Families, ValuesUnread_IsAGaugeOfEveryValueKindFromZero) {
+  SelfStats s;
+  s.values_unread["empty"] = 2;
+  auto fams = self_families(s);
+  const auto& f = family(fams, "fabscope_values_unread");
+  EXPECT_EQ(f.type, MetricType::Gauge);
+  std::vector<std::string> kinds;
+  for (const auto& sample : f.samples) {
+    kinds.push_back(label(sample, "kind"));
+    EXPECT_EQ(sample.integer, kinds.back() == "empty" ? 2u : 0u) << kinds.back();
+  }
+  EXPECT_EQ(kinds, (std::vector<std::string>{"bad_value", "empty", "missing", "not_text", "unreadable"}));
+}
+
 TEST(Families, NodeFacts_UnknownLeavesTheSeriesOut) {
   auto fams = node_families({});
   EXPECT_TRUE(family(fams, "fabscope_node_gpus").samples.empty());
