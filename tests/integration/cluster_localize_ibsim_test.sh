@@ -62,6 +62,8 @@ for s in "${lids[@]}"; do
 done
 
 # synth FAULT: the fabscope.cluster document, slowing the directions whose traced route matches.
+# Its nodes carry every key today's writer writes (an empty tor_switch: no LLDP neighbour reported;
+# a file without the key is read as one written before nodes reported it).
 synth() {
   python3 - "$out/hosts" "$out/traces" "$1" "$out/expect-$1" >"$out/run-$1.json" <<'PY'
 import json, random, re, sys
@@ -116,7 +118,7 @@ for a in range(8):
 nslow = sum(1 for k, hops in routes.items() if slow(hops))
 print(f"synth {fault}: {nslow} of {len(routes)} directions cross the fault", file=sys.stderr)
 nodes = [{"rank": i, "name": h[0].split()[0], "fabscope_version": "t", "pair_address": "", "rdma_address": "",
-          "rdma_note": "", "error": "", "findings": [],
+          "rdma_note": "", "error": "", "findings": [], "tor_switch": "", "tor_port": "",
           "ib_ports": [{"port": "mlx5_0:1", "lid": int(h[1]), "node_guid": h[2], "state": "ACTIVE"}]}
          for i, h in enumerate(hosts)]
 print(json.dumps({"schema": "fabscope.cluster", "schema_version": 1, "launcher": "env", "world": 8,
