@@ -136,7 +136,8 @@ TEST(JobInput, TextSnapshot_GivesEveryRankWithItsAggregatesHistogramsAndNetwork)
   EXPECT_EQ(r->net[0].direction, "recv");
   EXPECT_EQ(r->net[1].peer, 6);
   EXPECT_EQ(*r->net[1].wait_seconds, 2.25);
-  const JobRank* stuck = find_rank(fixture("gpu-a").job, kPp, 2);
+  const Input gpu_a = fixture("gpu-a");  // kept: stuck points into it
+  const JobRank* stuck = find_rank(gpu_a.job, kPp, 2);
   ASSERT_TRUE(stuck);
   EXPECT_EQ(*stuck->in_flight, 1);
   EXPECT_DOUBLE_EQ(*stuck->oldest_in_flight_unix_s, kT0 - 94.5);
