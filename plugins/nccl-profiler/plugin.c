@@ -863,67 +863,40 @@ static fsp_nccl_result fsp_record(void* handle, int state, fsp_state_args* args)
   return FSP_NCCL_SUCCESS;
 }
 
-static fsp_nccl_result fsp_start_v5(void* context, void** handle, fsp_descr_v5* d) {
-  *handle = NULL;
-  comm_ctx* ctx = (comm_ctx*)context;
-  if (ctx == NULL || d == NULL) return FSP_NCCL_SUCCESS;
-  switch (d->type) {
-    case FSP_EV_COLL:
-      *handle = start_task(ctx, op_of(d->coll.func), d->coll.seqNumber, d->coll.count, d->coll.datatype,
-                           d->coll.nChannels, d->coll.algo, d->coll.proto, -1);
-      break;
-    case FSP_EV_P2P: {
-      if (ctx->slot == NULL) break;
-      uint64_t seq = __atomic_fetch_add(&ctx->slot->p2p_seq, 1, RLX);
-      *handle = start_task(ctx, op_of(d->p2p.func), seq, d->p2p.count, d->p2p.datatype, d->p2p.nChannels, NULL,
-                           NULL, d->p2p.peer);
-      break;
-    }
-    case FSP_EV_KERNEL_CH:
-      *handle = start_kernel_ch(d->parentObj, d->kernelCh.pTimer);
-      break;
-    case FSP_EV_PROXY_OP:
-      *handle = start_proxy_op(ctx, d->proxyOp.peer, d->proxyOp.isSend);
-      break;
-    case FSP_EV_PROXY_STEP:
-      *handle = start_proxy_step(d->parentObj);
-      break;
-    default:
-      break; /* not activated; nothing to record */
+/* v4 and v5 name the fields the plugin reads alike, in structs laid out differently: one body,
+ * compiled for each. */
+#define FSP_DEFINE_START(fn, descr_t)                                                                      \
+  static fsp_nccl_result fn(void* context, void** handle, descr_t* d) {                                  \
+    *handle = NULL;                                                                                       \
+    comm_ctx* ctx = (comm_ctx*)context;                                                                   \
+    if (ctx == NULL || d == NULL) return FSP_NCCL_SUCCESS;                                                \
+    switch (d->type) {                                                                                    \
+      case FSP_EV_COLL:                                                                                   \
+        *handle = start_task(ctx, op_of(d->coll.func), d->coll.seqNumber, d->coll.count, d->coll.datatype, \
+                             d->coll.nChannels, d->coll.algo, d->coll.proto, -1);                         \
+        break;                                                                                            \
+      case FSP_EV_P2P:                                                                                    \
+        if (ctx->slot == NULL) break;                                                                     \
+        *handle = start_task(ctx, op_of(d->p2p.func), __atomic_fetch_add(&ctx->slot->p2p_seq, 1, RLX),    \
+                             d->p2p.count, d->p2p.datatype, d->p2p.nChannels, NULL, NULL, d->p2p.peer);   \
+        break;                                                                                            \
+      case FSP_EV_KERNEL_CH:                                                                              \
+        *handle = start_kernel_ch(d->parentObj, d->kernelCh.pTimer);                                      \
+        break;                                                                                            \
+      case FSP_EV_PROXY_OP:                                                                               \
+        *handle = start_proxy_op(ctx, d->proxyOp.peer, d->proxyOp.isSend);                                \
+        break;                                                                                            \
+      case FSP_EV_PROXY_STEP:                                                                             \
+        *handle = start_proxy_step(d->parentObj);                                                         \
+        break;                                                                                            \
+      default:                                                                                            \
+        break; /* not activated; nothing to record */                                                    \
+    }                                                                                                     \
+    return FSP_NCCL_SUCCESS;                                                                              \
   }
-  return FSP_NCCL_SUCCESS;
-}
 
-static fsp_nccl_result fsp_start_v4(void* context, void** handle, fsp_descr_v4* d) {
-  *handle = NULL;
-  comm_ctx* ctx = (comm_ctx*)context;
-  if (ctx == NULL || d == NULL) return FSP_NCCL_SUCCESS;
-  switch (d->type) {
-    case FSP_EV_COLL:
-      *handle = start_task(ctx, op_of(d->coll.func), d->coll.seqNumber, d->coll.count, d->coll.datatype,
-                           d->coll.nChannels, d->coll.algo, d->coll.proto, -1);
-      break;
-    case FSP_EV_P2P: {
-      if (ctx->slot == NULL) break;
-      uint64_t seq = __atomic_fetch_add(&ctx->slot->p2p_seq, 1, RLX);
-      *handle = start_task(ctx, op_of(d->p2p.func), seq, d->p2p.count, d->p2p.datatype, d->p2p.nChannels, NULL,
-                           NULL, d->p2p.peer);
-      break;
-    }
-    case FSP_EV_KERNEL_CH:
-      *handle = start_kernel_ch(d->parentObj, d->kernelCh.pTimer);
-      break;
-    case FSP_EV_PROXY_OP:
-      *handle = start_proxy_op(ctx, d->proxyOp.peer, d->proxyOp.isSend);
-      break;
-    case FSP_EV_PROXY_STEP:
-      *handle = start_proxy_step(d->parentObj);
-      break;
-    default:
-      break;
-  }
-  return FSP_NCCL_SUCCESS;
-}
+FSP_DEFINE_START(fsp_start_v5, fsp_descr_v5)
+FSP_DEFINE_START(fsp_start_v4, fsp_descr_v4)
 
 EXPORT const fsp_profiler_v5 ncclProfiler_v5 = {PLUGIN_NAME, fsp_init_v5, fsp_start_v5, fsp_stop, fsp_record,
                                                 fsp_finalize};
