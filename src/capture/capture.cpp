@@ -50,6 +50,15 @@ bool is_pci_config(const std::string& rel) {
   return rel.size() > 7 && rel.compare(rel.size() - 7, 7, "/config") == 0 && rel.rfind("sys/devices/", 0) == 0;
 }
 
+// A file whose whole content is a serial number (sys/class/dmi/id/product_serial, board_serial,
+// chassis_serial; a device's serial attribute).
+bool is_serial_file(const std::string& rel) {
+  const auto slash = rel.find_last_of('/');
+  const std::string name = slash == std::string::npos ? rel : rel.substr(slash + 1);
+  return name == "serial" || name == "serial_number" ||
+         (name.size() > 7 && name.compare(name.size() - 7, 7, "_serial") == 0);
+}
+
 }  // namespace
 
 std::string top_dir_for(const std::string& output_path) {
@@ -76,6 +85,11 @@ Result run(const core::Root& root, const Options& opts) {
   // 1. The readers, over a Root that records: the probe (with the tools it runs on a live node),
   //    the checks over its result, and the exporter's port reader.
   auto log = std::make_shared<core::AccessLog>();
+  // Paths asked about: a bound on the log's memory, well above what the entry cap keeps (the walk
+  // goes through them sorted, so proc/ is kept before sys/ fills the cap).
+  const std::size_t max_paths =
+      opts.limits.max_entries > (std::size_t(-1) >> 6) ? std::size_t(-1) : opts.limits.max_entries * 50;
+  log->set_limit(max_paths);
   core::Root recorded = root;
   recorded.record_into(log);
   std::vector<Command> commands;
@@ -100,6 +114,10 @@ Result run(const core::Root& root, const Options& opts) {
   // 2. The files behind every path asked about. A capture's own files under a captured root
   //    are written anew, not copied.
   Tree tree = collect_tree(root.dir(), *log, opts.limits);
+  if (log->dropped() > 0)
+    tree.skipped.push_back({"", std::to_string(log->dropped()) + " more paths were asked about than the entry cap allows (" +
+                                    std::to_string(opts.limits.max_entries) + " entries, " +
+                                    std::to_string(max_paths) + " paths); left out"});
   for (auto it = tree.entries.begin(); it != tree.entries.end();) {
     if (it->first == probe::kCaptureDir || it->first.rfind(std::string(probe::kCaptureDir) + "/", 0) == 0)
       it = tree.entries.erase(it);
@@ -137,11 +155,27 @@ Result run(const core::Root& root, const Options& opts) {
     red->add_host_name(node.hostname);
     for (const auto& n : node.netdevs)
       for (const auto& nb : n.lldp_neighbors) red->add_host_name(nb.chassis_name);
-    for (auto& [path, e] : tree.entries)
-      if (e.type == Entry::Type::File && !e.content.empty())
-        e.content = is_pci_config(path) ? red->pci_config(e.content) : red->text(e.content);
-    for (auto& [path, content] : added) content = red->text(content);
-    for (auto& c : cmds) c["error"] = red->text(c["error"].get<std::string>());
+    if (auto it = tree.entries.find("proc/cmdline"); it != tree.entries.end()) red->learn_cmdline(it->second.content);
+    // Every text of the archive once to learn the values (a MAC read under sys/class/net is also
+    // the one proc/cmdline spells 01-aa-bb-...), then again to write them in all their forms.
+    for (int pass = 0; pass < 2; ++pass) {
+      const bool write = pass == 1;
+      for (auto& [path, e] : tree.entries) {
+        if (e.type != Entry::Type::File || e.content.empty()) continue;
+        std::string r = is_pci_config(path) ? red->pci_config(e.content)
+                        : is_serial_file(path) ? red->serial_file(e.content)
+                                               : red->text(e.content);
+        if (write) e.content = std::move(r);
+      }
+      for (auto& [path, content] : added) {
+        std::string r = red->text(content);
+        if (write) content = std::move(r);
+      }
+      for (auto& c : cmds) {
+        std::string r = red->text(c["error"].get<std::string>());
+        if (write) c["error"] = std::move(r);
+      }
+    }
     if (!host.empty()) host = red->host_name(host);
   }
 
@@ -208,6 +242,7 @@ Result run(const core::Root& root, const Options& opts) {
                     {"limits",
                      {{"max_total_bytes", opts.limits.max_total_bytes},
                       {"max_file_bytes", opts.limits.max_file_bytes},
+                      {"max_entries", opts.limits.max_entries},
                       {"command_timeout_ms", opts.command_timeout_ms}}},
                     {"files", files},
                     {"skipped", skipped},

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <cstring>
 
 #include "core/sha256.hpp"
 
@@ -63,6 +64,293 @@ std::array<std::uint8_t, N> prefix_preserving(const std::array<std::uint8_t, N>&
 }
 
 }  // namespace
+
+namespace {
+
+// A dotted quad at i (no more digits, dots or letters after it): its address and length.
+std::size_t parse_ipv4(std::string_view in, std::size_t i, std::uint32_t& a) {
+  std::size_t p = i;
+  a = 0;
+  for (int parts = 0; parts < 4; ++parts) {
+    std::size_t s = p;
+    unsigned v = 0;
+    while (p < in.size() && std::isdigit(static_cast<unsigned char>(in[p])) && p - s < 3) v = v * 10 + (in[p++] - '0');
+    if (p == s || v > 255) return 0;
+    a = a << 8 | v;
+    if (parts < 3) {
+      if (p < in.size() && in[p] == '.') ++p;
+      else return 0;
+    }
+  }
+  if (p < in.size() && (is_alnum(in[p]) || in[p] == '.' || in[p] == '-')) return 0;
+  return p - i;
+}
+
+// n groups of two hex digits joined by sep at i, with no hex group, letter or sep after them.
+bool hex_pairs_at(std::string_view in, std::size_t i, int n, char sep) {
+  const std::size_t len = static_cast<std::size_t>(3 * n - 1);
+  if (i + len > in.size()) return false;
+  for (std::size_t k = 0; k < len; ++k)
+    if (k % 3 == 2 ? in[i + k] != sep : !is_hex(in[i + k])) return false;
+  const std::size_t e = i + len;
+  return !(e < in.size() && (is_alnum(in[e]) || (in[e] == sep && e + 1 < in.size() && is_hex(in[e + 1]))));
+}
+
+std::array<std::uint8_t, 6> mac_bytes(std::string_view in, std::size_t i) {
+  std::array<std::uint8_t, 6> m{};
+  for (int b = 0; b < 6; ++b) m[b] = static_cast<std::uint8_t>(hex_value(in[i + 3 * b]) << 4 | hex_value(in[i + 3 * b + 1]));
+  return m;
+}
+
+bool any_upper(std::string_view s) {
+  return std::any_of(s.begin(), s.end(), [](char c) { return std::isupper(static_cast<unsigned char>(c)) != 0; });
+}
+
+// The sysctl trees (proc/sys/<name>): a host name equal to one of them is not replaced where it
+// starts a sysctl key (vm.swappiness on a host called "vm").
+bool is_sysctl_tree(std::string_view label) {
+  static const char* const kTrees[] = {"abi", "crypto", "debug", "dev", "fs", "kernel", "net", "sunrpc", "user", "vm"};
+  for (const char* t : kTrees)
+    if (label.size() == std::strlen(t) && std::equal(label.begin(), label.end(), t, [](char a, char b) {
+          return std::tolower(static_cast<unsigned char>(a)) == b;
+        }))
+      return true;
+  return false;
+}
+
+}  // namespace
+
+// Whether the ':' at colon ends a name (eth0, ip, addr) rather than a hex group of an address.
+bool Redactor::after_name(std::string_view in, std::size_t colon) {
+  std::size_t b = colon;
+  bool letter = false;
+  while (b > 0 && (is_alnum(in[b - 1]) || in[b - 1] == '_' || in[b - 1] == '-')) {
+    if (!is_hex(in[b - 1])) letter = true;
+    --b;
+  }
+  return letter && (b == 0 || in[b - 1] != ':');
+}
+
+std::size_t Redactor::ipv4_at(std::string_view in, std::size_t i, std::string& out) {
+  std::uint32_t a = 0;
+  const std::size_t n = parse_ipv4(in, i, a);
+  if (n == 0) return 0;
+  const std::uint32_t r = ipv4(a);
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%u.%u.%u.%u", r >> 24, r >> 16 & 255, r >> 8 & 255, r & 255);
+  out += buf;
+  return n;
+}
+
+std::size_t Redactor::replace_mac(std::string_view in, std::size_t i, char sep, std::string& out) {
+  const auto r = mac(mac_bytes(in, i));
+  const bool upper = any_upper(in.substr(i, 17));
+  for (int b = 0; b < 6; ++b) {
+    if (b) out += sep;
+    out += {hex_digit(r[b] >> 4, upper), hex_digit(r[b], upper)};
+  }
+  return 17;
+}
+
+std::size_t Redactor::colon_mac_at(std::string_view in, std::size_t i, std::string& out) {
+  return hex_pairs_at(in, i, 6, ':') ? replace_mac(in, i, ':', out) : 0;
+}
+
+std::size_t Redactor::dashed_mac_at(std::string_view in, std::size_t i, std::string& out) {
+  return hex_pairs_at(in, i, 6, '-') ? replace_mac(in, i, '-', out) : 0;
+}
+
+// "serial" (any case; "Serial Number", "serial_number", "SerialNumber", "serial no.") then ':',
+// '=' or blanks, then a token of letters and digits with a digit in it: the token is replaced by
+// one of the same form (letters by letters, digits by digits, case kept).
+std::size_t Redactor::serial_at(std::string_view in, std::size_t i, std::string& out) {
+  auto lower_at = [&](std::size_t p, std::string_view w) {
+    if (p + w.size() > in.size()) return false;
+    for (std::size_t k = 0; k < w.size(); ++k)
+      if (std::tolower(static_cast<unsigned char>(in[p + k])) != w[k]) return false;
+    return true;
+  };
+  if (!lower_at(i, "serial")) return 0;
+  std::size_t p = i + 6;
+  auto skip_sep = [&] {
+    while (p < in.size() && (in[p] == ' ' || in[p] == '_' || in[p] == '\t')) ++p;
+  };
+  skip_sep();
+  if (lower_at(p, "number")) p += 6;
+  else if (lower_at(p, "no.")) p += 3;
+  else if (lower_at(p, "no")) p += 2;
+  else if (lower_at(p, "num")) p += 3;
+  if (p < in.size() && in[p] == '"') ++p;  // JSON: "serial_number": "X"
+  while (p < in.size() && (in[p] == ' ' || in[p] == '\t')) ++p;
+  if (p >= in.size() || (in[p] != ':' && in[p] != '=' && in[p] != '#')) return 0;
+  ++p;
+  while (p < in.size() && (in[p] == ' ' || in[p] == '\t' || in[p] == '"')) ++p;
+  std::size_t e = p;
+  bool digit = false;
+  while (e < in.size() && e - p < 64 && (is_alnum(in[e]) || in[e] == '-')) digit |= std::isdigit(static_cast<unsigned char>(in[e++])) != 0;
+  if (e - p < 4 || !digit || (e < in.size() && is_alnum(in[e]))) return 0;
+  out.append(in.substr(i, p - i));
+  const std::string v(in.substr(p, e - p));
+  auto d = prf("serial", v, 0);
+  for (std::size_t k = 0; k < v.size(); ++k) {
+    const auto byte = d[k % d.size()];
+    const char c = v[k];
+    if (std::isdigit(static_cast<unsigned char>(c))) out += static_cast<char>('0' + byte % 10);
+    else if (std::isupper(static_cast<unsigned char>(c))) out += static_cast<char>('A' + byte % 26);
+    else if (std::islower(static_cast<unsigned char>(c))) out += static_cast<char>('a' + byte % 26);
+    else out += c;
+  }
+  if (serial_seen_.insert(v).second) ++serials_;
+  return e - i;
+}
+
+std::string Redactor::serial_file(std::string_view in) {
+  if (!is_text(in)) return std::string(in);
+  std::string out;
+  std::size_t i = 0;
+  while (i < in.size()) {
+    std::size_t e = i;
+    while (e < in.size() && !std::isspace(static_cast<unsigned char>(in[e]))) ++e;
+    if (e > i) {
+      const std::string token = "serial: " + std::string(in.substr(i, e - i));
+      std::string r;
+      if (serial_at(token, 0, r) == token.size()) out += r.substr(8);
+      else out.append(in.substr(i, e - i));
+    }
+    while (e < in.size() && std::isspace(static_cast<unsigned char>(in[e]))) out += in[e++];
+    i = e;
+  }
+  return out;
+}
+
+void Redactor::learn_cmdline(std::string_view cmdline) {
+  std::size_t p = 0;
+  while (p < cmdline.size()) {
+    while (p < cmdline.size() && std::isspace(static_cast<unsigned char>(cmdline[p]))) ++p;
+    std::size_t e = p;
+    while (e < cmdline.size() && !std::isspace(static_cast<unsigned char>(cmdline[e]))) ++e;
+    const std::string_view arg = cmdline.substr(p, e - p);
+    p = e;
+    if (arg.rfind("hostname=", 0) == 0) {
+      add_host_name(std::string(arg.substr(9)));
+    } else if (arg.rfind("ip=", 0) == 0) {
+      // dracut: ip=<client-IP>:[<peer>]:<gateway-IP>:<netmask>:<client_hostname>:<interface>:...
+      // (an IPv6 address in brackets holds ':' of its own).
+      std::vector<std::string> fields;
+      std::string f;
+      int bracket = 0;
+      for (char c : arg.substr(3)) {
+        if (c == '[') ++bracket;
+        if (c == ']') --bracket;
+        if (c == ':' && bracket == 0) {
+          fields.push_back(f);
+          f.clear();
+        } else {
+          f += c;
+        }
+      }
+      fields.push_back(f);
+      if (fields.size() >= 5 && !fields[4].empty()) add_host_name(fields[4]);
+    }
+  }
+}
+
+void Redactor::build_forms() {
+  std::vector<Form>& forms = forms_;
+  forms.clear();
+  forms_index_.clear();
+  auto hex = [](const std::uint8_t* b, std::size_t n, std::size_t group, char sep) {
+    std::string s;
+    for (std::size_t k = 0; k < n; ++k) {
+      if (k && group && k % group == 0) s += sep;
+      s += {hex_digit(b[k] >> 4, false), hex_digit(b[k], false)};
+    }
+    return s;
+  };
+  for (const auto& [orig, standin] : mac_map_) {
+    auto o = reinterpret_cast<const std::uint8_t*>(orig.data());
+    auto r = reinterpret_cast<const std::uint8_t*>(standin.data());
+    for (auto [group, sep] : {std::pair<std::size_t, char>{1, ':'}, {1, '-'}, {2, '.'}, {0, ' '}})
+      forms.push_back({hex(o, 6, group, sep), hex(r, 6, group, sep), 0});
+  }
+  for (const auto& [orig, standin] : guid_map_) {
+    auto o = reinterpret_cast<const std::uint8_t*>(orig.data());
+    auto r = reinterpret_cast<const std::uint8_t*>(standin.data());
+    for (auto [group, sep] : {std::pair<std::size_t, char>{1, ':'}, {2, ':'}, {1, '-'}, {0, ' '}})
+      forms.push_back({hex(o, 8, group, sep), hex(r, 8, group, sep), 0});
+  }
+  for (const auto& [a, r] : ipv4_map_) {
+    if (a == r) continue;
+    char o[16], n[16];
+    std::snprintf(o, sizeof o, "%u.%u.%u.%u", a >> 24, a >> 16 & 255, a >> 8 & 255, a & 255);
+    std::snprintf(n, sizeof n, "%u.%u.%u.%u", r >> 24, r >> 16 & 255, r >> 8 & 255, r & 255);
+    forms.push_back({o, n, 1});
+    const std::uint8_t le_o[4] = {std::uint8_t(a), std::uint8_t(a >> 8), std::uint8_t(a >> 16), std::uint8_t(a >> 24)};
+    const std::uint8_t le_r[4] = {std::uint8_t(r), std::uint8_t(r >> 8), std::uint8_t(r >> 16), std::uint8_t(r >> 24)};
+    forms.push_back({hex(le_o, 4, 0, ' '), hex(le_r, 4, 0, ' '), 0});
+  }
+  for (const auto& h : hosts_) {
+    std::string lower = h;
+    for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    forms.push_back({lower, host_name(h), 2});
+  }
+  // By first two characters (lower case), longest first.
+  std::sort(forms.begin(), forms.end(), [](const Form& a, const Form& b) { return a.needle.size() > b.needle.size(); });
+  for (std::size_t k = 0; k < forms.size(); ++k)
+    if (forms[k].needle.size() >= 2)
+      forms_index_[static_cast<std::uint16_t>(static_cast<unsigned char>(forms[k].needle[0]) << 8 |
+                                              static_cast<unsigned char>(forms[k].needle[1]))]
+          .push_back(k);
+}
+
+void Redactor::refresh_forms() {
+  const std::size_t generation = mac_map_.size() + guid_map_.size() + ipv4_map_.size() + hosts_.size() * 1000003;
+  if (generation != forms_generation_) build_forms(), forms_generation_ = generation;
+}
+
+// A known value in one of its forms starting at i (not inside a longer word or address): its
+// stand-in appended to out, and the length read; 0 when none starts here.
+std::size_t Redactor::form_at(std::string_view in, std::size_t i, std::string& out) const {
+  if (forms_.empty() || i + 1 >= in.size() || (i > 0 && is_alnum(in[i - 1]))) return 0;
+  auto lower = [](char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); };
+  auto it = forms_index_.find(static_cast<std::uint16_t>(static_cast<unsigned char>(lower(in[i])) << 8 |
+                                                         static_cast<unsigned char>(lower(in[i + 1]))));
+  if (it == forms_index_.end()) return 0;
+  for (std::size_t fk : it->second) {
+    const Form& f = forms_[fk];
+    const std::size_t n = f.needle.size(), e = i + n;
+    if (e > in.size()) continue;
+    bool same = true;
+    for (std::size_t k = 0; k < n && same; ++k) same = lower(in[i + k]) == f.needle[k];
+    if (!same || (e < in.size() && is_alnum(in[e]))) continue;
+    if (f.kind == 0) {  // not a part of a longer run of hex groups (a GID, an IPoIB address)
+      if (i > 1 && in[i - 1] == ':' && is_hex(in[i - 2])) continue;
+      if (e + 1 < in.size() && (in[e] == ':' || in[e] == '-') && is_hex(in[e + 1])) continue;
+    } else if (f.kind == 1) {  // not inside a longer dotted number
+      if ((i > 0 && in[i - 1] == '.') || (e + 1 < in.size() && in[e] == '.' && is_alnum(in[e + 1]))) continue;
+    } else if (f.kind == 2) {
+      // Not a later label of another name (lists.debian.org), not a sysctl key (vm.swappiness).
+      if (i > 1 && in[i - 1] == '.' && is_alnum(in[i - 2])) continue;
+      if (e + 1 < in.size() && in[e] == '.' && is_alnum(in[e + 1]) && is_sysctl_tree(f.needle)) continue;
+      // A host name of hex digits only between ':' is a group of an address.
+      if (std::all_of(f.needle.begin(), f.needle.end(), is_hex) &&
+          ((i > 0 && in[i - 1] == ':') || (e < in.size() && in[e] == ':')))
+        continue;
+    }
+    // Case as the text writes it: all upper when it has no lower-case letter (B8-CE-..., GPU7,
+    // 0302010A), else letter by letter (Gpu7 -> Adbd).
+    const std::string_view matched = in.substr(i, n);
+    const bool has_lower = std::any_of(matched.begin(), matched.end(), [](char c) { return std::islower(static_cast<unsigned char>(c)) != 0; });
+    const bool all_upper = !has_lower && any_upper(matched);
+    for (std::size_t k = 0; k < f.replacement.size(); ++k) {
+      const char r = f.replacement[k];
+      const bool upper = all_upper || (k < n && std::isupper(static_cast<unsigned char>(in[i + k])));
+      out += upper ? static_cast<char>(std::toupper(static_cast<unsigned char>(r))) : r;
+    }
+    return n;
+  }
+  return 0;
+}
 
 Redactor::Redactor(std::string key) : key_(std::move(key)) {}
 
@@ -201,30 +489,52 @@ std::map<std::string, std::size_t> Redactor::counts() const {
 
 std::string Redactor::text(std::string_view in) {
   if (!is_text(in)) return std::string(in);
+  // Every form of every value known when this text starts (found anywhere: a MAC with '-' or '.'
+  // or no separator, an address as route hex, a host name inside a joined token or in another
+  // case), then the scan for values seen here first. Each character is read once, so a stand-in
+  // is never taken for another value.
+  refresh_forms();
+  return scan(in);
+}
+
+std::string Redactor::scan(std::string_view in) {
   std::string out;
   out.reserve(in.size());
   std::size_t i = 0;
-  auto word = [&](std::size_t p) { return p < in.size() && (is_alnum(in[p]) || in[p] == '_' || in[p] == '-'); };
   while (i < in.size()) {
+    if (std::size_t n = form_at(in, i, out); n > 0) {
+      i += n;
+      continue;
+    }
     const char prev = i == 0 ? ' ' : in[i - 1];
     const bool boundary = !(is_alnum(prev) || prev == ':' || prev == '.');
     if (!boundary) {
+      // After "NAME:" (ifname=eth0:MAC): a MAC starts here, unless the ':' joins hex groups (a
+      // longer address, a time).
+      if (prev == ':' && after_name(in, i - 1)) {
+        if (std::size_t n = colon_mac_at(in, i, out); n > 0) {
+          i += n;
+          continue;
+        }
+      }
+      // A dotted quad after any ':' (ip:ADDR, dracut's ip=IP::GW:MASK, ::ffff:ADDR).
+      if (prev == ':' && i >= 2 && !std::isdigit(static_cast<unsigned char>(in[i - 2]))) {
+        if (std::size_t n = ipv4_at(in, i, out); n > 0) {
+          i += n;
+          continue;
+        }
+      }
       out += in[i++];
       continue;
     }
-    // Host names: a whole token, not part of a longer name ("lists.debian.org" is no host "debian").
-    bool done = false;
-    if (prev != '_' && prev != '-') {
-      for (const auto& h : hosts_) {
-        if (in.compare(i, h.size(), h) == 0 && !word(i + h.size())) {
-          out += host_name(h);
-          i += h.size();
-          done = true;
-          break;
-        }
-      }
+    if (std::size_t n = serial_at(in, i, out); n > 0) {  // "Serial Number: MT2048X12345"
+      i += n;
+      continue;
     }
-    if (done) continue;
+    if (std::size_t n = dashed_mac_at(in, i, out); n > 0) {  // aa-bb-cc-dd-ee-ff (BOOTIF=01-aa-...)
+      i += n;
+      continue;
+    }
     // "0x" and 16 hex digits: a GUID as libibverbs' tools print it.
     if (in.compare(i, 2, "0x") == 0 && i + 18 <= in.size() &&
         std::all_of(in.begin() + i + 2, in.begin() + i + 18, is_hex) && !(i + 18 < in.size() && is_alnum(in[i + 18]))) {
@@ -341,33 +651,8 @@ std::string Redactor::text(std::string_view in) {
     }
     // IPv4 dotted quad; not after '-' or a letter (a version such as 5.8-1.0.1.1).
     if (std::isdigit(static_cast<unsigned char>(in[i])) && prev != '-' && prev != '_') {
-      std::size_t p = i;
-      std::uint32_t a = 0;
-      int parts = 0;
-      bool ok = true;
-      while (parts < 4) {
-        std::size_t s = p;
-        unsigned v = 0;
-        while (p < in.size() && std::isdigit(static_cast<unsigned char>(in[p])) && p - s < 3) v = v * 10 + (in[p++] - '0');
-        if (p == s || v > 255) {
-          ok = false;
-          break;
-        }
-        a = a << 8 | v;
-        if (++parts < 4) {
-          if (p < in.size() && in[p] == '.') ++p;
-          else {
-            ok = false;
-            break;
-          }
-        }
-      }
-      if (ok && !(p < in.size() && (is_alnum(in[p]) || in[p] == '.' || in[p] == '-'))) {
-        const std::uint32_t r = ipv4(a);
-        char buf[16];
-        std::snprintf(buf, sizeof buf, "%u.%u.%u.%u", r >> 24, r >> 16 & 255, r >> 8 & 255, r & 255);
-        out += buf;
-        i = p;
+      if (std::size_t n = ipv4_at(in, i, out); n > 0) {
+        i += n;
         continue;
       }
       // Not an address: copy the digits (and dots) read so they are not scanned again mid-number.
@@ -401,7 +686,7 @@ std::string Redactor::pci_config(std::string_view in) {
       std::uint64_t v = 0;
       for (auto b : r) v = v << 8 | b;
       for (int b = 0; b < 8; ++b) out[off + 4 + b] = static_cast<char>(v >> (8 * b));
-      ++serials_;
+      if (serial_seen_.insert("pci config " + std::to_string(serial)).second) ++serials_;
     }
     const std::size_t next = (h >> 20) & 0xffc;
     if (next < 0x100 || next <= off) break;

@@ -1,5 +1,6 @@
 #include "capture/tree.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -37,6 +38,7 @@ class Walker {
   // Walks rel and keeps what it passes; the path it ends at (links resolved), "" when it does not
   // exist inside the root. want_content: read the file at the end.
   std::string walk(const std::string& rel, bool want_content) {
+    if (capped_) return "";  // the entry cap was reached: nothing more is kept
     std::vector<std::string> todo = split(rel);
     std::vector<std::string> done;  // physical path so far
     int links = 0;
@@ -61,7 +63,7 @@ class Walker {
         std::error_code ec;
         const std::string target = fs::read_symlink(abs(here), ec).string();
         if (ec) return "";
-        tree_.entries.try_emplace(here, Entry{Entry::Type::Symlink, "", target});
+        if (!add(here, Entry{Entry::Type::Symlink, "", target})) return "";
         if (++links > 40) return skip(here, "more than 40 links on the way (a loop)");
         done.pop_back();
         std::vector<std::string> next;
@@ -91,7 +93,7 @@ class Walker {
         continue;
       }
       if (S_ISDIR(st.st_mode)) {
-        tree_.entries.try_emplace(here, Entry{Entry::Type::Dir});
+        if (!add(here, Entry{Entry::Type::Dir})) return "";
         ++i;
         continue;
       }
@@ -104,14 +106,31 @@ class Walker {
   }
 
   void listed(const std::string& rel) {
+    if (capped_) return;
     const std::string dir = walk(rel, false);
     if (dir.empty()) return;
     auto it = tree_.entries.find(dir);
     if (it == tree_.entries.end() || it->second.type != Entry::Type::Dir) return;
-    std::error_code ec;
-    for (fs::directory_iterator d(abs(dir), ec), end; !ec && d != end; d.increment(ec)) {
-      const std::string here = dir + "/" + d->path().filename().string();
+    // The names come from the directory opened beneath the root with no link followed (a directory
+    // swapped for a link since the walk would otherwise list another tree's names).
+    std::vector<std::string> names;
+    if (const int root_fd = ::open(root_.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC); root_fd >= 0) {
+      const int fd = core::open_beneath(root_fd, dir, O_RDONLY | O_DIRECTORY | O_NONBLOCK, false);
+      ::close(root_fd);
+      if (DIR* d = fd >= 0 ? ::fdopendir(fd) : nullptr) {
+        while (const dirent* e = ::readdir(d)) {
+          const std::string n = e->d_name;
+          if (n != "." && n != "..") names.push_back(n);
+        }
+        ::closedir(d);
+      } else if (fd >= 0) {
+        ::close(fd);
+      }
+    }
+    for (const auto& name : names) {
+      const std::string here = dir + "/" + name;
       if (tree_.entries.count(here)) continue;
+      if (!add_room()) return;
       struct stat st{};
       if (::lstat(abs(here).c_str(), &st) != 0) continue;
       if (S_ISLNK(st.st_mode)) {
@@ -129,6 +148,24 @@ class Walker {
   }
 
  private:
+  // Room for one more entry: at most max_entries in all (a tree of 100,000 directories would
+  // otherwise cost minutes and half a gigabyte); the first refusal is told once in `skipped`.
+  bool add_room() {
+    if (tree_.entries.size() < limits_.max_entries) return true;
+    if (!capped_) {
+      capped_ = true;
+      tree_.skipped.push_back({"", "the entry cap (" + std::to_string(limits_.max_entries) +
+                                       " files, links and directories) was reached; later paths left out"});
+    }
+    return false;
+  }
+  bool add(const std::string& rel, Entry e) {
+    if (tree_.entries.count(rel)) return true;
+    if (!add_room()) return false;
+    tree_.entries.emplace(rel, std::move(e));
+    return true;
+  }
+
   std::string abs(const std::string& rel) const { return (root_ / rel).string(); }
 
   std::string skip(const std::string& rel, const std::string& reason) {
@@ -149,9 +186,20 @@ class Walker {
       skip(rel, "the total size cap was reached");
       return;
     }
-    const int fd = ::open(abs(rel).c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    // rel is the physical path the walk found (its links already resolved): opened relative to the
+    // root's descriptor with no link followed, so a component swapped for a link since the walk
+    // looked (a file for a link out of the root) is refused, not followed out of the root.
+    int fd = -1;
+    if (const int dir = ::open(root_.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC); dir >= 0) {
+      fd = core::open_beneath(dir, rel, O_RDONLY | O_NONBLOCK | O_NOCTTY, false);
+      const int e = errno;
+      ::close(dir);
+      errno = e;
+    }
     if (fd < 0) {
-      skip(rel, errno == EACCES ? "not readable as this user" : "unreadable");
+      skip(rel, errno == EACCES ? "not readable as this user"
+                : errno == ELOOP || errno == EXDEV ? "changed into a link while it was read; not followed"
+                                                   : "unreadable");
       return;
     }
     struct stat st{};
@@ -182,6 +230,7 @@ class Walker {
       skip(rel, "reading it fails on this node (the probe sees it unreadable)");
       return;
     }
+    if (it == tree_.entries.end() && !add_room()) return;
     Entry e{Entry::Type::File};
     e.truncated = got > room;
     content.resize(std::min(got, room));
@@ -193,6 +242,7 @@ class Walker {
   }
 
   fs::path root_;
+  bool capped_ = false;
   TreeLimits limits_;
   Tree& tree_;
 };

@@ -34,6 +34,7 @@ struct Skipped {
 struct TreeLimits {
   std::size_t max_file_bytes = 8u << 20;
   std::size_t max_total_bytes = 64u << 20;
+  std::size_t max_entries = 20000;  // files, links and directories in all
 };
 
 struct Tree {

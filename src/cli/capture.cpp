@@ -20,6 +20,11 @@ namespace {
 // once, naming the path, not after the probe ran.
 void check_output(const std::string& path, bool force) {
   if (path.empty()) throw UsageError("capture: --output must name a file (e.g. -o node.tar.gz)");
+  if (const int fd = core::named_descriptor(path); fd >= 0) {  // -o /dev/stdout: written through it
+    struct stat fst{};
+    if (::fstat(fd, &fst) != 0) throw Error(path + ": descriptor " + std::to_string(fd) + " is not open");
+    return;
+  }
   struct stat st{};
   if (::stat(path.c_str(), &st) == 0) {
     if (S_ISDIR(st.st_mode)) throw Error(path + ": is a directory; name the .tar.gz file to write");
@@ -56,6 +61,8 @@ int cmd_capture(int argc, char** argv) {
       .option("--root", "DIR", "capture sys/ and proc/ under DIR instead of / (env FABSCOPE_ROOT)")
       .option("--max-mib", "N", "at most N MiB of file content in all", "64")
       .option("--max-file-mib", "N", "at most N MiB of any one file (the rest is cut, and said so)", "8")
+      .option("--max-entries", "N", "at most N files, links and directories in all (the rest is left out, and said so)",
+              "20000")
       .option("--timeout", "SECONDS", "longest wait for each tool (nft, lldpcli)", "5")
       .flag("--json", "print a summary as JSON (schema fabscope.capture.summary, docs/formats.md)")
       .example("fabscope capture -o node.tar.gz --redact", "a capture to attach to an issue")
@@ -73,32 +80,36 @@ int cmd_capture(int argc, char** argv) {
   opts.redact = args.has("redact");
   opts.limits.max_total_bytes = static_cast<std::size_t>(args.get_int("max-mib", 1, 4096)) << 20;
   opts.limits.max_file_bytes = static_cast<std::size_t>(args.get_int("max-file-mib", 1, 4096)) << 20;
+  opts.limits.max_entries = static_cast<std::size_t>(args.get_int("max-entries", 1, 10000000));
   opts.command_timeout_ms = static_cast<int>(args.get_int("timeout", 1, 600) * 1000);
   opts.top_dir = capture::top_dir_for(output);
   capture::Result r = capture::run(root, opts);
   core::write_output(output, r.archive);
   json s = r.summary;
   s["output"] = output;
+  // The archive went to standard output (-o /dev/stdout into a pipe or a file): the summary goes to
+  // standard error, never after the archive's bytes.
+  std::ostream& out = core::names_stdout(output) ? std::cerr : std::cout;
   if (args.has("json")) {
-    std::cout << dump_json(s) << "\n";
+    out << dump_json(s) << "\n";
     return 0;
   }
-  std::cout << "wrote " << output << " (" << mib(s["archive_bytes"].get<std::size_t>()) << "): "
+  out << "wrote " << output << " (" << mib(s["archive_bytes"].get<std::size_t>()) << "): "
             << s["files"].get<std::size_t>() << " files, " << s["symlinks"].get<std::size_t>() << " symlinks, "
             << mib(s["content_bytes"].get<std::size_t>()) << " of content"
             << (opts.redact ? ", redacted" : "") << "\n";
   for (const auto& c : s["commands"]) {
     std::string argv_text;
     for (const auto& a : c["argv"]) argv_text += (argv_text.empty() ? "" : " ") + a.get<std::string>();
-    std::cout << "  " << argv_text.substr(0, 60) << ": " << c["status"].get<std::string>();
-    if (c["exit_code"].is_number()) std::cout << ", exit " << c["exit_code"].get<int>();
-    std::cout << "\n";
+    out << "  " << argv_text.substr(0, 60) << ": " << c["status"].get<std::string>();
+    if (c["exit_code"].is_number()) out << ", exit " << c["exit_code"].get<int>();
+    out << "\n";
   }
   if (s["skipped"].get<std::size_t>() > 0)
-    std::cout << "  " << s["skipped"].get<std::size_t>()
+    out << "  " << s["skipped"].get<std::size_t>()
               << " paths left out or cut: see \"skipped\" in " << s["top_dir"].get<std::string>()
               << "/fabscope/manifest.json\n";
-  std::cout << "Unpack: tar xzf " << output << "   then: fabscope doctor --root "
+  out << "Unpack: tar xzf " << output << "   then: fabscope doctor --root "
             << s["top_dir"].get<std::string>() << "\n";
   return 0;
 }

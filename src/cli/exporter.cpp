@@ -11,6 +11,7 @@
 #include "core/hostlist.hpp"
 #include "core/strings.hpp"
 #include "core/json.hpp"
+#include "core/regular_file.hpp"
 #include "core/root.hpp"
 #include "exporter/exporter.hpp"
 #include "exporter/http.hpp"
@@ -35,7 +36,7 @@ exporter::MeshOptions mesh_options(const core::ArgParser& args) {
   mo.listen_port = listen.port;
   if (args.has("mesh-token-file")) {
     const std::string path = args.get("mesh-token-file");
-    mo.token = std::string(core::trim(core::read_input(path, 4096)));
+    mo.token = std::string(core::trim(core::read_regular_file(path, 4096)));
     exporter::check_mesh_token(mo.token, path);
   } else {
     const char* t = std::getenv("FABSCOPE_MESH_TOKEN");
@@ -106,7 +107,8 @@ int cmd_exporter(int argc, char** argv) {
       .flag("--once", "print one exposition to stdout and exit (no server)")
       .flag("--json", "with --once: print the metrics as JSON (schema fabscope.metrics)")
       .option("--checks-interval", "SECONDS", "run the full probe and checks this often; 0 never", "60")
-      .option("--max-connections", "N", "open connections at most; beyond, the oldest idle one is closed", "256")
+      .option("--max-connections", "N", "open connections at most; beyond, the one longest idle (else the response "
+                                        "longest without progress) is closed", "256")
       .flag("--fabric", "also serve the InfiniBand subnet seen from a local port: every port's counters, every "
                         "link, the subnet managers, the fabric.* checks (collected in the background)")
       .option("--fabric-interval", "SECONDS", "with --fabric: read every port's counters this often (1-86400)", "30")

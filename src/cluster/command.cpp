@@ -208,8 +208,14 @@ int localize_command(const std::string& from, const std::string& fabric_path, bo
   SavedRun run;
   {
     const std::string body = core::read_input(from, 512u << 20);
-    const json doc = json::parse(body, nullptr, false);
-    if (doc.is_discarded()) throw Error(from + ": not JSON (expected the output of fabscope cluster --json)");
+    json doc;
+    try {
+      doc = parse_input_json(body);  // a key twice is refused, as every saved file's reader does
+    } catch (const json::parse_error&) {
+      throw Error(from + ": not JSON (expected the output of fabscope cluster --json)");
+    } catch (const Error& e) {
+      throw Error(from + ": " + e.what());
+    }
     try {
       run = saved_run_from_json(doc);
     } catch (const Error& e) {

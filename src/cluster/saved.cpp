@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <unordered_set>
 
 namespace fabscope::cluster {
 
@@ -47,6 +49,8 @@ SavedRun saved_run_from_json(const json& doc) {
   SavedRun run;
   run.world = small(doc, "", "world", kMaxRanks);
   const json& nodes = need(doc, "", "nodes", json::value_t::array);
+  // One node per rank: a rank twice (six nodes in a world of three) is not a run fabscope wrote.
+  std::vector<bool> seen_rank(static_cast<std::size_t>(run.world), false);
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     const std::string w = "nodes[" + std::to_string(i) + "].";
     const json& n = nodes[i];
@@ -54,6 +58,9 @@ SavedRun saved_run_from_json(const json& doc) {
     NodeSummary s;
     s.rank = small(n, w, "rank", kMaxRanks);
     if (s.rank >= run.world) throw Error(w + "rank: " + std::to_string(s.rank) + " is not below world " + std::to_string(run.world));
+    if (seen_rank[static_cast<std::size_t>(s.rank)])
+      throw Error(w + "rank: " + std::to_string(s.rank) + " appears twice (one node per rank)");
+    seen_rank[static_cast<std::size_t>(s.rank)] = true;
     s.name = text(n, w, "name");
     // Every key below was added to version 1 after its first release (docs/formats.md): absent in
     // a file of an earlier fabscope, each reads as "not reported" (no RDMA endpoint, no switch
@@ -86,6 +93,13 @@ SavedRun saved_run_from_json(const json& doc) {
   const json& pw = need(doc, "", "pairwise", json::value_t::object);
   run.engine = text(pw, "pairwise.", "engine");
   const json& pairs = need(pw, "pairwise.", "pairs", json::value_t::array);
+  // Each pair once, whichever way round: at most world * (world - 1) / 2 of them.
+  const auto w64 = static_cast<std::uint64_t>(run.world);
+  if (pairs.size() > w64 * (w64 > 0 ? w64 - 1 : 0) / 2)
+    throw Error("pairwise.pairs: " + std::to_string(pairs.size()) + " pairs, more than a world of " +
+                std::to_string(run.world) + " has");
+  std::unordered_set<std::uint64_t> seen_pair;
+  seen_pair.reserve(pairs.size());
   for (std::size_t i = 0; i < pairs.size(); ++i) {
     const std::string w = "pairwise.pairs[" + std::to_string(i) + "].";
     const json& p = pairs[i];
@@ -95,6 +109,9 @@ SavedRun saved_run_from_json(const json& doc) {
     r.b = small(p, w, "b", kMaxRanks);
     if (r.a >= run.world || r.b >= run.world || r.a == r.b)
       throw Error(w + "a/b: ranks " + std::to_string(r.a) + " and " + std::to_string(r.b) + " are not two ranks below world");
+    if (!seen_pair.insert(static_cast<std::uint64_t>(std::min(r.a, r.b)) << 32 | static_cast<std::uint64_t>(std::max(r.a, r.b)))
+             .second)
+      throw Error(w + "a/b: the pair of ranks " + std::to_string(r.a) + " and " + std::to_string(r.b) + " appears twice");
     // pairs[].engine was added with the rdma engine; before it, pairwise.engine named the one
     // engine that measured every pair, so an earlier file's pair was measured by that one.
     r.engine = p.contains("engine") ? text(p, w, "engine") : run.engine;

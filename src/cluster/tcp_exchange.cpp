@@ -30,6 +30,9 @@ using net::ms_left;
 
 // Pre-authentication bounds of rank 0: a hello is one small frame, sent with the connect.
 constexpr net::GateLimits kHelloLimits{64, kHeaderBytes + kMaxHelloBytes, std::chrono::milliseconds(5000)};
+// Lines on stderr about refused or dropped connections: at most this many per window.
+constexpr std::size_t kStrangerLines = 10;
+constexpr std::chrono::seconds kStrangerLinesWindow{10};
 
 void send_all(int fd, const std::string& bytes, Clock::time_point deadline, const std::string& to) {
   if (std::string e = net::send_all(fd, bytes, deadline); !e.empty()) throw Error(to + ": send " + e);
@@ -203,9 +206,19 @@ class TcpExchange : public Exchange {
     // Every connection says hello first: only a header and a small hello are read from it before
     // its token is checked, for at most kHelloLimits' time, at most 64 at once (oldest dropped).
     net::Gate gate(listener.get(), kHelloLimits, hello_frame_size);
-    auto log = [](const std::string& who, const std::string& why) {
-      // A stray or broken peer is logged and dropped; it never stops the others.
-      std::cerr << "fabscope cluster: " << core::printable(who) << ": " << core::printable(why) << "\n";
+    // A stray or broken peer is logged and dropped; it never stops the others. Lines about
+    // connections that are not ranks are rate-limited: a stranger connecting in a loop costs a
+    // few lines, then one saying how many were left out.
+    net::LogLimiter limiter(kStrangerLines, kStrangerLinesWindow);
+    auto say = [&limiter](const std::string& line) {
+      std::size_t left_out = 0;
+      if (!limiter.allow(Clock::now(), left_out)) return;
+      if (left_out)
+        std::cerr << "fabscope cluster: (" << left_out << " more refused or dropped connections not shown)\n";
+      std::cerr << "fabscope cluster: " << line << "\n";
+    };
+    auto log = [&say](const std::string& who, const std::string& why) {
+      say(core::printable(who) + ": " + core::printable(why));
     };
     const auto deadline = Clock::now() + o_.join_timeout;
     int joined = 1;
@@ -246,9 +259,11 @@ class TcpExchange : public Exchange {
         peers_[static_cast<std::size_t>(h.rank)] = std::move(c);
         ++joined;
       } catch (const Error& e) {
-        std::cerr << "fabscope cluster: " << core::printable(e.what()) << "\n";
+        say(core::printable(e.what()));
       }
     }
+    if (limiter.left_out())
+      std::cerr << "fabscope cluster: (" << limiter.left_out() << " more refused or dropped connections not shown)\n";
   }
 
   // Tells a refused peer why (best effort, briefly).

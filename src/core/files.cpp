@@ -64,7 +64,53 @@ void write_in_place(const std::string& path, const std::string& text, bool fifo)
 
 }  // namespace
 
+int named_descriptor(const std::string& path) {
+  namespace fs = std::filesystem;
+  auto fd_of = [](const std::string& p) -> int {
+    static const std::string kSelf = "/proc/" + std::to_string(::getpid()) + "/fd/";
+    for (const std::string prefix : {std::string("/dev/fd/"), std::string("/proc/self/fd/"),
+                                     std::string("/proc/thread-self/fd/"), kSelf}) {
+      if (p.size() > prefix.size() && p.size() <= prefix.size() + 6 && p.compare(0, prefix.size(), prefix) == 0 &&
+          p.find_first_not_of("0123456789", prefix.size()) == std::string::npos)
+        return std::stoi(p.substr(prefix.size()));
+    }
+    if (p == "/dev/stdin") return 0;
+    if (p == "/dev/stdout") return 1;
+    if (p == "/dev/stderr") return 2;
+    return -1;
+  };
+  std::error_code ec;
+  fs::path p = fs::absolute(path, ec);
+  if (ec) return -1;
+  for (int hops = 0; hops < 40; ++hops) {
+    p = p.lexically_normal();
+    if (int fd = fd_of(p.string()); fd >= 0) return fd;
+    struct stat st{};
+    if (::lstat(p.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return -1;
+    const fs::path target = fs::read_symlink(p, ec);
+    if (ec) return -1;
+    p = target.is_absolute() ? target : p.parent_path() / target;
+  }
+  return -1;
+}
+
+bool names_stdout(const std::string& path) {
+  if (named_descriptor(path) == 1) return true;
+  struct stat a{}, b{};
+  return ::stat(path.c_str(), &a) == 0 && ::fstat(1, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
 void write_output(const std::string& path, const std::string& text) {
+  // A name for an open descriptor (-o /dev/stdout with stdout redirected to a file or a pipe) is
+  // written through that descriptor, at its offset: renaming onto it would replace the link
+  // (as root, the machine's /dev/stdout) with a plain file.
+  if (const int fd = named_descriptor(path); fd >= 0) {
+    struct stat fst{};
+    if (::fstat(fd, &fst) != 0) throw Error(path + ": cannot write: descriptor " + std::to_string(fd) + " is not open");
+    if (S_ISDIR(fst.st_mode)) throw Error(path + ": is a directory, not a file");
+    if (!write_all(fd, text)) throw Error(path + ": cannot write: " + std::strerror(errno));
+    return;
+  }
   struct stat st{};
   if (::stat(path.c_str(), &st) == 0) {
     if (S_ISDIR(st.st_mode)) throw Error(path + ": is a directory, not a file");

@@ -8,6 +8,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -64,26 +65,42 @@ T int_or(const json& j, const std::string& key, T def) {
 // A JSON document read from a file or a peer: json::parse, except that an object with the same key
 // twice is refused (nlohmann keeps the last one without a word, so two readers could see two
 // different documents). Throws json::parse_error for bad syntax, fabscope::Error naming the key
-// for a duplicate.
+// for a duplicate. Linear in the input: the keys are checked in nlohmann's own tree builder (its
+// callback parser rescans the enclosing array at every object's end, which made an array of n
+// objects cost n^2).
+namespace json_detail {
+class DuplicateRefusingSax : public nlohmann::detail::json_sax_dom_parser<json> {
+ public:
+  using Base = nlohmann::detail::json_sax_dom_parser<json>;
+  explicit DuplicateRefusingSax(json& result) : Base(result, true) {}
+  bool start_object(std::size_t n) {
+    // One set of keys per open object, kept for reuse by the next object at the same depth.
+    if (depth_ == keys_.size()) keys_.emplace_back();
+    else keys_[depth_].clear();
+    ++depth_;
+    return Base::start_object(n);
+  }
+  bool end_object() {
+    if (depth_ > 0) --depth_;
+    return Base::end_object();
+  }
+  bool key(json::string_t& k) {
+    if (depth_ > 0 && !keys_[depth_ - 1].insert(k).second)
+      throw Error("the key \"" + k.substr(0, 60) + "\" appears twice in one object (which one counts is ambiguous)");
+    return Base::key(k);
+  }
+
+ private:
+  std::vector<std::unordered_set<std::string>> keys_;
+  std::size_t depth_ = 0;
+};
+}  // namespace json_detail
+
 inline json parse_input_json(std::string_view text) {
-  // One set of keys per open object; arrays between them open none.
-  std::vector<std::set<std::string>> open_objects;
-  json::parser_callback_t refuse_duplicates = [&](int, json::parse_event_t event, json& parsed) {
-    switch (event) {
-      case json::parse_event_t::object_start: open_objects.emplace_back(); break;
-      case json::parse_event_t::object_end:
-        if (!open_objects.empty()) open_objects.pop_back();
-        break;
-      case json::parse_event_t::key:
-        if (!open_objects.empty() && !open_objects.back().insert(parsed.get<std::string>()).second)
-          throw Error("the key \"" + parsed.get<std::string>().substr(0, 60) +
-                      "\" appears twice in one object (which one counts is ambiguous)");
-        break;
-      default: break;
-    }
-    return true;
-  };
-  return json::parse(text.begin(), text.end(), refuse_duplicates);
+  json result;
+  json_detail::DuplicateRefusingSax sax(result);
+  json::sax_parse(text.begin(), text.end(), &sax);
+  return result;
 }
 
 template <typename T>

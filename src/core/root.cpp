@@ -1,10 +1,14 @@
 #include "core/root.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <system_error>
@@ -15,13 +19,153 @@ namespace fs = std::filesystem;
 
 namespace fabscope::core {
 
+namespace {
+
+std::vector<std::string> components(std::string_view rel) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= rel.size()) {
+    std::size_t end = rel.find('/', start);
+    if (end == std::string_view::npos) end = rel.size();
+    if (end > start) out.emplace_back(rel.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+// open_beneath without openat2: one component at a time, each opened with O_NOFOLLOW relative to
+// the directory descriptor before it; a link is read (readlinkat) and its target walked in its
+// place; ".." goes back to the descriptor before, never above dir_fd.
+int open_beneath_by_walk(int dir_fd, std::string_view rel, int flags, bool follow_links) {
+  std::vector<std::string> todo = components(rel);
+  std::reverse(todo.begin(), todo.end());  // a stack: the next component at the back
+  std::vector<int> dirs;                    // descriptors opened on the way (dir_fd not among them)
+  auto close_all = [&] {
+    const int e = errno;
+    for (int fd : dirs) ::close(fd);
+    errno = e;
+  };
+  auto cur = [&] { return dirs.empty() ? dir_fd : dirs.back(); };
+  int links = 0;
+  if (todo.empty()) return ::openat(dir_fd, ".", flags | O_CLOEXEC);
+  while (!todo.empty()) {
+    const std::string c = todo.back();
+    todo.pop_back();
+    if (c == ".") {
+      if (todo.empty()) {
+        const int fd = ::openat(cur(), ".", flags | O_CLOEXEC);
+        close_all();
+        return fd;
+      }
+      continue;
+    }
+    if (c == "..") {
+      if (dirs.empty()) {
+        errno = EXDEV;
+        return -1;
+      }
+      ::close(dirs.back());
+      dirs.pop_back();
+      if (todo.empty()) {
+        const int fd = ::openat(cur(), ".", flags | O_CLOEXEC);
+        close_all();
+        return fd;
+      }
+      continue;
+    }
+    struct stat st{};
+    if (::fstatat(cur(), c.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+      close_all();
+      return -1;
+    }
+    if (S_ISLNK(st.st_mode)) {
+      if (!follow_links || ++links > 40) {
+        close_all();
+        errno = ELOOP;
+        return -1;
+      }
+      char buf[4096];
+      const ssize_t n = ::readlinkat(cur(), c.c_str(), buf, sizeof buf - 1);
+      if (n <= 0 || buf[0] == '/') {
+        close_all();
+        errno = n <= 0 ? ELOOP : EXDEV;
+        return -1;
+      }
+      auto parts = components(std::string_view(buf, static_cast<std::size_t>(n)));
+      for (auto it = parts.rbegin(); it != parts.rend(); ++it) todo.push_back(*it);
+      continue;
+    }
+    if (todo.empty()) {
+      // The last component, opened without following a link swapped in since the fstatat.
+      const int fd = ::openat(cur(), c.c_str(), flags | O_CLOEXEC | O_NOFOLLOW);
+      close_all();
+      return fd;
+    }
+    const int fd = ::openat(cur(), c.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+      // Swapped for a link since the fstatat: walk it again (as a link, it is read next time).
+      if (errno == ELOOP || errno == ENOTDIR) {
+        struct stat again{};
+        if (follow_links && ::fstatat(cur(), c.c_str(), &again, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(again.st_mode)) {
+          todo.push_back(c);
+          continue;
+        }
+      }
+      close_all();
+      return -1;
+    }
+    dirs.push_back(fd);
+  }
+  close_all();
+  errno = ENOENT;
+  return -1;
+}
+
+int open_beneath(int dir_fd, std::string_view rel, int flags, bool follow_links) {
+  while (!rel.empty() && rel.front() == '/') rel.remove_prefix(1);
+#ifdef SYS_openat2
+  static std::atomic<bool> no_openat2{false};  // ENOSYS once: the kernel has none (before 5.6), walk
+  if (!no_openat2.load(std::memory_order_relaxed)) {
+    open_how how{};
+    how.flags = static_cast<std::uint64_t>(flags | O_CLOEXEC);
+    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS | (follow_links ? 0 : RESOLVE_NO_SYMLINKS);
+    const std::string path = rel.empty() ? "." : std::string(rel);
+    for (;;) {
+      const long fd = ::syscall(SYS_openat2, dir_fd, path.c_str(), &how, sizeof how);
+      if (fd >= 0) return static_cast<int>(fd);
+      if (errno == EAGAIN || errno == EINTR) continue;  // a rename raced the lookup: try again
+      if (errno != ENOSYS && errno != EPERM) return -1;  // EPERM: a seccomp filter that refuses it
+      break;
+    }
+    no_openat2.store(true, std::memory_order_relaxed);
+  }
+#endif
+  return open_beneath_by_walk(dir_fd, rel, flags, follow_links);
+}
+
 void AccessLog::add(std::string_view rel, bool listed) {
   while (!rel.empty() && rel.front() == '/') rel.remove_prefix(1);
   while (!rel.empty() && rel.back() == '/') rel.remove_suffix(1);
   if (rel.empty()) return;
   std::lock_guard lock(mutex_);
+  if (paths_.size() >= limit_ && !paths_.count(std::string(rel))) {
+    ++dropped_;
+    return;
+  }
   paths_.emplace(rel);
   if (listed) listed_.emplace(rel);
+}
+
+void AccessLog::set_limit(std::size_t n) {
+  std::lock_guard lock(mutex_);
+  limit_ = n;
+}
+
+std::size_t AccessLog::dropped() const {
+  std::lock_guard lock(mutex_);
+  return dropped_;
 }
 
 std::set<std::string> AccessLog::paths() const {
@@ -71,13 +215,22 @@ bool Root::is_dir(std::string_view rel) const {
 std::optional<std::string> Root::read(std::string_view rel, std::size_t max_bytes) const {
   note(rel);
   // A captured tree is read as if it were "/": a link that leads out of it (to the host's
-  // /etc/nccl.conf, say) is not followed.
-  if (!is_live() && !resolve(rel)) return std::nullopt;
+  // /etc/nccl.conf, say) is not followed. The check is the open itself, relative to the root's
+  // descriptor (open_beneath), so a file swapped for such a link after a check cannot be read.
   // Opened without waiting and read only when a regular file: a FIFO or a device planted in a
   // tree would otherwise block the open or the read for ever (and opening a device can act on it).
   struct stat st{};
-  if (::stat(path(rel).c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
-  const int fd = ::open(path(rel).c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  int fd = -1;
+  const int flags = O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY;
+  if (is_live()) {
+    if (::stat(path(rel).c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+    fd = ::open(path(rel).c_str(), flags);
+  } else {
+    const int dir = ::open(dir_.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (dir < 0) return std::nullopt;
+    fd = open_beneath(dir, rel, flags, true);
+    ::close(dir);
+  }
   if (fd < 0) return std::nullopt;
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);
@@ -136,10 +289,30 @@ std::optional<std::vector<std::uint8_t>> Root::read_bytes(std::string_view rel,
 std::vector<std::string> Root::list(std::string_view rel) const {
   note(rel, true);
   std::vector<std::string> names;
-  std::error_code ec;
-  fs::directory_iterator it(path(rel), ec);
-  if (ec) return names;
-  for (const auto& entry : it) names.push_back(entry.path().filename().string());
+  if (is_live()) {
+    std::error_code ec;
+    fs::directory_iterator it(path(rel), ec);
+    if (ec) return names;
+    for (const auto& entry : it) names.push_back(entry.path().filename().string());
+  } else {
+    // Under another root, the directory opened is the one inside it (open_beneath), never one a
+    // link swapped in leads to.
+    const int dir = ::open(dir_.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (dir < 0) return names;
+    const int fd = open_beneath(dir, rel, O_RDONLY | O_DIRECTORY | O_NONBLOCK, true);
+    ::close(dir);
+    if (fd < 0) return names;
+    DIR* d = ::fdopendir(fd);
+    if (!d) {
+      ::close(fd);
+      return names;
+    }
+    while (const dirent* e = ::readdir(d)) {
+      const std::string n = e->d_name;
+      if (n != "." && n != "..") names.push_back(n);
+    }
+    ::closedir(d);
+  }
   std::sort(names.begin(), names.end());
   return names;
 }

@@ -27,11 +27,26 @@ class AccessLog {
   void add(std::string_view rel, bool listed);
   std::set<std::string> paths() const;   // every path asked about
   std::set<std::string> listed() const;  // directories whose entries were listed
+  // At most n distinct paths are kept (a tree of 100,000 directories asks about millions); the
+  // rest are counted as dropped.
+  void set_limit(std::size_t n);
+  std::size_t dropped() const;
 
  private:
   mutable std::mutex mutex_;
   std::set<std::string> paths_, listed_;
+  std::size_t limit_ = static_cast<std::size_t>(-1), dropped_ = 0;
 };
+
+// Opens rel under the directory dir_fd without leaving it: no "..", absolute link or procfs
+// magic link out of it, and, with follow_links false, no symbolic link at all (every component
+// is what it is when opened, not what a check saw earlier). openat2(2) with RESOLVE_BENEATH
+// (| RESOLVE_NO_SYMLINKS) where the kernel has it (5.6), else a walk one component at a time
+// with O_NOFOLLOW, reading each link and walking its target within dir_fd. flags as open(2)
+// (O_CLOEXEC is added). Returns the descriptor, or -1 with errno set (EXDEV: it leads out).
+int open_beneath(int dir_fd, std::string_view rel, int flags, bool follow_links);
+// The walk open_beneath falls back to (tested on its own: the kernels tests run on have openat2).
+int open_beneath_by_walk(int dir_fd, std::string_view rel, int flags, bool follow_links);
 
 class Root {
  public:

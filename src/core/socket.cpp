@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -293,14 +294,31 @@ void Gate::accept_some(const DropFn& on_drop) {
     p.fd = Fd(fd);
     set_nodelay(fd);
     p.peer = peer_text(fd);
+    p.source = peer_ip(fd);
     p.deadline = Clock::now() + limits_.first_message;
-    if (pending_.size() >= limits_.max_pending) {
-      // The oldest pending connection has had the longest to say hello: a peer speaking the
-      // protocol sends its first message with the connect, so it is never the one evicted.
+    // One address holds at most its share: over it, that address's oldest pending connection goes.
+    std::size_t here = 0;
+    auto oldest_here = pending_.end();
+    for (auto it = pending_.begin(); it != pending_.end(); ++it)
+      if (it->source == p.source && here++ == 0) oldest_here = it;
+    if (oldest_here != pending_.end() && here >= std::max<std::size_t>(1, limits_.max_pending_per_source)) {
       if (on_drop)
-        on_drop(pending_.front().peer, "evicted: " + std::to_string(limits_.max_pending) +
-                                           " connections were waiting to authenticate");
-      pending_.pop_front();
+        on_drop(oldest_here->peer, "evicted: " + std::to_string(here) + " connections from " + p.source +
+                                       " were waiting to authenticate");
+      pending_.erase(oldest_here);
+    } else if (pending_.size() >= limits_.max_pending) {
+      // The oldest pending connection of the address holding the most has had the longest to say
+      // hello: a peer speaking the protocol sends its first message with the connect, so it is
+      // never the one evicted, nor is a peer alone on its address while others hold several.
+      std::map<std::string, std::size_t> counts;
+      for (const auto& q : pending_) ++counts[q.source];
+      auto victim = pending_.begin();
+      for (auto it = pending_.begin(); it != pending_.end(); ++it)
+        if (counts[it->source] > counts[victim->source]) victim = it;  // the first (oldest) of the largest
+      if (on_drop)
+        on_drop(victim->peer, "evicted: " + std::to_string(limits_.max_pending) +
+                                  " connections were waiting to authenticate");
+      pending_.erase(victim);
     }
     pending_.push_back(std::move(p));
   }
@@ -328,6 +346,22 @@ bool Gate::read_some(Pending& p) {
     if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return false;
     throw Error(std::string("recv: ") + std::strerror(errno));
   }
+}
+
+bool LogLimiter::allow(Clock::time_point now, std::size_t& left_out) {
+  if (!started_ || now - window_start_ >= window_ || now < window_start_) {
+    started_ = true;
+    window_start_ = now;
+    used_ = 0;
+  }
+  if (used_ >= burst_) {
+    ++left_out_;
+    return false;
+  }
+  ++used_;
+  left_out = left_out_;
+  left_out_ = 0;
+  return true;
 }
 
 bool secret_equal(std::string_view a, std::string_view b) {

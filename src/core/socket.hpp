@@ -8,7 +8,9 @@
 //   Gate         the pre-authentication phase of a server: accepts connections and reads each
 //                one's first message (bounded in bytes and in time, all of them at once, so a
 //                slow stranger never delays a real peer), with a cap on pending connections and
-//                a back-off when the process is out of descriptors (EMFILE: no busy spin).
+//                a back-off when the process is out of descriptors (EMFILE: no busy spin); a
+//                new connection over the cap drops the oldest pending one of its own address,
+//                else of the address holding the most, never itself.
 // The caller authenticates the first message (a shared token) before it trusts anything else.
 #include <chrono>
 #include <cstddef>
@@ -79,6 +81,7 @@ struct GateLimits {
   std::size_t max_pending = 64;      // connections reading their first message at once
   std::size_t max_bytes = 4096;      // the first message's bound
   std::chrono::milliseconds first_message{5000};  // for all of the first message
+  std::size_t max_pending_per_source = 16;  // of them from one address
 };
 
 // What the first message looks like, given the bytes received so far: 0 while its end is not
@@ -107,7 +110,7 @@ class Gate {
  private:
   struct Pending {
     Fd fd;
-    std::string peer, in;
+    std::string peer, source, in;  // source: the peer's address without its port
     std::size_t need = 0;
     Deadline deadline{};
   };
@@ -123,6 +126,25 @@ class Gate {
   Deadline paused_until_{};
   std::chrono::milliseconds backoff_{0};
   int backoffs_ = 0;
+};
+
+// Lines about strangers (a refused hello, a dropped connection) on a server's stderr: at most
+// `burst` per `window`; the rest are counted, and the next line allowed says how many were left
+// out. A stranger connecting in a loop thus costs a few lines, not one per connection.
+class LogLimiter {
+ public:
+  LogLimiter(std::size_t burst, std::chrono::milliseconds window) : burst_(burst), window_(window) {}
+  // Whether to write a line at `now`. When true, left_out is how many were not written before it
+  // (0 usually); the caller says so in the line.
+  bool allow(Clock::time_point now, std::size_t& left_out);
+  std::size_t left_out() const { return left_out_; }  // not written since the last line allowed
+
+ private:
+  std::size_t burst_;
+  std::chrono::milliseconds window_;
+  Clock::time_point window_start_{};
+  bool started_ = false;
+  std::size_t used_ = 0, left_out_ = 0;
 };
 
 // Compares two secrets in time independent of where they differ (no early exit).

@@ -9,6 +9,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -78,9 +79,23 @@ std::string response_head(const HttpResponse& r, bool keep_alive) {
   return h;
 }
 
+std::ptrdiff_t http_eviction_victim(const std::vector<HttpSlot>& slots) {
+  std::ptrdiff_t idle = -1, stalled = -1;
+  for (std::size_t i = 0; i < slots.size(); ++i) {
+    const auto& s = slots[i];
+    const auto at = static_cast<std::ptrdiff_t>(i);
+    if (!s.writing) {
+      if (idle < 0 || s.since_ms < slots[static_cast<std::size_t>(idle)].since_ms) idle = at;
+    } else if (stalled < 0 || s.progress_ms < slots[static_cast<std::size_t>(stalled)].progress_ms) {
+      stalled = at;
+    }
+  }
+  return idle >= 0 ? idle : stalled;
+}
+
 namespace {
 
-std::int64_t now_ms() {
+std::int64_t steady_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
@@ -96,7 +111,8 @@ struct Conn {
   bool peer_done = false;  // the client half-closed (FIN): answer what it sent, then close
   std::size_t sent = 0;
   std::int64_t deadline_ms = 0;
-  std::int64_t since_ms = 0;  // when it began waiting for a request (eviction order)
+  std::int64_t since_ms = 0;     // when it began waiting for a request (eviction order)
+  std::int64_t progress_ms = 0;  // writing: when the response last moved a byte (eviction order)
   std::uint32_t interest = 0;
 };
 
@@ -110,8 +126,13 @@ struct HttpServer::Impl {
   std::uint16_t bound_port = 0;
   bool accept_paused = false;
   std::uint64_t batch = 0;
-  ServerStats st;
+  // Read by stats() from other threads (a test's, a scrape's): each counter on its own.
+  struct {
+    std::atomic<std::uint64_t> requests_ok{0}, rejected{0}, evicted{0}, open{0};
+  } st;
   std::unordered_map<int, std::unique_ptr<Conn>> conns;
+
+  std::int64_t now_ms() const { return opts.clock_ms ? opts.clock_ms() : steady_ms(); }
 
   ~Impl() {
     for (auto& [fd, c] : conns) ::close(fd);
@@ -169,6 +190,11 @@ struct HttpServer::Impl {
       msg.msg_iov = iov;
       msg.msg_iovlen = n;
       ssize_t w = ::sendmsg(c.fd, &msg, MSG_NOSIGNAL);
+      if (w > 0) {
+        // Progress: the response has another write_timeout_ms to move its next byte.
+        c.progress_ms = now_ms();
+        c.deadline_ms = c.progress_ms + opts.write_timeout_ms;
+      }
       if (w < 0) {
         if (errno == EINTR) continue;
         if (errno == EAGAIN || errno == EWOULDBLOCK) {
@@ -199,7 +225,8 @@ struct HttpServer::Impl {
     c.tail = std::move(r.tail);
     c.send_body = !head_only;
     c.sent = 0;
-    c.deadline_ms = now_ms() + opts.write_timeout_ms;
+    c.progress_ms = now_ms();
+    c.deadline_ms = c.progress_ms + opts.write_timeout_ms;
     return write_some(c);
   }
 
@@ -260,13 +287,21 @@ struct HttpServer::Impl {
     process(c);
   }
 
+  // At the limit: one connection makes room (http_eviction_victim); the new one is refused only
+  // when there is none to evict (max_connections 0).
   void evict_one_or_refuse(int new_fd) {
-    Conn* oldest = nullptr;
-    for (auto& [fd, c] : conns)
-      if (!c->writing && (!oldest || c->since_ms < oldest->since_ms)) oldest = c.get();
-    if (oldest) {
+    std::vector<HttpSlot> slots;
+    std::vector<int> fds;
+    slots.reserve(conns.size());
+    fds.reserve(conns.size());
+    for (auto& [fd, c] : conns) {
+      slots.push_back({c->writing, c->since_ms, c->progress_ms});
+      fds.push_back(fd);
+    }
+    const auto victim = http_eviction_victim(slots);
+    if (victim >= 0) {
       ++st.evicted;
-      close_conn(oldest->fd);
+      close_conn(fds[static_cast<std::size_t>(victim)]);
     } else {
       ++st.rejected;
       ::close(new_fd);
@@ -378,13 +413,16 @@ void HttpServer::bind() {
 
 std::uint16_t HttpServer::port() const { return impl_->bound_port; }
 
-ServerStats HttpServer::stats() const { return impl_->st; }
+ServerStats HttpServer::stats() const {
+  const auto& st = impl_->st;
+  return {st.requests_ok.load(), st.rejected.load(), st.evicted.load(), st.open.load()};
+}
 
 void HttpServer::run(const std::atomic<bool>& stop) {
   auto& im = *impl_;
   if (im.listen_fd < 0) bind();
   epoll_event events[128];
-  std::int64_t last_sweep = now_ms();
+  std::int64_t last_sweep = im.now_ms();
   while (!stop.load(std::memory_order_relaxed)) {
     int n = epoll_wait(im.ep, events, 128, 200);
     if (n < 0 && errno != EINTR) throw Error(std::string("epoll_wait: ") + std::strerror(errno));
@@ -407,8 +445,8 @@ void HttpServer::run(const std::atomic<bool>& stop) {
         im.on_readable(c);
       }
     }
-    std::int64_t now = now_ms();
-    if (now - last_sweep >= 100) {
+    std::int64_t now = im.now_ms();
+    if (now - last_sweep >= 100 || now < last_sweep) {
       im.sweep(now);
       last_sweep = now;
     }

@@ -3,10 +3,15 @@
 // one event loop, so slow clients cost a few kilobytes each instead of a thread, and its memory
 // is bounded: at most max_connections, each with a request buffer of at most
 // limits.max_request_bytes and a response shared between the requests of one loop iteration.
-// When the limit is reached, a new connection evicts the oldest one still waiting for a request,
-// so a flood of idle or slow (slowloris) clients cannot lock out Prometheus.
+// A new connection always gets a slot: at the limit, the connection waiting longest for a request
+// makes room, else the one whose response has moved no byte for the longest (a client that
+// pipelines scrapes and never reads), so neither idle or slow (slowloris) clients nor slow
+// readers can lock out Prometheus. A request must be complete within request_timeout_ms; a
+// response that moves no byte for write_timeout_ms is cut (a big response read steadily is
+// never cut, however long it takes).
 #include <atomic>
 #include <cstdint>
+#include <cstddef>
 #include <functional>
 #include <memory>
 #include <string>
@@ -29,8 +34,22 @@ struct ServerOptions {
   HttpLimits limits;
   std::size_t max_connections = 256;
   int request_timeout_ms = 10000;  // a complete request within this, from connect or last response
-  int write_timeout_ms = 10000;    // a response fully sent within this
+  int write_timeout_ms = 10000;    // a response moves at least one byte within this, each time
+  // Milliseconds of a monotonic clock, read by the server's thread for every deadline; empty:
+  // steady_clock. Tests put their own and choose the instants.
+  std::function<std::int64_t()> clock_ms;
 };
+
+// One connection as the eviction sees it.
+struct HttpSlot {
+  bool writing = false;
+  std::int64_t since_ms = 0;     // waiting for a request since
+  std::int64_t progress_ms = 0;  // writing: when its response last moved a byte (or began)
+};
+// The connection that makes room for a new one at the limit: the one waiting longest for a
+// request, else the writer whose response has moved no byte for the longest; ties: the first.
+// -1 when there is none.
+std::ptrdiff_t http_eviction_victim(const std::vector<HttpSlot>& slots);
 
 struct HttpResponse {
   int status = 200;

@@ -1,6 +1,9 @@
 #include "exporter/http_request.hpp"
 
+#include <algorithm>
 #include <cctype>
+#include <optional>
+#include <string>
 
 #include "core/root.hpp"
 
@@ -33,28 +36,6 @@ bool contains_token(std::string_view list, std::string_view token) {
   return false;
 }
 
-// Accept-Encoding (RFC 9110 section 12.5.3): "gzip", "gzip;q=0.5", "*"; q=0 refuses it.
-bool accepts_gzip(std::string_view list) {
-  for (const auto& part : core::split(list, ',')) {
-    auto item = core::trim(part);
-    auto semi = item.find(';');
-    auto coding = core::trim(item.substr(0, semi));
-    if (!iequals(coding, "gzip") && coding != "*") continue;
-    bool zero = false;
-    if (semi != std::string_view::npos) {
-      auto params = item.substr(semi + 1);
-      auto q = params.find("q=");
-      if (q == std::string_view::npos) q = params.find("Q=");
-      if (q != std::string_view::npos) {
-        auto v = core::trim(params.substr(q + 2));
-        zero = !v.empty() && v[0] == '0' && v.find_first_not_of("0.", 0) == std::string_view::npos;
-      }
-    }
-    if (!zero) return true;
-  }
-  return false;
-}
-
 // Lines end in CRLF; a bare LF is accepted too (RFC 9112 section 2.2).
 std::string_view strip_cr(std::string_view line) {
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
@@ -62,6 +43,57 @@ std::string_view strip_cr(std::string_view line) {
 }
 
 }  // namespace
+
+std::optional<int> parse_qvalue(std::string_view v) {
+  // RFC 9110 section 12.4.2: qvalue = ( "0" [ "." 0*3DIGIT ] ) / ( "1" [ "." 0*3("0") ] ).
+  if (v.empty() || (v[0] != '0' && v[0] != '1')) return std::nullopt;
+  int thousandths = (v[0] - '0') * 1000;
+  if (v.size() == 1) return thousandths;
+  if (v[1] != '.' || v.size() > 5) return std::nullopt;
+  int scale = 100;
+  for (std::size_t i = 2; i < v.size(); ++i, scale /= 10) {
+    if (v[i] < '0' || v[i] > '9') return std::nullopt;
+    thousandths += (v[i] - '0') * scale;
+  }
+  if (thousandths > 1000) return std::nullopt;
+  return thousandths;
+}
+
+bool accept_encoding_gzip(std::string_view list) {
+  std::optional<int> gzip, star;
+  bool gzip_refused = false;
+  for (const auto& part : core::split(list, ',')) {
+    auto item = core::trim(part);
+    if (item.empty()) continue;
+    const auto semi = item.find(';');
+    const auto coding = core::trim(item.substr(0, semi));
+    const bool is_gzip = iequals(coding, "gzip") || iequals(coding, "x-gzip");
+    if (!is_gzip && coding != "*") continue;
+    int q = 1000;
+    bool valid = true;
+    if (semi != std::string_view::npos) {
+      for (const auto& param : core::split(item.substr(semi + 1), ';')) {
+        const auto p = core::trim(param);
+        const auto eq = p.find('=');
+        if (eq == std::string_view::npos || !iequals(core::trim(p.substr(0, eq)), "q")) continue;
+        const auto v = parse_qvalue(core::trim(p.substr(eq + 1)));
+        if (!v) valid = false;
+        else q = *v;
+      }
+    }
+    if (!valid) continue;  // a weight that is not a qvalue (q=-1, q=2, q=abc): the element is ignored
+    if (is_gzip) {
+      if (q == 0) gzip_refused = true;
+      gzip = std::max(gzip.value_or(0), q);
+    } else {
+      star = std::max(star.value_or(0), q);
+    }
+  }
+  // gzip named explicitly decides, whatever "*" says (a refusal anywhere wins); else "*" does.
+  if (gzip_refused) return false;
+  if (gzip) return *gzip > 0;
+  return star && *star > 0;
+}
 
 ParseResult parse_request(std::string_view buf, const HttpLimits& limits) {
   // RFC 9112 section 2.2: ignore at least one empty line before the request line.
@@ -113,6 +145,7 @@ ParseResult parse_request(std::string_view buf, const HttpLimits& limits) {
   r.request.minor_version = version[7] - '0';
 
   bool conn_close = false, conn_keep = false;
+  std::string accept_encoding;  // every Accept-Encoding field line, joined
   std::size_t headers = 0;
   std::size_t p = first_nl + 1;
   while (p < head.size()) {
@@ -137,9 +170,12 @@ ParseResult parse_request(std::string_view buf, const HttpLimits& limits) {
     } else if (iequals(name, "transfer-encoding")) {
       r.request.has_body = true;
     } else if (iequals(name, "accept-encoding")) {
-      r.request.accepts_gzip = r.request.accepts_gzip || accepts_gzip(value);
+      // Several field lines are one list (RFC 9110 section 5.3).
+      if (!accept_encoding.empty()) accept_encoding += ',';
+      accept_encoding.append(value.substr(0, std::min<std::size_t>(value.size(), limits.max_request_bytes)));
     }
   }
+  r.request.accepts_gzip = !accept_encoding.empty() && accept_encoding_gzip(accept_encoding);
   r.request.keep_alive = r.request.minor_version == 1 ? !conn_close : (conn_keep && !conn_close);
   if (r.request.has_body) r.request.keep_alive = false;
   r.status = ParseStatus::Complete;

@@ -3,6 +3,7 @@
 // so far, so that limits (size, header count) are tested on values and fuzzed. The exporter never
 // reads request bodies: a request that announces one is answered and the connection closed.
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -20,7 +21,7 @@ struct HttpRequest {
   int minor_version = 1;  // HTTP/1.<minor>
   bool keep_alive = true;
   bool has_body = false;  // Content-Length > 0 or Transfer-Encoding
-  bool accepts_gzip = false;  // Accept-Encoding lists gzip (or *) without q=0
+  bool accepts_gzip = false;  // accept_encoding_gzip of its Accept-Encoding field lines
 };
 
 enum class ParseStatus { Incomplete, Complete, Error };
@@ -34,5 +35,13 @@ struct ParseResult {
 };
 
 ParseResult parse_request(std::string_view buf, const HttpLimits& limits);
+
+// A weight (RFC 9110 section 12.4.2: 0, 0.5, 1.000; at most three decimals, 0 to 1) in
+// thousandths; nullopt when it is not one (q=-1, q=2, q=.5).
+std::optional<int> parse_qvalue(std::string_view v);
+// Whether an Accept-Encoding list (RFC 9110 section 12.5.3) takes gzip: gzip (or x-gzip) listed
+// with a weight above 0; else "*" with a weight above 0. gzip listed with q=0 anywhere refuses it
+// whatever "*" says; an element whose weight is not a qvalue is ignored.
+bool accept_encoding_gzip(std::string_view list);
 
 }  // namespace fabscope::exporter

@@ -24,10 +24,11 @@
 #include <thread>
 
 #include "core/error.hpp"
-#include "core/files.hpp"
+#include "core/regular_file.hpp"
 #include "core/socket.hpp"
 #include "core/strings.hpp"
 #include "exporter/mesh_rdma.hpp"
+#include "exporter/mesh_resolver.hpp"
 #include "exporter/mesh_wire.hpp"
 
 namespace fabscope::exporter {
@@ -47,6 +48,9 @@ constexpr std::size_t kMaxPeersFileBytes = 16u << 20;
 constexpr std::uint64_t kFloodProbesPerSecond = 1000;
 // Bytes read from one connection per loop iteration: a flooding peer cannot starve the others.
 constexpr std::size_t kReadPerTurn = 64 * kMeshProbeBytes;
+// Replies to no probe under way (late ones, at most one per lost probe) between two probes,
+// beyond which the prober drops the connection: a peer sending replies unasked is flooding.
+constexpr std::uint32_t kMaxUnsolicitedReplies = 16;
 // Consecutive timeouts after which the prober drops a connection and dials again.
 constexpr int kTimeoutsBeforeRedial = 3;
 // Tags of UD sends: a probe's is its sequence number (below 2^32); the responder's replies and
@@ -73,27 +77,6 @@ std::vector<std::string> local_addresses() {
   return out;
 }
 
-// Every address a name resolves to (a headless service: one per pod); throws Error saying why not.
-std::vector<std::string> resolve_all(const std::string& name) {
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* res = nullptr;
-  int rc = getaddrinfo(name.c_str(), nullptr, &hints, &res);
-  if (rc != 0) throw Error("mesh: cannot resolve --mesh-dns " + name + ": " + gai_strerror(rc));
-  std::set<std::string> out;
-  for (addrinfo* a = res; a; a = a->ai_next) {
-    char buf[INET6_ADDRSTRLEN] = {};
-    if (a->ai_family == AF_INET)
-      inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(a->ai_addr)->sin_addr, buf, sizeof buf);
-    else if (a->ai_family == AF_INET6)
-      inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(a->ai_addr)->sin6_addr, buf, sizeof buf);
-    if (buf[0]) out.insert(buf);
-  }
-  freeaddrinfo(res);
-  return {out.begin(), out.end()};
-}
-
 // A token bucket: `rate` per second, at most `burst` saved up.
 struct Bucket {
   double tokens = 0, rate = 0, burst = 0;
@@ -111,9 +94,11 @@ struct Bucket {
 struct RConn {
   net::Fd fd;
   std::string who;
+  std::string source;  // the peer's address (pending connections are bounded per address)
   bool authed = false;
   std::string in;      // the hello so far, then at most one partial probe
   TimePoint deadline{};  // for the hello
+  std::uint64_t accepted_seq = 0;  // order of arrival
   TimePoint last_active{};
   Bucket bucket;
   TimePoint flood_window{};
@@ -130,6 +115,8 @@ struct PConn {
   State state = State::Idle;
   std::string in;
   bool pending = false;      // a probe counted as sent, waiting for the connection
+  bool resolving = false;    // the peer's name is being resolved (outside the loop) for it
+  std::uint32_t unsolicited = 0;  // replies to no probe under way, since the last probe written
   bool outstanding = false;  // a probe written, waiting for its reply
   std::uint32_t seq = 0;
   TimePoint written{}, deadline{};
@@ -164,6 +151,7 @@ struct Mesh::Impl {
 
   // Loop state (the loop's thread only).
   std::vector<std::unique_ptr<RConn>> rconns;
+  std::uint64_t accepted_count = 0;
   Bucket total_bucket;
   TimePoint accept_paused_until{};
   std::vector<MeshPeer> peers;               // merged sources, sorted by id, this node included
@@ -174,6 +162,8 @@ struct Mesh::Impl {
   struct stat file_stat {};
   bool file_read = false;
   TimePoint next_file_check{}, next_dns{};
+  std::unique_ptr<MeshResolver> resolver;    // --mesh-dns and peers listed by name
+  std::uint64_t dns_generation = 0;          // of the --mesh-dns answer last applied
   std::uint64_t window = ~0ull;
   std::vector<std::string> selected;         // ids, in probe order
   std::size_t rr = 0;
@@ -211,6 +201,7 @@ struct Mesh::Impl {
     if (o.peer_port == 0) o.peer_port = port;
     wake = net::Fd(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
     if (!wake) throw Error(std::string("mesh: eventfd: ") + std::strerror(errno));
+    resolver = std::make_unique<MeshResolver>(o.resolve, o.resolve_timeout, wake.get());
     total_bucket = Bucket{o.answers_per_second, o.answers_per_second, std::max(1.0, o.answers_per_second / 5),
                           Clock::now()};
     self_names = o.self_names;
@@ -245,7 +236,8 @@ struct Mesh::Impl {
       } else if (!file_read || st.st_mtim.tv_sec != file_stat.st_mtim.tv_sec ||
                  st.st_mtim.tv_nsec != file_stat.st_mtim.tv_nsec || st.st_size != file_stat.st_size) {
         try {
-          auto text = core::read_input(o.peers_file, kMaxPeersFileBytes);
+          // Never core::read_input: a FIFO put in the file's place would block this thread in open().
+          auto text = core::read_regular_file(o.peers_file, kMaxPeersFileBytes);
           file_peers = parse_peer_list(text, o.peers_file, o.peer_port);
           report_bad(o.peers_file, file_peers);
           file_stat = st;
@@ -260,20 +252,32 @@ struct Mesh::Impl {
         }
       }
     }
-    if (!o.dns_name.empty() && (force || now >= next_dns)) {
-      next_dns = now + std::chrono::milliseconds(static_cast<long long>(o.rotation_seconds * 1000));
-      try {
-        auto fresh = peers_from_hosts(resolve_all(o.dns_name), o.peer_port);
-        std::vector<std::string> a, b;
-        for (auto& p : fresh.peers) a.push_back(p.id);
-        for (auto& p : dns_peers.peers) b.push_back(p.id);
-        if (a != b) changed = true;
-        dns_peers = std::move(fresh);
-      } catch (const std::exception& e) {
-        list_error(e.what());
+    if (!o.dns_name.empty()) {
+      // Asked every rotation window; answered by the resolver's thread, never waited for here.
+      if (force || now >= next_dns) {
+        next_dns = now + rotation();
+        resolver->want(o.dns_name, now, std::chrono::milliseconds(0));
+      }
+      const auto answer = resolver->get(o.dns_name, now);
+      if (answer.generation != dns_generation) {
+        dns_generation = answer.generation;
+        if (!answer.error.empty()) {
+          list_error("mesh: --mesh-dns " + answer.error);  // the last good answer stays
+        } else {
+          auto fresh = peers_from_hosts(answer.addresses, o.peer_port);
+          std::vector<std::string> a, b;
+          for (auto& p : fresh.peers) a.push_back(p.id);
+          for (auto& p : dns_peers.peers) b.push_back(p.id);
+          if (a != b) changed = true;
+          dns_peers = std::move(fresh);
+        }
       }
     }
     return changed;
+  }
+
+  std::chrono::milliseconds rotation() const {
+    return std::chrono::milliseconds(static_cast<long long>(o.rotation_seconds * 1000));
   }
 
   void merge_sources() {
@@ -284,7 +288,16 @@ struct Mesh::Impl {
         if (!fresh && it->second.switch_name.empty()) it->second.switch_name = p.switch_name;
       }
     std::vector<MeshPeer> merged;
-    for (auto& [id, p] : all) merged.push_back(std::move(p));
+    // This node listed under several names (its host name, localhost, 127.1, ::ffff:127.0.0.1):
+    // the first stays as its place in the list, the others go (never probed).
+    bool self_seen = false;
+    for (auto& [id, p] : all) {
+      if (is_self(p, self_names, port)) {
+        if (self_seen) continue;
+        self_seen = true;
+      }
+      merged.push_back(std::move(p));
+    }
     self_index = find_self(merged, self_names, port);
     peers = std::move(merged);
     std::lock_guard<std::mutex> lock(mu);
@@ -351,6 +364,8 @@ struct Mesh::Impl {
   }
 
   void close_pconn(PConn& c) {
+    c.resolving = false;
+    c.unsolicited = 0;
     c.fd.reset();
     c.state = PConn::State::Idle;
     c.in.clear();
@@ -393,6 +408,7 @@ struct Mesh::Impl {
 
   void write_probe(PConn& c, TimePoint now) {
     c.pending = false;
+    c.unsolicited = 0;
     c.seq = ++next_seq;
     if (c.ud_remote) {
       c.t_sent = c.t_answered = c.peer_span = 0;
@@ -422,13 +438,30 @@ struct Mesh::Impl {
 
   void start_connect(PConn& c, TimePoint now) {
     c.deadline = now + o.connect_timeout;
+    std::string address = c.peer.host;
+    if (!is_numeric_host(address)) {
+      // A name: its last good address from the resolver (looked up again each rotation window);
+      // none yet: the probe waits for the lookup, within its connect timeout (resume_resolved).
+      resolver->want(address, now, rotation());
+      const auto answer = resolver->get(address, now);
+      if (answer.addresses.empty()) {
+        if (!answer.in_flight) {
+          finish(c, "connect");
+          return;
+        }
+        c.resolving = true;
+        return;
+      }
+      address = answer.addresses.front();
+    }
+    c.resolving = false;
     addrinfo hints{};
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;
-    hints.ai_flags = AI_NUMERICSERV;
+    hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV;  // no lookup in this loop, ever
     addrinfo* res = nullptr;
     const std::string port = std::to_string(c.peer.port);
-    if (getaddrinfo(c.peer.host.c_str(), port.c_str(), &hints, &res) != 0 || !res) {
+    if (getaddrinfo(address.c_str(), port.c_str(), &hints, &res) != 0 || !res) {
       finish(c, "connect");
       return;
     }
@@ -546,7 +579,28 @@ struct Mesh::Impl {
         return;
       }
       // A reply to a probe already counted as timed out is late: it was a loss, it stays one.
-      if (c.outstanding && r->seq == c.seq) answered(c, now, r->delay_ns);
+      if (c.outstanding && r->seq == c.seq) {
+        answered(c, now, r->delay_ns);
+      } else if (++c.unsolicited > kMaxUnsolicitedReplies) {
+        // More replies than probes: a listed peer flooding us costs a redial, not our loop.
+        if (c.outstanding) finish(c, "bad_reply");
+        close_pconn(c);
+        return;
+      }
+    }
+  }
+
+  // Probes that waited for their peer's name: connect once it resolved, fail once it did not.
+  void resume_resolved(TimePoint now) {
+    for (auto& [id, c] : pconns) {
+      if (!c.resolving || c.state != PConn::State::Idle) continue;
+      const auto answer = resolver->get(c.peer.host, now);
+      if (!answer.addresses.empty()) {
+        start_connect(c, now);
+      } else if (!answer.in_flight || !answer.error.empty()) {
+        c.resolving = false;
+        finish(c, "connect");
+      }
     }
   }
 
@@ -589,20 +643,50 @@ struct Mesh::Impl {
       }
       auto c = std::make_unique<RConn>();
       c->fd = net::Fd(fd);
-      const auto pending = static_cast<std::size_t>(
-          std::count_if(rconns.begin(), rconns.end(), [](const auto& r) { return !r->authed; }));
-      if (pending >= o.max_pending) {
-        reject(*c, "too_many_connections");
-        continue;
-      }
       net::set_nodelay(fd);
       c->who = net::peer_text(fd);
+      c->source = net::peer_ip(fd);
+      make_room_for_pending(c->source);
       c->deadline = now + o.hello_timeout;
+      c->accepted_seq = ++accepted_count;
       c->last_active = now;
       c->bucket = Bucket{o.answers_per_second_per_connection, o.answers_per_second_per_connection,
                          std::max(1.0, o.answers_per_second_per_connection / 5), now};
       c->flood_window = now;
       rconns.push_back(std::move(c));
+    }
+  }
+
+  // A new connection is always taken (a real prober sends its hello with the connect, so it
+  // never waits long): when its source address already has max_pending_per_source connections
+  // waiting for their hello, the oldest of those is cut; else, when max_pending wait in all, the
+  // oldest of the address holding the most. A stranger holding idle connections, even from a
+  // few addresses, thus loses its own, never the newest arrival nor a prober alone on its
+  // address, and one address cannot hold more than its share.
+  void make_room_for_pending(const std::string& source) {
+    struct Share {
+      std::size_t count = 0;
+      RConn* oldest = nullptr;
+    };
+    std::map<std::string, Share> shares;
+    std::size_t all = 0;
+    for (auto& r : rconns) {
+      if (r->authed || r->dead) continue;
+      ++all;
+      auto& sh = shares[r->source];
+      ++sh.count;
+      if (!sh.oldest || r->accepted_seq < sh.oldest->accepted_seq) sh.oldest = r.get();
+    }
+    const auto here = shares.find(source);
+    if (here != shares.end() && here->second.count >= std::max<std::size_t>(1, o.max_pending_per_source)) {
+      reject(*here->second.oldest, "too_many_connections");
+    } else if (all >= std::max<std::size_t>(1, o.max_pending)) {
+      const Share* most = nullptr;
+      for (const auto& [addr, sh] : shares)
+        if (!most || sh.count > most->count ||
+            (sh.count == most->count && sh.oldest->accepted_seq < most->oldest->accepted_seq))
+          most = &sh;
+      if (most) reject(*most->oldest, "too_many_connections");
     }
   }
 
@@ -1012,6 +1096,7 @@ struct Mesh::Impl {
         next_probe += period;
         if (next_probe < now) next_probe = now + period;  // after a stall: no burst to catch up
       }
+      resume_resolved(now);
       expire_pconns(now);
       expire_rconns(now);
 
@@ -1021,6 +1106,7 @@ struct Mesh::Impl {
       for (auto& c : rconns)
         if (!c->authed) wake_at = std::min(wake_at, c->deadline);
       if (!o.peers_file.empty()) wake_at = std::min(wake_at, next_file_check);
+      if (!o.dns_name.empty()) wake_at = std::min(wake_at, next_dns);
       // A reply whose send completion carries the timestamp of a timing datagram still to send.
       if (!timings.empty()) wake_at = std::min(wake_at, now + std::chrono::milliseconds(1));
 

@@ -5,12 +5,16 @@
 // probes themselves travel as UD datagrams over RDMA (mesh_rdma.hpp, transport="rdma_ib" or
 // "rdma_roce") when both ends have an endpoint on the same link layer, else over that TCP
 // connection (transport="tcp"). One thread does both, in one poll() loop; it exists only when the
-// mode is on. Scrapes read
+// mode is on. Nothing in the loop waits: names are resolved on threads of their own
+// (mesh_resolver.hpp) and outside files are opened without waiting. Scrapes read
 // the counters under a mutex the loop holds only between two polls, never across one.
 //
 // Bounds (docs/metrics.md, "Mesh"): a connection is answered only after a hello with the mesh's
-// shared token (compared in constant time); at most max_pending connections say hello at once,
-// each within hello_timeout and kMaxMeshHelloBytes; at most max_connections authenticated ones
+// shared token (compared in constant time); at most max_pending connections say hello at once
+// (max_pending_per_source of one address), each within hello_timeout and kMaxMeshHelloBytes; a
+// new connection over either limit cuts the oldest one waiting of its own address, else of the
+// address holding the most (a prober says hello with its connect), never itself; at most
+// max_connections authenticated ones
 // (the longest idle is cut for a new one); every connection buffers at most one partial probe;
 // probes beyond the per-connection and total rates are not answered, and a connection far over
 // them is cut. Every refusal is counted by reason.
@@ -23,6 +27,7 @@
 
 #include "exporter/mesh_families.hpp"
 #include "exporter/mesh_peers.hpp"
+#include "exporter/mesh_resolver.hpp"
 
 namespace fabscope::exporter {
 
@@ -50,9 +55,15 @@ struct MeshOptions {
   double answers_per_second_per_connection = 100;
   double answers_per_second = 1000;
   std::size_t max_connections = 64;
-  std::size_t max_pending = 32;
+  std::size_t max_pending = 32;            // waiting for their hello, in all
+  std::size_t max_pending_per_source = 8;  // waiting for their hello, from one address
   std::chrono::milliseconds hello_timeout{2000};
   double peers_file_check_seconds = 5;
+  // Names (--mesh-dns, peers listed by name) are resolved outside the loop (mesh_resolver.hpp):
+  // a lookup not answered within resolve_timeout counts as failed and the last good answer
+  // stays. resolve: empty is getaddrinfo (tests put a stand-in).
+  std::chrono::milliseconds resolve_timeout{5000};
+  MeshResolveFn resolve;
 };
 
 class Mesh {

@@ -1,6 +1,10 @@
 #include "exporter/mesh_peers.hpp"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include <algorithm>
+#include <cstring>
 #include <set>
 
 #include "core/error.hpp"
@@ -126,13 +130,54 @@ PeerList peers_from_hosts(const std::vector<std::string>& hosts, int default_por
   return finish(std::move(peers), std::move(bad));
 }
 
+std::string canonical_host(const std::string& host) {
+  std::string h = core::lower(host);
+  if (!h.empty() && h.back() == '.') h.pop_back();  // a fully qualified name's root
+  in6_addr v6{};
+  char buf[INET6_ADDRSTRLEN] = {};
+  if (inet_pton(AF_INET6, h.c_str(), &v6) == 1) {
+    if (IN6_IS_ADDR_V4MAPPED(&v6)) {
+      in_addr v4{};
+      std::memcpy(&v4, &v6.s6_addr[12], 4);
+      inet_ntop(AF_INET, &v4, buf, sizeof buf);
+    } else {
+      inet_ntop(AF_INET6, &v6, buf, sizeof buf);
+    }
+    return buf;
+  }
+  in_addr v4{};
+  // inet_aton takes what the resolver takes for a number: 127.1, 0x7f.0.0.1, 2130706433.
+  if (h.find_first_not_of("0123456789abcdefx.") == std::string::npos && inet_aton(h.c_str(), &v4) == 1) {
+    inet_ntop(AF_INET, &v4, buf, sizeof buf);
+    return buf;
+  }
+  return h;
+}
+
+bool is_loopback_host(const std::string& host) {
+  const std::string h = canonical_host(host);
+  const std::string_view suffix = ".localhost";
+  if (h == "localhost" || h == "ip6-localhost" || h == "ip6-loopback" ||
+      (h.size() > suffix.size() && h.compare(h.size() - suffix.size(), suffix.size(), suffix) == 0))
+    return true;
+  in_addr v4{};
+  if (inet_pton(AF_INET, h.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
+  return h == "::1";
+}
+
+bool is_self(const MeshPeer& p, const std::vector<std::string>& self_names, int own_port) {
+  if (p.port != own_port) return false;
+  if (is_loopback_host(p.host)) return true;  // a loopback address on this node's port is this node
+  const std::string h = canonical_host(p.host);
+  for (const auto& n : self_names)
+    if (!n.empty() && h == canonical_host(n)) return true;
+  return false;
+}
+
 std::optional<std::size_t> find_self(const std::vector<MeshPeer>& peers, const std::vector<std::string>& self_names,
                                      int own_port) {
-  for (std::size_t i = 0; i < peers.size(); ++i) {
-    if (peers[i].port != own_port) continue;
-    for (const auto& n : self_names)
-      if (!n.empty() && core::lower(peers[i].host) == core::lower(n)) return i;
-  }
+  for (std::size_t i = 0; i < peers.size(); ++i)
+    if (is_self(peers[i], self_names, own_port)) return i;
   return std::nullopt;
 }
 

@@ -52,8 +52,15 @@ PeerList parse_peer_list(const std::string& text, const std::string& source, int
 // Peers from names (Slurm's expanded node list, a DNS name's addresses), all on default_port.
 PeerList peers_from_hosts(const std::vector<std::string>& hosts, int default_port);
 
-// Which entry of the list is this node: the first whose port is own_port and whose host is one
-// of self_names (the host name, its short form, the node's own addresses). nullopt: not listed.
+// A host as compared for identity: lower case without a trailing '.', an address in its one
+// canonical text (127.1 -> 127.0.0.1, ::ffff:10.0.0.1 -> 10.0.0.1, IPv6 compressed).
+std::string canonical_host(const std::string& host);
+// localhost (and *.localhost, ip6-localhost), 127.0.0.0/8 in any numeric form, ::1, ::ffff:127.x.
+bool is_loopback_host(const std::string& host);
+// Whether a listed peer is this node: on own_port, and a loopback host or one of self_names
+// (the host name, its short form, the node's own addresses), compared canonically.
+bool is_self(const MeshPeer& p, const std::vector<std::string>& self_names, int own_port);
+// Which entry of the list is this node: the first that is_self. nullopt: not listed.
 std::optional<std::size_t> find_self(const std::vector<MeshPeer>& peers, const std::vector<std::string>& self_names,
                                      int own_port);
 

@@ -93,8 +93,15 @@ ToolResult run_tool(const std::vector<std::string>& argv, int timeout_ms, std::s
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  // The tool leads a process group of its own, so a timeout stops what it started too (a
+  // grandchild holding the pipes would otherwise run on after the tool is killed).
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attr, 0);
   pid_t pid = -1;
-  int rc = ::posix_spawn(&pid, tool.path.c_str(), &fa, nullptr, args.data(), environ);
+  int rc = ::posix_spawn(&pid, tool.path.c_str(), &fa, &attr, args.data(), environ);
+  posix_spawnattr_destroy(&attr);
   posix_spawn_file_actions_destroy(&fa);
   ::close(out_pipe[1]);
   ::close(err_pipe[1]);
@@ -138,7 +145,10 @@ ToolResult run_tool(const std::vector<std::string>& argv, int timeout_ms, std::s
   }
   for (auto& f : fds)
     if (f.fd >= 0) ::close(f.fd);
-  if (timed_out) ::kill(pid, SIGKILL);
+  if (timed_out) {
+    ::kill(-pid, SIGKILL);  // the group: the tool and everything it started
+    ::kill(pid, SIGKILL);
+  }
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }

@@ -97,6 +97,19 @@ MeshDoc mesh_from_samples(const std::string& file, const std::string& node, cons
       if (!std::isinf(it->second.rbegin()->first) || it->second.rbegin()->first < 0)
         throw Error(file + ": fabscope_mesh_rtt_seconds of peer \"" + core::printable(key.first) + "\" transport \"" +
                     core::printable(key.second) + "\" has no le=\"+Inf\" bucket");
+      // Buckets are cumulative: a count below the one of a lower bound is not a histogram.
+      double below = 0, below_le = 0;
+      bool first = true;
+      for (const auto& [le, n] : it->second) {
+        if (!first && n < below)
+          throw Error(file + ": fabscope_mesh_rtt_seconds of peer \"" + core::printable(key.first) + "\" transport \"" +
+                      core::printable(key.second) + "\": bucket le=\"" + core::format_double("%g", le) + "\" counts " +
+                      core::format_double("%g", n) + ", fewer than le=\"" + core::format_double("%g", below_le) + "\" (" +
+                      core::format_double("%g", below) + "); buckets are cumulative");
+        below = n;
+        below_le = le;
+        first = false;
+      }
       s.buckets.assign(it->second.begin(), it->second.end());
     }
     d.series.push_back(std::move(s));

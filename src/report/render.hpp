@@ -16,6 +16,9 @@ struct Rendered {
 
 Rendered render(const Report& r);
 
+// The findings table holds at most this many rows, most severe first; the rest are counted.
+inline constexpr std::size_t kMaxFindingRows = 5000;
+
 // Sections, each a <section id="..."> element; empty when the report has nothing for it.
 std::string render_summary(const Report& r);
 std::string render_findings(const Report& r);

@@ -75,7 +75,23 @@ std::vector<double> nice_ticks(double lo, double hi, int target) {
   return out;
 }
 
-std::string render_line_chart(const LineChart& c) {
+std::string render_line_chart(const LineChart& input) {
+  // Values a plot can place: a point whose value is not a finite number, or a byte size that is
+  // not positive, is left out; the rest are held within +-1e150, so the ranges and scales below
+  // stay finite (a busbw of -1e308 once made the span overflow and wrote `inf` into the points).
+  LineChart c = input;
+  auto placeable = [&](double x, double y) {
+    return std::isfinite(x) && std::isfinite(y) && (!c.x_bytes_log2 || x > 0);
+  };
+  for (auto& s : c.series) {
+    std::erase_if(s.points, [&](const PlotPoint& p) { return !placeable(p.x, p.y); });
+    for (auto& p : s.points) {
+      p.x = std::clamp(p.x, -1e150, 1e150);
+      p.y = std::clamp(p.y, -1e150, 1e150);
+    }
+  }
+  std::erase_if(c.ref_lines, [](const RefLine& r) { return !std::isfinite(r.y); });
+  for (auto& r : c.ref_lines) r.y = std::clamp(r.y, -1e150, 1e150);
   // Data ranges.
   double xmin = std::numeric_limits<double>::infinity(), xmax = -xmin;
   double ymin = xmin, ymax = -xmin;

@@ -4,11 +4,13 @@
 cluster (the env contract, rank 0 listening on MASTER_PORT):
   flood      25 connections claiming a 4 MiB hello and sending 3 MiB each, 25 more holding half a
              hello: rank 0's peak memory stays small and the real rank 1 still joins;
-  emfile     rank 0 at its descriptor limit (RLIMIT_NOFILE lowered) with 40 idle connections:
+  emfile     rank 0 at its descriptor limit (RLIMIT_NOFILE lowered) with 40 idle connections
+             from eight addresses:
              it pauses instead of spinning, and rank 1 joins once they are gone;
   blackhole  MASTER_PORT whose listen queue is full (SYNs dropped, as an unreachable host):
              rank 1 gives up at --timeout instead of blocking in connect();
   overwrite  a stranger's refused hello does not replace the reason recorded for a missing rank;
+  refusal_lines  200 wrong-token hellos cost rank 0 a few stderr lines and one count, not 200;
   slurm      SLURM_JOB_ID as the only secret is warned about.
 rdma (fabscope rdma --server):
   planted    a stranger's {"error"} is quoted as rdma.peer_failed without a token and dropped
@@ -193,7 +195,9 @@ def test_emfile():
     p0 = cluster(0, 2, port, nofile=24)
     if not wait_port(port, p0):
         return check(False, "emfile: rank 0 never listened")
-    idle = [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(40)]
+    # From eight addresses (one address holds at most 16 of rank 0's pending connections).
+    idle = [socket.create_connection(("127.0.0.1", port), timeout=5, source_address=(f"127.0.0.{2 + i % 8}", 0))
+            for i in range(40)]
     # Until rank 0 holds every descriptor it may (accept fails with EMFILE from then on).
     end = time.monotonic() + BOUND
     while time.monotonic() < end and len(os.listdir(f"/proc/{p0.pid}/fd")) < 24:
@@ -256,6 +260,26 @@ def test_overwrite():
     if rc0 == 2:
         missing = {m["name"]: m["reason"] for m in json.loads(out0)["missing"]}
         check("WORLD_SIZE 4" in missing.get("rank1", ""), f"overwrite: rank 1's reason replaced: {missing}")
+
+
+def test_refusal_lines():
+    port = free_port()
+    p0 = cluster(0, 2, port)
+    if not wait_port(port, p0):
+        return check(False, "refusal_lines: rank 0 never listened")
+    hello = json.dumps({"token": "guess", "fabscope_version": "0", "rank": 1, "world": 2, "name": "x"}).encode()
+    for _ in range(200):  # a stranger guessing the token in a loop
+        s = socket.create_connection(("127.0.0.1", port), timeout=5)
+        s.sendall(header(1, 1, len(hello)) + hello)
+        check(closed_by_peer(s, BOUND), "refusal_lines: a wrong token was not refused")
+        s.close()
+    rc1, _, err1 = finish(cluster(1, 2, port))
+    rc0, out0, err0 = finish(p0)
+    refused = [line for line in err0.splitlines() if "refused" in line]
+    print(f"refusal_lines: rank 0 wrote {len(refused)} lines for 200 refused strangers", flush=True)
+    check(rc0 in (0, 1) and rc1 == rc0, f"refusal_lines: exit codes {rc0}/{rc1}\n{err0[-2000:]}\n{err1}")
+    check(len(refused) <= 20, f"refusal_lines: {len(refused)} stderr lines for 200 refused strangers")
+    check("more refused or dropped connections not shown" in err0, f"refusal_lines: the rest not counted: {err0[-500:]}")
 
 
 def test_slurm_token_warning():
@@ -351,8 +375,8 @@ def test_rdma_slowloris():
     check("rdma.timeout" not in client.stdout, f"slowloris: the real client waited out its watchdog: {client.stdout}")
 
 
-for test in (test_flood, test_emfile, test_blackhole, test_overwrite, test_slurm_token_warning, test_rdma_planted,
-             test_rdma_slowloris):
+for test in (test_flood, test_emfile, test_blackhole, test_overwrite, test_refusal_lines, test_slurm_token_warning,
+             test_rdma_planted, test_rdma_slowloris):
     t0 = time.monotonic()
     try:
         test()

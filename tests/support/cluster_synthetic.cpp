@@ -8,7 +8,8 @@
 //   one failed pair (0, N-1);
 //   rank N/5 with net.rdma_mtu 1500 (the others 4096).
 // The launcher is "synthetic" and every node is named synthetic-NNNN.
-// Usage: fabscope_cluster_synthetic N [SEED] > cluster.json
+// Usage: fabscope_cluster_synthetic N [SEED [PAIRS]] > cluster.json   (PAIRS as --pairs: all, the
+// default, ring or a number of random rounds)
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -23,7 +24,7 @@ using namespace fabscope::cluster;
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: %s N [SEED]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s N [SEED [PAIRS]]\n", argv[0]);
     return 3;
   }
   const int n = std::atoi(argv[1]);
@@ -38,7 +39,7 @@ int main(int argc, char** argv) {
   ClusterInput in;
   in.launcher = "synthetic";
   in.world = n;
-  in.pairs = parse_pairs("all");
+  in.pairs = parse_pairs(argc > 3 ? argv[3] : "all");
   in.engine = "synthetic";
   in.pair_seconds = 1;
   for (int r = 0; r < n; ++r) {

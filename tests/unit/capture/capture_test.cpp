@@ -105,4 +105,67 @@ TEST(Capture, TopDirComesFromTheOutputName) {
   EXPECT_EQ(top_dir_for(".tar.gz"), "fabscope-capture");
 }
 
+// A tree whose kernel command line names the node's MACs, address, gateway and host name (PXE's
+// BOOTIF, dracut's ifname= and ip=): no file of the redacted archive, probe.json and the manifest
+// included, holds any of them in any spelling.
+TEST(Capture, RedactedArchiveHoldsNoFormOfAnyValueInAnyFile) {
+  testing::TempDir src;
+  const auto tree = src.path() / "node";
+  std::filesystem::copy(testing::fixture("rxe-vm"), tree,
+                        std::filesystem::copy_options::recursive | std::filesystem::copy_options::copy_symlinks);
+  testing::write_file(tree, "proc/sys/kernel/hostname", "gpu7\n");
+  // veth0 is 7a:db:90:26:5f:89 and veth1 2e:eb:fc:37:91:7e in the fixture (sys/class/net/*/address).
+  testing::write_file(tree, "proc/cmdline",
+                      "BOOT_IMAGE=/vmlinuz console=ttyS0 BOOTIF=01-7a-db-90-26-5f-89 ifname=veth1:2E:EB:FC:37:91:7E "
+                      "ip=10.20.30.40::10.20.30.1:255.255.255.0:gpu7:veth0:none rd.neednet=1 quiet\n");
+  Result r = run(core::Root(tree), options(true));
+  testing::TempDir dir;
+  const auto top = unpack(r, dir);
+  auto squash = [](const std::string& t) {
+    std::string o;
+    for (char c : t)
+      if (std::isalnum(static_cast<unsigned char>(c))) o += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return o;
+  };
+  std::size_t files = 0;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(top)) {
+    if (!e.is_regular_file() || e.is_symlink()) continue;
+    ++files;
+    std::ifstream in(e.path(), std::ios::binary);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string flat = squash(text);
+    for (const char* mac : {"7adb90265f89", "2eebfc37917e"}) EXPECT_EQ(flat.find(mac), std::string::npos) << e.path() << " holds " << mac;
+    EXPECT_EQ(flat.find("gpu7"), std::string::npos) << e.path() << " holds the host name";
+    for (const char* ip : {"10.20.30.40", "10.20.30.1:"}) EXPECT_EQ(text.find(ip), std::string::npos) << e.path() << " holds " << ip;
+  }
+  EXPECT_GT(files, 10u);
+  EXPECT_TRUE(std::filesystem::exists(top / "fabscope/probe.json"));
+}
+
+// A tree of very many directories (100,000 took 46 s and 459 MB): the archive holds at most
+// max_entries of them, and the manifest says what was left out.
+TEST(Capture, ATreeOfManyDirectoriesIsCutAtTheEntryCapAndSaysSo) {
+  testing::TempDir src;
+  const auto tree = src.path() / "node";
+  std::filesystem::copy(testing::fixture("rxe-vm"), tree,
+                        std::filesystem::copy_options::recursive | std::filesystem::copy_options::copy_symlinks);
+  for (int i = 0; i < 2000; ++i) std::filesystem::create_directories(tree / "sys/class/net" / ("d" + std::to_string(i)));
+  Options o = options(false);
+  o.limits.max_entries = 300;
+  Result r = run(core::Root(tree), o);
+  std::size_t tree_entries = 0;
+  for (const auto& f : r.manifest["files"])
+    if (f["path"].get<std::string>().rfind("fabscope/", 0) != 0) ++tree_entries;
+  EXPECT_LE(tree_entries, 300u);
+  bool said = false;
+  for (const auto& s : r.manifest["skipped"])
+    said = said || s["reason"].get<std::string>().find("entry cap") != std::string::npos;
+  EXPECT_TRUE(said) << r.manifest["skipped"].dump();
+  EXPECT_EQ(r.manifest["limits"]["max_entries"], 300);
+  // The walk goes through the paths sorted: what the probe read under proc/ is kept.
+  bool cmdline = false;
+  for (const auto& f : r.manifest["files"]) cmdline = cmdline || f["path"] == "proc/cmdline";
+  EXPECT_TRUE(cmdline);
+}
+
 }  // namespace fabscope::capture

@@ -79,14 +79,16 @@ TEST(Redactor, VersionsAndNumbersAreNotAddresses) {
     EXPECT_EQ(r.text(s), s);
 }
 
-TEST(Redactor, HostNameReplacedAsAWholeTokenOnly) {
+TEST(Redactor, HostNameReplacedInJoinedTokensNotInOtherNames) {
   Redactor r("k");
   r.add_host_name("debian.example.org");
-  const std::string out = r.text("debian\nlists.debian.org debian-kernel debian.example.org\n");
+  const std::string in = "debian\nlists.debian.org debian-kernel debian.example.org\n";
+  const std::string out = r.text(in);
   EXPECT_EQ(out.find("debian\n"), std::string::npos);
-  EXPECT_NE(out.find("lists.debian.org debian-kernel "), std::string::npos);
+  EXPECT_NE(out.find("lists.debian.org "), std::string::npos);  // a later label of another name
+  EXPECT_EQ(out.find("debian-kernel"), std::string::npos);       // joined to another word: still the name
   EXPECT_EQ(out.find("example.org"), std::string::npos);
-  EXPECT_EQ(out.size(), std::string("debian\nlists.debian.org debian-kernel debian.example.org\n").size());
+  EXPECT_EQ(out.size(), in.size());
 }
 
 TEST(Redactor, GpuUuidReplacedKeepingItsForm) {
@@ -117,6 +119,118 @@ TEST(Redactor, PciDeviceSerialNumberReplaced) {
   EXPECT_EQ(out.substr(0x109, 3), cfg.substr(0x109, 3));  // vendor part of the EUI-64 kept
   EXPECT_EQ(out.substr(0, 0x104), cfg.substr(0, 0x104));
   EXPECT_EQ(r.counts()["serial"], 1u);
+}
+
+namespace {
+// Whether text holds the MAC in any spelling (any case, any separator or none).
+bool holds_mac(std::string text, std::string mac) {
+  auto squash = [](std::string t) {
+    std::string o;
+    for (char c : t)
+      if (std::isalnum(static_cast<unsigned char>(c))) o += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return o;
+  };
+  return squash(text).find(squash(mac)) != std::string::npos;
+}
+std::string lower(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+}  // namespace
+
+// proc/cmdline spells the netdev's MAC as PXE's BOOTIF (hardware type 01, then '-') and dracut's
+// ifname=NAME:MAC, and dracut's ip= holds the gateway and the host name between ':'.
+TEST(Redactor, KernelCommandLineFormsAreReplaced) {
+  const std::string cmdline =
+      "BOOT_IMAGE=/vmlinuz-6.8 root=UUID=0c6b3a64-8b0e-4d1b-9a8e-2f4c6d8e0a1b BOOTIF=01-b8-ce-f6-a1-b2-c4 "
+      "ifname=bond0:b8:ce:f6:a1:b2:c5 ip=10.1.2.3::10.1.2.254:255.255.255.0:gpu7:eth0:none quiet\n";
+  Redactor r("k");
+  r.add_host_name("gpu7");
+  r.learn_cmdline(cmdline);
+  const std::string out = r.text(cmdline);
+  EXPECT_FALSE(holds_mac(out, "b8:ce:f6:a1:b2:c4")) << out;
+  EXPECT_FALSE(holds_mac(out, "b8:ce:f6:a1:b2:c5")) << out;
+  for (const char* v : {"10.1.2.3:", "10.1.2.254", "gpu7", "0c6b3a64"}) EXPECT_EQ(out.find(v), std::string::npos) << v << ": " << out;
+  EXPECT_NE(out.find("BOOTIF=01-b8-ce-f6-"), std::string::npos) << out;  // vendor kept, form kept
+  EXPECT_NE(out.find("ifname=bond0:b8:ce:f6:"), std::string::npos) << out;
+  EXPECT_NE(out.find(":255.255.255.0:"), std::string::npos) << out;
+  EXPECT_NE(out.find(":eth0:none quiet"), std::string::npos) << out;
+  // A host name only the command line gives (dracut's ip=) is learnt from it.
+  Redactor other("k");
+  other.learn_cmdline("ip=10.0.0.2::10.0.0.1:255.255.0.0:login3:ib0:off");
+  EXPECT_EQ(other.text("login3 login3.cluster").find("login3"), std::string::npos);
+}
+
+// A value read in one file is replaced in every form in which another file spells it.
+TEST(Redactor, EveryFormOfAKnownValueIsReplaced) {
+  Redactor r("k");
+  r.add_host_name("gpu7");
+  (void)r.text("b8:ce:f6:a1:b2:c4\n10.1.2.3\n");  // sys/class/net/eth0/address; an address
+  const std::string tool =
+      "B8-CE-F6-A1-B2-C4 b8ce.f6a1.b2c4 mac=b8cef6a1b2c4 peer ip:10.1.2.3 gw 0302010A\n"
+      "to-gpu7 gpu7_eth0 GPU7 Gpu7.cluster\n";
+  const std::string out = r.text(tool);
+  EXPECT_FALSE(holds_mac(out, "b8cef6a1b2c4")) << out;
+  EXPECT_EQ(out.find("10.1.2.3"), std::string::npos) << out;
+  EXPECT_EQ(out.find("0302010A"), std::string::npos) << out;  // /proc/net/route's little-endian hex
+  EXPECT_EQ(lower(out).find("gpu7"), std::string::npos) << out;
+  // The stand-in is the same whatever the spelling; case follows the text.
+  const std::string colon = r.text("b8:ce:f6:a1:b2:c4");
+  EXPECT_EQ(out.substr(0, 17), [&] {
+    std::string u = colon;
+    for (auto& c : u) c = c == ':' ? '-' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    return u;
+  }());
+  EXPECT_NE(out.find("to-"), std::string::npos);
+  EXPECT_NE(out.find("_eth0 "), std::string::npos);
+}
+
+// A host called "vm" (or "net", "kernel") is not a sysctl key: vm.swappiness stays.
+TEST(Redactor, ShortHostNameLeavesSysctlKeys) {
+  Redactor r("k");
+  r.add_host_name("vm");
+  const std::string out = r.text("{\"vm.swappiness\": \"60\", \"hostname\": \"vm\", \"x\": \"vm.\"}\n");
+  EXPECT_NE(out.find("\"vm.swappiness\""), std::string::npos) << out;
+  EXPECT_EQ(out.find("\"vm\""), std::string::npos) << out;
+  EXPECT_EQ(out.find("\"vm.\""), std::string::npos) << out;
+}
+
+TEST(Redactor, SerialNumbersInFreeTextAreReplaced) {
+  Redactor r("k");
+  const std::string in = "Serial Number: MT2048X12345\nserial_number=ab1234cd\n\"serial\": \"SN0042\"\nserial port\n";
+  const std::string out = r.text(in);
+  for (const char* v : {"MT2048X12345", "ab1234cd", "SN0042"}) EXPECT_EQ(out.find(v), std::string::npos) << v << ": " << out;
+  EXPECT_EQ(out.size(), in.size());
+  EXPECT_NE(out.find("Serial Number: "), std::string::npos);
+  EXPECT_NE(out.find("serial port"), std::string::npos);
+  EXPECT_EQ(r.text(in), out);  // the same stand-in each time
+  const std::string file = r.serial_file("PF3ABC12\n");
+  EXPECT_NE(file, "PF3ABC12\n");
+  EXPECT_EQ(file.size(), 9u);
+  EXPECT_EQ(r.serial_file("To Be Filled By O.E.M.\n"), "To Be Filled By O.E.M.\n");
+}
+
+// The stand-in of one address is often another host's address of the same subnet: a stand-in is
+// never taken for a value and replaced again (every address keeps its own stand-in).
+TEST(Redactor, AStandInIsNeverReplacedAgain) {
+  Redactor r("k");
+  std::string text;  // 192.168/16 keeps 16 bits: stand-ins of one /24 fall into another /24 of the list
+  for (int k = 0; k < 64; ++k)
+    for (int h = 1; h < 255; ++h)
+      text += "192.168." + std::to_string(k) + "." + std::to_string(h) + " ip:172.16." + std::to_string(k) + "." +
+              std::to_string(h) + "\n";
+  (void)r.text(text);  // learn
+  const std::string out = r.text(text);
+  auto dotted = [](std::uint32_t b) {
+    return std::to_string(b >> 24) + "." + std::to_string(b >> 16 & 255) + "." + std::to_string(b >> 8 & 255) + "." +
+           std::to_string(b & 255);
+  };
+  std::string want;
+  for (int k = 0; k < 64; ++k)
+    for (int h = 1; h < 255; ++h)
+      want += dotted(r.ipv4(v4(("192.168." + std::to_string(k) + "." + std::to_string(h)).c_str()))) + " ip:" +
+              dotted(r.ipv4(v4(("172.16." + std::to_string(k) + "." + std::to_string(h)).c_str()))) + "\n";
+  EXPECT_EQ(out, want);
 }
 
 }  // namespace fabscope::capture

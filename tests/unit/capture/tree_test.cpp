@@ -3,7 +3,12 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <atomic>
 #include <filesystem>
+#include <thread>
 
 #include "support/fixtures.hpp"
 
@@ -106,6 +111,53 @@ TEST(CaptureTree, KernelMemoryAndProcessSecretsAreRefused) {
   EXPECT_TRUE(is_refused_path("sys/kernel/debug/mlx5/x"));
   EXPECT_FALSE(is_refused_path("proc/self/limits"));
   EXPECT_FALSE(is_refused_path("proc/cmdline"));
+}
+
+// The walk looks at each component, then the file is opened: a file swapped for a link out of
+// the root in between (over and over, as someone writing into the tree can) is never read into
+// the capture. Bounded by a count of captures, not by time.
+TEST(CaptureTree, AFileSwappedForALinkOutOfTheRootIsNeverRead) {
+  testing::TempDir t;
+  testing::write_file(t.path(), "secret", "SECRET\n");
+  testing::write_file(t.path(), "tree/sys/x", "inside\n");
+  const fs::path dir = t.path() / "tree/sys";
+  std::atomic<bool> stop{false};
+  std::thread swapper([&] {
+    const std::string x = (dir / "x").string(), l = (dir / "x.l").string(), f = (dir / "x.f").string();
+    const std::string target = (t.path() / "secret").string();
+    while (!stop) {
+      ::unlink(l.c_str());
+      if (::symlink(target.c_str(), l.c_str()) == 0) ::rename(l.c_str(), x.c_str());
+      const int fd = ::open(f.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+      if (fd >= 0) {
+        (void)!::write(fd, "inside\n", 7);
+        ::close(fd);
+        ::rename(f.c_str(), x.c_str());
+      }
+    }
+  });
+  core::AccessLog log;
+  log.add("sys/x", false);
+  int outside = 0;
+  for (int i = 0; i < 5000; ++i) {
+    Tree tree = collect_tree(t.path() / "tree", log, {});
+    auto it = tree.entries.find("sys/x");
+    if (it != tree.entries.end() && it->second.content == "SECRET\n") ++outside;
+  }
+  stop = true;
+  swapper.join();
+  EXPECT_EQ(outside, 0) << "captures that packed the file outside the root (of 5000)";
+}
+
+TEST(CaptureTree, EntryCapLeavesLaterPathsOutAndSaysSo) {
+  testing::TempDir t;
+  for (int i = 0; i < 50; ++i) testing::write_file(t.path(), "sys/class/net/d" + std::to_string(i) + "/x", "1\n");
+  TreeLimits limits;
+  limits.max_entries = 20;
+  Tree tree = capture_of(t.path(), {}, {"sys/class/net"}, limits);
+  EXPECT_LE(tree.entries.size(), 20u);
+  ASSERT_FALSE(tree.skipped.empty());
+  EXPECT_NE(tree.skipped.back().reason.find("entry cap (20"), std::string::npos) << tree.skipped.back().reason;
 }
 
 }  // namespace fabscope::capture

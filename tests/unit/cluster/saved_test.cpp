@@ -74,5 +74,32 @@ TEST(SavedRun, AddedKeyOfTheWrongType_IsRefusedNamingIt) {
   }
 }
 
+// A rank twice among the nodes ("6 nodes" in a world of 3) or a pair twice (either way round)
+// is not a run fabscope wrote: refused, naming where.
+TEST(SavedRun, DuplicateRankOrPair_IsRefusedNamingIt) {
+  auto error_of = [](const json& doc) -> std::string {
+    try {
+      saved_run_from_json(doc);
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "";
+  };
+  json doc = fixture_json("cluster-runs/vm5-slow-node.json");
+  json dup_node = doc;
+  dup_node["nodes"].push_back(dup_node["nodes"][1]);
+  EXPECT_NE(error_of(dup_node).find("nodes[5].rank: 1 appears twice"), std::string::npos) << error_of(dup_node);
+  json dup_pair = doc;
+  json swapped = dup_pair["pairwise"]["pairs"][0];
+  std::swap(swapped["a"], swapped["b"]);
+  dup_pair["pairwise"]["pairs"][3] = swapped;
+  EXPECT_NE(error_of(dup_pair).find("pairwise.pairs[3].a/b"), std::string::npos) << error_of(dup_pair);
+  EXPECT_NE(error_of(dup_pair).find("appears twice"), std::string::npos) << error_of(dup_pair);
+  json too_many = doc;
+  for (int i = 0; i < 11; ++i) too_many["pairwise"]["pairs"].push_back(doc["pairwise"]["pairs"][0]);
+  EXPECT_NE(error_of(too_many).find("more than a world of 5 has"), std::string::npos) << error_of(too_many);
+  EXPECT_EQ(error_of(doc), "");
+}
+
 }  // namespace
 }  // namespace fabscope::cluster

@@ -145,3 +145,25 @@ TEST(WriteOutput, NeverWritesThroughWhatSitsAtTheTemporaryName) {
   EXPECT_THROW(core::write_output(path, "x"), Error);
   EXPECT_EQ(core::read_input(path, 1 << 20), "new");
 }
+
+// `-o /dev/stdout` with stdout redirected to a file: /dev/stdout is a link to /proc/self/fd/1,
+// whose target is a regular file. A link in the test's directory to /proc/self/fd/N stands in
+// for it (the old rename replaced the link itself; as root, the machine's /dev/stdout).
+TEST(WriteOutput, WritesThroughALinkToAnOpenDescriptorInsteadOfRenamingOverIt) {
+  TempDir t;
+  const auto file = t.path() / "redirected";
+  const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::write(fd, "before ", 7), 7);
+  const auto link = t.path() / "stdout";
+  std::filesystem::create_symlink("/proc/self/fd/" + std::to_string(fd), link);
+  core::write_output(link.string(), "archive");
+  EXPECT_TRUE(std::filesystem::is_symlink(link));
+  EXPECT_FALSE(std::filesystem::exists(link.string() + ".tmp"));
+  // Written through the descriptor, at its offset (what `>` and `>>` expect).
+  EXPECT_EQ(core::read_input(file.string(), 1 << 20), "before archive");
+  EXPECT_EQ(core::named_descriptor(link.string()), fd);
+  EXPECT_EQ(core::named_descriptor("/dev/stdout"), 1);
+  EXPECT_EQ(core::named_descriptor(file.string()), -1);
+  ::close(fd);
+}

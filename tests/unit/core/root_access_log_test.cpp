@@ -29,4 +29,12 @@ TEST(RootAccessLog, StopsRecordingWhenCleared) {
   EXPECT_TRUE(log->paths().empty());
 }
 
+TEST(RootAccessLog, KeepsAtMostItsLimitAndCountsTheRest) {
+  AccessLog log;
+  log.set_limit(2);
+  for (const char* p : {"a", "b", "a", "c", "d", "b"}) log.add(p, false);
+  EXPECT_EQ(log.paths(), (std::set<std::string>{"a", "b"}));
+  EXPECT_EQ(log.dropped(), 2u);
+}
+
 }  // namespace fabscope::core

@@ -131,6 +131,64 @@ TEST(Gate, ASlowStrangerDoesNotDelayARealPeer) {
   EXPECT_EQ(a->message, "LN02ok");
 }
 
+// A connection from `ipv4` (host order, a 127/8 address) to the loopback port.
+net::Fd dial_from(std::uint32_t ipv4, int port) {
+  net::Fd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  sockaddr_in from{};
+  from.sin_family = AF_INET;
+  from.sin_addr.s_addr = htonl(ipv4);
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(static_cast<std::uint16_t>(port));
+  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&from), sizeof from) != 0 ||
+      ::connect(fd.get(), reinterpret_cast<sockaddr*>(&to), sizeof to) != 0)
+    return net::Fd();
+  return fd;
+}
+
+// At the cap, the address holding the most pending connections loses its oldest: a peer alone on
+// its address stays although it waited longest.
+TEST(Gate, AtTheCap_TheAddressHoldingTheMostLosesItsOldest) {
+  Server s;
+  net::Gate g(s.fd.get(), {4, 64, 5000ms, 16}, length_prefixed);
+  std::vector<std::string> drops;
+  auto on_drop = [&](const std::string& peer, const std::string&) { drops.push_back(peer); };
+  std::vector<net::Fd> conns;
+  conns.push_back(dial_from(0x7f000001, s.port));  // alone on 127.0.0.1, the oldest
+  EXPECT_FALSE(g.next(net::after(200ms), on_drop));
+  for (int i = 0; i < 3; ++i) conns.push_back(dial_from(0x7f000002, s.port));
+  EXPECT_FALSE(g.next(net::after(200ms), on_drop));
+  EXPECT_TRUE(drops.empty());
+  conns.push_back(dial_from(0x7f000003, s.port));
+  EXPECT_FALSE(g.next(net::after(200ms), on_drop));
+  ASSERT_EQ(drops.size(), 1u);
+  EXPECT_EQ(drops[0].rfind("127.0.0.2:", 0), 0u) << drops[0];
+  EXPECT_EQ(g.pending(), 4u);
+}
+
+// Silent connections from one address take at most its share of the pending slots: each one over
+// it drops that address's oldest, and a real peer from another address still gets through.
+TEST(Gate, OneAddressHoldsAtMostItsShare_ItsOldestGoesFirst) {
+  Server s;
+  net::Gate g(s.fd.get(), {64, 64, 5000ms, 2}, length_prefixed);
+  std::vector<std::string> drops;
+  auto on_drop = [&](const std::string& peer, const std::string& why) { drops.push_back(peer + " " + why); };
+  std::vector<net::Fd> silent;
+  for (int i = 0; i < 5; ++i) silent.push_back(dial(s.port));  // 127.0.0.1, never a byte
+  EXPECT_FALSE(g.next(net::after(500ms), on_drop));
+  EXPECT_EQ(g.pending(), 2u);
+  ASSERT_EQ(drops.size(), 3u);
+  EXPECT_NE(drops[0].find("evicted: 2 connections from 127.0.0.1 were waiting"), std::string::npos) << drops[0];
+  net::Fd real = dial_from(0x7f000002, s.port);  // 127.0.0.2
+  ASSERT_TRUE(real);
+  ASSERT_EQ(net::send_all(real.get(), "LN02ok", net::after(2s)), "");
+  auto a = g.next(net::after(10s), on_drop);
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->message, "LN02ok");
+  EXPECT_EQ(drops.size(), 3u) << "the other address's connection dropped someone";
+}
+
 TEST(Gate, DropsAFirstMessageOverTheBoundWithoutReadingIt) {
   Server s;
   net::Gate g(s.fd.get(), {8, 64, 5000ms}, length_prefixed);
@@ -221,3 +279,27 @@ TEST(Secret, EqualOnlyWhenIdentical) {
   EXPECT_EQ(a.size(), 32u);
   EXPECT_NE(a, b);
 }
+
+namespace fabscope::net {
+namespace {
+
+// Lines about strangers at chosen instants: `burst` per window, then counted; the next line
+// allowed carries the count.
+TEST(LogLimiter, AtMostBurstLinesPerWindow_TheRestCountedInTheNextLine) {
+  LogLimiter l(3, std::chrono::seconds(10));
+  const Clock::time_point t0{std::chrono::seconds(1000)};
+  std::size_t left_out = 99;
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(l.allow(t0 + std::chrono::seconds(i), left_out)) << i;
+    EXPECT_EQ(left_out, 0u);
+  }
+  for (int i = 0; i < 500; ++i) EXPECT_FALSE(l.allow(t0 + std::chrono::seconds(5), left_out));
+  EXPECT_EQ(l.left_out(), 500u);
+  EXPECT_FALSE(l.allow(t0 + std::chrono::milliseconds(9999), left_out));
+  ASSERT_TRUE(l.allow(t0 + std::chrono::seconds(10), left_out));
+  EXPECT_EQ(left_out, 501u);
+  EXPECT_EQ(l.left_out(), 0u);
+}
+
+}  // namespace
+}  // namespace fabscope::net

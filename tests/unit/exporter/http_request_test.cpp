@@ -112,5 +112,31 @@ TEST(HttpRequest, AcceptEncoding_GzipUnlessRefusedWithQZero) {
   EXPECT_FALSE(parse_request("GET / HTTP/1.1\r\n\r\n", HttpLimits{}).request.accepts_gzip);
 }
 
+// gzip named with q=0 is refused even when "*" accepts everything else (RFC 9110: "*" matches
+// only codings not listed); a weight that is not a qvalue does not count as acceptance.
+TEST(HttpRequest, AcceptEncoding_ExplicitRefusalWinsOverStar_AndBadWeightsAreIgnored) {
+  EXPECT_FALSE(gzip_of("gzip;q=0, *"));
+  EXPECT_FALSE(gzip_of("*, gzip;q=0"));
+  EXPECT_FALSE(gzip_of("*;q=1, GZIP; Q=0.0"));
+  EXPECT_FALSE(gzip_of("gzip;q=1, gzip;q=0"));
+  EXPECT_TRUE(gzip_of("gzip;q=0.001, *;q=0"));
+  EXPECT_FALSE(gzip_of("*;q=0"));
+  EXPECT_FALSE(gzip_of("gzip;q=-1"));
+  EXPECT_FALSE(gzip_of("gzip;q=2"));
+  EXPECT_FALSE(gzip_of("gzip;q=1.5"));
+  EXPECT_FALSE(gzip_of("gzip;q=0.5000"));
+  EXPECT_FALSE(gzip_of("gzip;q="));
+  EXPECT_FALSE(gzip_of("*;q=abc"));
+  EXPECT_TRUE(gzip_of("gzip;q=-1, *"));  // the bad element ignored, "*" accepts
+  EXPECT_TRUE(gzip_of("x-gzip"));
+  // Two field lines are one list.
+  auto r = parse_request("GET / HTTP/1.1\r\nAccept-Encoding: *\r\nAccept-Encoding: gzip;q=0\r\n\r\n", HttpLimits{});
+  EXPECT_FALSE(r.request.accepts_gzip);
+  EXPECT_EQ(parse_qvalue("0.5"), std::optional<int>(500));
+  EXPECT_EQ(parse_qvalue("1.000"), std::optional<int>(1000));
+  EXPECT_EQ(parse_qvalue("1.001"), std::nullopt);
+  EXPECT_EQ(parse_qvalue("0."), std::optional<int>(0));
+}
+
 }  // namespace
 }  // namespace fabscope::exporter

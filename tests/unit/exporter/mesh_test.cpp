@@ -5,16 +5,20 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <set>
 #include <thread>
 
@@ -89,6 +93,21 @@ TEST(MeshPeers, Self_IsTheEntryWithOwnNameAndPort) {
   EXPECT_EQ(find_self(l.peers, {"b"}, 9418), std::optional<std::size_t>(3));  // sorted: 127…:9000, :9001, a, b
   EXPECT_EQ(find_self(l.peers, {"127.0.0.1"}, 9001), std::optional<std::size_t>(1));
   EXPECT_EQ(find_self(l.peers, {"c"}, 9418), std::nullopt);
+}
+
+// This node listed under a loopback name or another spelling of its address is still itself.
+TEST(MeshPeers, Self_LoopbackAndOtherSpellingsOfOwnAddressesOnOwnPort) {
+  for (const char* h : {"localhost", "LOCALHOST.", "127.1", "127.0.0.2", "::ffff:127.0.0.1", "::1", "0x7f.0.0.1"}) {
+    const MeshPeer p{h, 9418, "", h};
+    EXPECT_TRUE(is_self(p, {"node-a"}, 9418)) << h;
+    EXPECT_FALSE(is_self(p, {"node-a"}, 9000)) << h << ": another port is another process";
+  }
+  EXPECT_TRUE(is_self(MeshPeer{"::ffff:10.1.2.3", 9418, "", "x"}, {"10.1.2.3"}, 9418));
+  EXPECT_TRUE(is_self(MeshPeer{"10.1.2.3", 9418, "", "x"}, {"::ffff:10.1.2.3"}, 9418));
+  EXPECT_TRUE(is_self(MeshPeer{"Node-A.", 9418, "", "x"}, {"node-a"}, 9418));
+  EXPECT_FALSE(is_self(MeshPeer{"10.1.2.4", 9418, "", "x"}, {"10.1.2.3"}, 9418));
+  EXPECT_FALSE(is_self(MeshPeer{"localhost-b", 9418, "", "x"}, {"node-a"}, 9418));
+  EXPECT_EQ(canonical_host("2001:DB8:0:0::1"), "2001:db8::1");
 }
 
 std::vector<MeshPeer> nodes(std::size_t n, std::size_t per_switch = 0) {
@@ -544,6 +563,163 @@ TEST(MeshLive, TooManyStrangers_AreRefusedOverThePendingLimit) {
   for (int i = 0; i < 12; ++i) conns.emplace_back(connect_raw(b.port()));
   ASSERT_TRUE(poll_until([&] { return b.view().responder.rejected["too_many_connections"] >= 8; }));
   EXPECT_LE(b.view().responder.connections_open, 4u);
+}
+
+// A resolver that holds every lookup until released (as a DNS server that never answers).
+struct HeldResolver {
+  struct Gate {
+    std::mutex mu;
+    std::condition_variable cv;
+    bool open = false;
+    std::atomic<int> asked{0};
+  };
+  std::shared_ptr<Gate> gate = std::make_shared<Gate>();
+  MeshResolveFn fn() const {
+    auto g = gate;
+    return [g](const std::string& name) -> std::vector<std::string> {
+      ++g->asked;
+      std::unique_lock<std::mutex> lock(g->mu);
+      g->cv.wait(lock, [&] { return g->open; });
+      throw Error("cannot resolve " + name + ": released");
+    };
+  }
+  ~HeldResolver() {
+    {
+      std::lock_guard<std::mutex> lock(gate->mu);
+      gate->open = true;
+    }
+    gate->cv.notify_all();
+  }
+};
+
+bool hello_accepted(int port) {
+  net::Fd c(connect_raw(port));
+  if (!c) return false;
+  const auto hello = mesh_hello(kToken);
+  if (::send(c.get(), hello.data(), hello.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(hello.size())) return false;
+  std::string in;
+  poll_until([&] {
+    char buf[16];
+    ssize_t n = ::recv(c.get(), buf, sizeof buf, MSG_DONTWAIT);
+    if (n > 0) in.append(buf, static_cast<std::size_t>(n));
+    return in.size() >= kMeshAnswerBytes;
+  });
+  return in.substr(0, kMeshAnswerBytes) == kMeshAccepted;
+}
+
+// Name lookups run outside the mesh's loop: with --mesh-dns and a peer listed by name whose
+// lookups never return, the node still answers probes, probes its peer listed by address, counts
+// the late lookup as a list error, and stops at once.
+TEST(MeshLive, ResolverThatNeverAnswers_HoldsNeitherTheResponderNorTheProber) {
+  TempFile list("fabscope-mesh-peers-dns");
+  HeldResolver held;
+  auto oa = loopback(), ob = loopback();
+  oa.peers_file = list.path.string();
+  oa.dns_name = "peers.mesh.test";
+  oa.resolve = held.fn();
+  oa.resolve_timeout = std::chrono::milliseconds(100);
+  oa.rotation_seconds = 1;  // the name is asked again every second (never while a lookup hangs)
+  auto a = std::make_unique<Mesh>(oa);
+  Mesh b(ob);
+  const std::string idb = "127.0.0.1:" + std::to_string(b.port());
+  list.write("held-peer.mesh.test:" + std::to_string(b.port()) + "\n" + idb + "\n");
+  a->start();
+  b.start();
+  ASSERT_TRUE(poll_until([&] { return held.gate->asked.load() >= 2; }));  // both names asked, both held
+  EXPECT_TRUE(hello_accepted(a->port()));
+  ASSERT_TRUE(poll_until([&] {
+    const auto v = a->view();
+    auto* p = peer(v, idb);
+    return p && p->answered >= 3 && v.peer_list_errors_total >= 1;
+  }));
+  ASSERT_TRUE(poll_until([&] { return errors(a->view(), "held-peer.mesh.test:" + std::to_string(b.port()), "connect") >= 1; }));
+  EXPECT_LE(held.gate->asked.load(), 2) << "a name is asked again only once its lookup returned";
+  a.reset();  // stops without waiting for the held lookups
+}
+
+// The last good answer of --mesh-dns stays when a later lookup fails.
+TEST(MeshLive, DnsLookupFailing_KeepsTheLastGoodAnswer) {
+  auto oa = loopback(), ob = loopback();
+  Mesh b(ob);
+  auto calls = std::make_shared<std::atomic<int>>(0);
+  oa.dns_name = "peers.mesh.test";
+  oa.peer_port = b.port();
+  oa.rotation_seconds = 1;
+  oa.resolve = [calls](const std::string& name) -> std::vector<std::string> {
+    if ((*calls)++ == 0) return {"127.0.0.1"};
+    throw Error("cannot resolve " + name + ": server failure");
+  };
+  Mesh a(oa);
+  a.start();
+  b.start();
+  ASSERT_TRUE(poll_until([&] { return calls->load() >= 2 && a.view().peer_list_errors_total >= 1; }));
+  const std::uint64_t answered_then = a.view().peers.empty() ? 0 : a.view().peers.front().answered;
+  ASSERT_TRUE(poll_until([&] {
+    const auto v = a.view();
+    return v.peers_listed == 1 && v.peers.size() == 1 && v.peers.front().answered >= answered_then + 3;
+  }));
+}
+
+TEST(MeshLive, SelfListedAsLocalhostOrAnotherSpelling_IsNeverProbed) {
+  TempFile list("fabscope-mesh-peers-self");
+  auto oa = loopback(), ob = loopback();
+  oa.peers_file = list.path.string();
+  Mesh a(oa), b(ob);
+  const std::string pa = std::to_string(a.port());
+  const std::string idb = "127.0.0.1:" + std::to_string(b.port());
+  list.write("localhost:" + pa + "\n127.1:" + pa + "\n[::ffff:127.0.0.1]:" + pa + "\n" + idb + "\n");
+  a.start();
+  b.start();
+  ASSERT_TRUE(poll_until([&] {
+    const auto v = a.view();
+    auto* p = peer(v, idb);
+    return p && p->answered >= 5;
+  }));
+  const auto v = a.view();
+  EXPECT_EQ(v.peers_listed, 1u);
+  EXPECT_EQ(v.peers.size(), 1u) << "no series of a probe of itself";
+  EXPECT_EQ(a.view().responder.probes["answered"], 0u) << "it answered its own probes";
+}
+
+// A listed peer that accepts the hello and then sends replies nobody asked for: the prober cuts
+// the connection instead of reading them for ever.
+TEST(MeshLive, PeerFloodingReplies_IsCutByTheProber) {
+  net::Fd listener = net::listen_tcp("127.0.0.1", 0, 8, true);
+  const int port = net::local_port(listener.get());
+  TempFile list("fabscope-mesh-peers-flooder");
+  list.write("127.0.0.1:" + std::to_string(port) + "\n");
+  auto oa = loopback();
+  oa.rdma = false;
+  oa.peers_file = list.path.string();
+  Mesh a(oa);
+  a.start();
+  pollfd p{listener.get(), POLLIN, 0};
+  ASSERT_EQ(::poll(&p, 1, 20000), 1);
+  net::Fd c(::accept(listener.get(), nullptr, nullptr));
+  ASSERT_TRUE(c);
+  std::string hello;
+  ASSERT_TRUE(poll_until([&] {
+    char buf[256];
+    ssize_t n = ::recv(c.get(), buf, sizeof buf, MSG_DONTWAIT);
+    if (n > 0) hello.append(buf, static_cast<std::size_t>(n));
+    return hello.find('\n') != std::string::npos;
+  }));
+  ASSERT_EQ(::send(c.get(), kMeshAccepted, kMeshAnswerBytes, MSG_NOSIGNAL), static_cast<ssize_t>(kMeshAnswerBytes));
+  std::string burst;
+  for (std::uint32_t i = 0; i < 64; ++i) {
+    auto r = encode_reply({0x80000000u + i, 0, 0});
+    burst.append(reinterpret_cast<const char*>(r.data()), r.size());
+  }
+  EXPECT_TRUE(poll_until([&] {
+    for (int i = 0; i < 16; ++i) {
+      if (::send(c.get(), burst.data(), burst.size(), MSG_NOSIGNAL | MSG_DONTWAIT) < 0 && errno != EAGAIN &&
+          errno != EWOULDBLOCK)
+        return true;  // reset: the prober let go
+      char b;
+      if (::recv(c.get(), &b, 1, MSG_DONTWAIT) == 0) return true;
+    }
+    return false;
+  })) << "the prober kept reading a flood of replies";
 }
 
 TEST(MeshLive, PeerListReload_PicksUpANewPeer) {

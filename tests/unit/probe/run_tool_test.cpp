@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <grp.h>
 #include <sys/stat.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,6 +15,7 @@
 #include <string>
 
 #include "probe/run_tool.hpp"
+#include "support/fixtures.hpp"
 
 namespace fs = std::filesystem;
 using namespace fabscope::probe;
@@ -152,4 +154,28 @@ TEST(RunToolResolve, UnsetPathUsesTheCLibrarysDefault) {
   ToolPath t = resolve_tool("sh", nullptr);
   EXPECT_EQ(t.status, ToolPath::Status::Found);
   EXPECT_TRUE(t.path == "/bin/sh" || t.path == "/usr/bin/sh") << t.path;
+}
+
+// A tool that times out is stopped with what it started: a grandchild holding the output pipe
+// (here `sleep` started in the background by sh) is killed with it. The grandchild's pid is read
+// from a file the script writes; its end is waited for by polling its state (at most 10 s).
+TEST(RunTool, TimeoutKillsTheToolsWholeProcessGroup) {
+  fabscope::testing::TempDir t;
+  const std::string pid_file = (t.path() / "grandchild.pid").string();
+  auto r = fabscope::probe::run_tool({"sh", "-c", "sleep 1000 & echo $! > '" + pid_file + "'; wait"}, 300, 4096);
+  EXPECT_EQ(r.status, fabscope::probe::ToolResult::Status::TimedOut);
+  std::ifstream in(pid_file);
+  int pid = 0;
+  ASSERT_TRUE(in >> pid) << "the script wrote no pid";
+  auto running = [&] {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string line;
+    if (!std::getline(stat, line)) return false;
+    const auto close = line.rfind(')');
+    return close != std::string::npos && close + 2 < line.size() && line[close + 2] != 'Z' && line[close + 2] != 'X';
+  };
+  for (int i = 0; i < 200 && running(); ++i) ::usleep(50000);
+  const bool still = running();
+  if (still) ::kill(pid, SIGKILL);
+  EXPECT_FALSE(still) << "the grandchild " << pid << " still ran after the tool timed out";
 }

@@ -316,6 +316,14 @@ TEST(MeshInput, UnusableSnapshots_AreRefusedNamingFileAndLine) {
             }),
             "n.prom: fabscope_mesh_rtt_seconds of peer \"a\" transport \"tcp\" has no le=\"+Inf\" bucket");
   EXPECT_EQ(error_of([] {
+              input_from_mesh_text("n.prom", "n",
+                                   "fabscope_mesh_rtt_seconds_bucket{peer=\"a\",transport=\"tcp\",le=\"0.0001\"} 5\n"
+                                   "fabscope_mesh_rtt_seconds_bucket{peer=\"a\",transport=\"tcp\",le=\"0.001\"} 2\n"
+                                   "fabscope_mesh_rtt_seconds_bucket{peer=\"a\",transport=\"tcp\",le=\"+Inf\"} 5\n");
+            }),
+            "n.prom: fabscope_mesh_rtt_seconds of peer \"a\" transport \"tcp\": bucket le=\"0.001\" counts 2, fewer "
+            "than le=\"0.0001\" (5); buckets are cumulative");
+  EXPECT_EQ(error_of([] {
               input_from_mesh_text("n.prom", "n", "fabscope_mesh_rtt_seconds_bucket{peer=\"a\",transport=\"tcp\",le=\"soon\"} 3\n");
             }),
             "n.prom:1: fabscope_mesh_rtt_seconds_bucket: label 'le' \"soon\" is not a number");
