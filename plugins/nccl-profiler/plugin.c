@@ -558,8 +558,13 @@ static int open_segment(void) {
   h->api_version = (uint32_t)g_api_version;
   const char* proxy = getenv("FABSCOPE_PROFILER_PROXY");
   if (proxy != NULL && strcmp(proxy, "1") == 0) h->flags |= FSP_FLAG_PROXY;
+  /* The node's name as the job's tools know it: FABSCOPE_PROFILER_HOST where the process's own
+   * host name is not that (a Kubernetes pod, whose host name is the pod's: set it from the node's
+   * name through the downward API), else the host name. */
   char host[256] = {0};
-  gethostname(host, sizeof host - 1);
+  const char* host_env = getenv("FABSCOPE_PROFILER_HOST");
+  if (host_env != NULL && host_env[0]) copy_str(host, sizeof host, host_env);
+  else gethostname(host, sizeof host - 1);
   copy_str(h->host, sizeof h->host, host);
   job_labels(h);
   copy_str(h->plugin_version, sizeof h->plugin_version, FABSCOPE_VERSION);

@@ -16,6 +16,7 @@ const Command kCommands[] = {
     {"rdma", "RDMA bandwidth/latency between two hosts like perftest, choices and errors explained", cmd_rdma},
     {"cluster", "validate many nodes: consistency, pairwise bandwidth, slow node or link, drain", cmd_cluster},
     {"fabric", "judge the InfiniBand fabric: links, cables, counters, subnet managers; routes", cmd_fabric},
+    {"job", "name what holds a running NCCL job back: the straggling or hung rank, its GPU and host", cmd_job},
     {"exporter", "serve RDMA counters and check verdicts to Prometheus (/metrics)", cmd_exporter},
     {"capture", "pack what fabscope reads here into a .tar.gz for a problem report (--redact)", cmd_capture},
     {"report", "one self-contained HTML report with plots: doctor, check, bench, tune, nccl-tests", cmd_report},

@@ -36,5 +36,6 @@ int cmd_rdma(int argc, char** argv);
 int cmd_cluster(int argc, char** argv);
 int cmd_fabric(int argc, char** argv);
 int cmd_capture(int argc, char** argv);
+int cmd_job(int argc, char** argv);
 
 }  // namespace fabscope::cli

@@ -161,7 +161,7 @@ std::uint64_t Exporter::errors(const std::string& reason) const {
 
 HttpResponse Exporter::handle(const HttpRequest& req, std::uint64_t batch, const ServerStats& http) {
   HttpResponse r;
-  bool known = req.path == "/metrics" || req.path == "/healthz" || req.path == "/";
+  bool known = req.path == "/metrics" || req.path == "/healthz" || req.path == "/" || req.path == "/jobs";
   if (!known) {
     r.status = 404;
     r.body = std::make_shared<const std::string>("404 Not Found: try /metrics\n");
@@ -175,6 +175,15 @@ HttpResponse Exporter::handle(const HttpRequest& req, std::uint64_t batch, const
   }
   if (req.path == "/healthz") {
     r.body = std::make_shared<const std::string>("ok\n");
+  } else if (req.path == "/jobs") {
+    // The running jobs' per-rank records for `fabscope job --nodes` (docs/job.md).
+    if (!jobs_) {
+      r.status = 404;
+      r.body = std::make_shared<const std::string>("404 Not Found: job mode is off (start the exporter with --jobs)\n");
+    } else {
+      r.content_type = "application/json";
+      r.body = std::make_shared<const std::string>(jobs_->records_json());
+    }
   } else if (req.path == "/") {
     r.content_type = "text/html; charset=utf-8";
     r.body = std::make_shared<const std::string>(kIndexPage);

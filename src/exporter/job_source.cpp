@@ -1,5 +1,7 @@
 #include "exporter/job_source.hpp"
 
+#include "exporter/job_records.hpp"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/file.h>
@@ -136,6 +138,19 @@ std::vector<JobProcess> JobSource::read(std::chrono::steady_clock::time_point no
 void JobSource::text(std::string& out) {
   auto procs = read(std::chrono::steady_clock::now());
   job_text(procs, stats(), opts_.max_aggregates, out);
+}
+
+job::Snapshot JobSource::records(std::string source) {
+  auto procs = read(std::chrono::steady_clock::now());
+  const auto now = static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
+  return job_records(procs, now, std::move(source));
+}
+
+std::string JobSource::records_json() {
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  return dump_json(job::snapshot_to_json(records(std::string(host) + ":" + opts_.dir)), -1) + "\n";
 }
 
 std::vector<MetricFamily> JobSource::families() {

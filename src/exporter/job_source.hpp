@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "exporter/job_families.hpp"
+#include "job/records.hpp"
 #include "exporter/metrics.hpp"
 
 namespace fabscope::exporter {
@@ -44,6 +45,10 @@ class JobSource {
   std::vector<MetricFamily> families();
   // The same series as render_text(families()), appended to out (the scrape's path).
   void text(std::string& out);
+  // The segments read now as the job analysis's records, stamped with this node's clock:
+  // `fabscope job --dir`; records_json is the same as JSON (schema fabscope.job-records): /jobs.
+  job::Snapshot records(std::string source);
+  std::string records_json();
   JobScrapeStats stats() const;
 
  private:

@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
+#include <time.h>
 
 #include "nccl_profiler_abi.h"
 
@@ -136,7 +137,9 @@ class Comm5 {
   }
 
   // A proxy op to a peer with steps; each step spends wait_ns in the network's state.
-  void network(int peer, bool send, int steps, std::size_t step_bytes, int channel = 0) {
+  // wait_ns: time spent in the network's state per step (a slow connection), slept for real: the
+  // plugin reads its own clock.
+  void network(int peer, bool send, int steps, std::size_t step_bytes, int channel = 0, long wait_ns = 0) {
     fsp_descr_v5 op{};
     op.type = FSP_EV_PROXY_OP;
     op.proxyOp.pid = 0;
@@ -160,6 +163,10 @@ class Comm5 {
         p_.v5->recordEventState(sh, FSP_STATE_SEND_GPU_WAIT, &a);
         p_.v5->recordEventState(sh, FSP_STATE_SEND_PEER_WAIT, &a);
         p_.v5->recordEventState(sh, FSP_STATE_SEND_WAIT, &a);
+        if (wait_ns > 0) {
+          timespec ts{wait_ns / 1'000'000'000L, wait_ns % 1'000'000'000L};
+          nanosleep(&ts, nullptr);
+        }
       } else {
         p_.v5->recordEventState(sh, FSP_STATE_RECV_WAIT, &a);
         p_.v5->recordEventState(sh, FSP_STATE_RECV_FLUSH_WAIT, &a);

@@ -28,6 +28,7 @@
 #include "core/error.hpp"
 #include "core/json.hpp"
 #include "core/root.hpp"
+#include "job/analysis.hpp"
 #include "probe/replay.hpp"
 #include "probe/saved.hpp"
 #include "report/load.hpp"
@@ -105,6 +106,15 @@ const std::vector<Rule>& rules() {
            (void)cluster::localize_saved(run);
          }},
         {"report", through_report}}},
+      {"fabscope.job-records",
+       {{"job --from, job --nodes (job::snapshot_from_json)",
+         [](const Document& d) {
+           const job::Snapshot s = job::snapshot_from_json(d.doc, d.file.string());
+           EXPECT_EQ(s.ranks.size(), d.doc.at("ranks").size());
+           (void)job::analyze(s);
+         }}}},
+      {"fabscope.job", {}},
+      {"fabscope.job-ras", {}},
       {"fabscope.cluster.node",
        {{"cluster rank 0 (cluster::summary_from_json)",
          [](const Document& d) { (void)cluster::summary_from_json(d.doc); }}}},

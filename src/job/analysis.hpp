@@ -1,0 +1,87 @@
+#pragma once
+// What holds a running job back, judged from its ranks' records (records.hpp): pure, no I/O.
+//
+// The straggler. In a collective every rank leaves together, so the rank that entered last spends
+// the least time inside it; the others wait for it. For each communicator the analysis takes the
+// last collectives that every rank read has completed, finds in each the rank with the least time
+// inside it, and names a rank when it is that rank in far more of them than chance allows (a
+// binomial test against 1/ranks) and the others' wait is worth naming (a share of the window's
+// wall time). Only durations are compared across ranks, each measured on its own GPU's (or host's)
+// clock: no common clock across hosts is needed. Ranks on one host also share a time base (the
+// GPUs' global timers follow the host's clock): the analysis reports how late each one's GPU
+// started the collectives compared with its host's other ranks, a second witness.
+//
+// The hang. A communicator in which some rank has had an operation in flight for the hang time
+// and no rank completed one in that time; the ranks behind are those that started fewer
+// operations than the others (they never entered the one the others wait in).
+//
+// The slow connection. With the plugin's network steps per peer (FABSCOPE_PROFILER_PROXY=1): the
+// sending side's time on the network per step, per (rank, peer); a connection far above the
+// communicator's median.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/finding.hpp"
+#include "core/json.hpp"
+#include "job/records.hpp"
+
+namespace fabscope::job {
+
+struct Options {
+  std::size_t window = 64;        // the last collectives compared, per communicator
+  std::size_t min_ops = 16;       // fewer compared: no straggler verdict yet
+  double min_win_share = 0.5;     // the named rank has the least time in at least this share of them
+  double max_p = 1e-3;            // chance of that many by luck (binomial, 1/ranks each), over the ranks
+  double min_wait_share = 0.05;   // and the others' wait for it is at least this share of the window's time
+  double hang_after_s = 10;       // an operation in flight this long and no rank completed one: a hang
+  double slow_link_factor = 3.0;  // a connection's network time per step this many times the median
+  std::uint64_t slow_link_min_steps = 32;
+};
+
+struct RankStat {
+  int rank = 0;
+  std::string host, bus_id;
+  int gpu = -1, pid = 0;
+  bool alive = true;
+  std::size_t least = 0;        // collectives compared in which it spent the least time inside
+  double wait_ns = 0;           // in those: the others' median time minus its own, summed
+  double median_ns = 0;         // its median time inside the compared collectives
+  bool has_skew = false;
+  double skew_ns = 0;           // median GPU start after its host's other ranks (ranks sharing a host)
+  double busy_fraction = -1;    // from a Prometheus server: share of the window inside operations
+  std::uint64_t started = 0, completed = 0;
+  double in_flight_s = -1;      // age of its oldest operation in flight; -1: none
+  double idle_s = -1;           // since its last completed operation; -1: none yet
+};
+
+struct CommView {
+  std::string job_id, comm, comm_name;
+  int nranks = 0;
+  std::vector<RankStat> ranks;  // the ranks read, by rank
+  std::vector<int> missing;     // ranks of the communicator with no record (at most 64 listed)
+  std::size_t compared = 0;     // collectives compared
+  double window_s = 0;          // wall time they span (median over the ranks, each on its clock)
+  int straggler = -1;           // the rank named, -1: none
+  double straggler_p = 1;       // the binomial tail of its count
+  double wait_share = 0;        // the others' wait for the most-least rank, share of window_s
+  bool hung = false;
+  std::vector<int> behind;      // in a hang: the ranks behind (started fewer, or ended), as named
+  std::string verdict;          // one line: "rank 3 (host gpu-07, GPU 3) holds the others back ..."
+};
+
+struct Analysis {
+  std::vector<CommView> comms;
+  std::vector<Finding> findings;  // worst first
+};
+
+Analysis analyze(const Snapshot& snapshot, const Options& options = {});
+
+// P(X >= k) for X ~ Binomial(n, p).
+double binomial_tail(std::size_t k, std::size_t n, double p);
+
+inline constexpr const char* kAnalysisSchema = "fabscope.job";
+inline constexpr int kAnalysisSchemaVersion = 1;
+json analysis_to_json(const Analysis& a, const Snapshot& snapshot, const Options& options);
+
+}  // namespace fabscope::job
