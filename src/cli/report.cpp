@@ -34,7 +34,7 @@ int cmd_report(int argc, char** argv) {
                        "the probe mesh snapshots of `exporter --mesh` and the running jobs of `exporter --jobs`\n"
                        "(a node's saved /metrics).");
   args.option("-o,--output", "FILE", "the HTML file to write", "fabscope-report.html")
-      .multi("--nccl-tests", "FILE", "an nccl-tests output (all_reduce_perf ... > FILE)")
+      .multi("--nccl-tests", "FILE", "an nccl-tests output (all_reduce_perf ... > FILE), or its -J JSON file")
       .multi("--mesh", "[NAME=]FILE",
              "one node's probe mesh snapshot: its saved /metrics (or that as fabscope.metrics JSON); the node is "
              "NAME, else the file name without extension; one per node")
@@ -44,7 +44,8 @@ int cmd_report(int argc, char** argv) {
       .option("--title", "TEXT", "the page title", "fabscope report")
       .option("--docs-url", "URL",
               "prefix of the docs/checks.md links of findings: an http(s):// or file:// URL or a path, "
-              "ending in '/' (default: relative)")
+              "ending in '/' (default: the installed docs, " + report::default_docs_url() +
+                  "; ./ for links relative to the HTML file)")
       .flag("--json", "print what was written as JSON (schema fabscope.report) instead of its path")
       .positional("FILE.json", "outputs of `doctor`, `check`, `bench`, `tune`, `cluster`, `rdma` --json, `fabric` --json or --save", true,
                   false)

@@ -45,6 +45,21 @@ std::string format_bytes(std::uint64_t bytes) {
   return fmt(v, v < 10 ? 2 : 1) + " " + units[u];
 }
 
+std::string format_size(std::uint64_t bytes) {
+  static const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  int u = 0;
+  while (u < 6 && (bytes >> (10 * (u + 1))) > 0) ++u;
+  const std::uint64_t whole = bytes >> (10 * u), rest = bytes - (whole << (10 * u));
+  if (rest == 0) return std::to_string(whole) + " " + units[u];
+  if (rest < 1024) return std::to_string(whole) + " " + units[u] + " + " + std::to_string(rest) + " B";
+  std::string digits = std::to_string(bytes), out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out + " B";
+}
+
 const char* palette(int i) {
   // Okabe & Ito, "Color Universal Design": distinguishable with the common colour-vision
   // deficiencies. Yellow (#F0E442) is left out: too light on white for thin lines.

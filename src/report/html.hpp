@@ -12,6 +12,11 @@ std::string esc(std::string_view s);
 
 // 8 -> "8 B", 1048576 -> "1 MiB", 3221225472 -> "3 GiB", 1536 -> "1.5 KiB".
 std::string format_bytes(std::uint64_t bytes);
+// A size in a table, exact and in one form: whole units ("1 KiB", "32 KiB", "2 MiB"), a whole unit
+// and the bytes beyond it when they are fewer than 1024 (a tuner table's bucket starts one byte
+// past the previous one: "8 KiB + 1 B"), else the byte count ("1,000,000,000 B"). Never rounded, so
+// "8 KiB" is 8192 bytes wherever it appears and no column mixes "8.00 KiB" with "512.0 KiB".
+std::string format_size(std::uint64_t bytes);
 // Fixed decimals without trailing noise: (332.3095, 2) -> "332.31".
 std::string fmt(double v, int decimals);
 // A number for SVG coordinates: one decimal at most.

@@ -56,13 +56,29 @@ std::pair<std::string, std::string> named_file(const std::string& flag, const st
 }
 
 
+Input nccl_tests_json_input(const std::string& file, const json& doc) {
+  Input in;
+  in.file = file;
+  in.label = label_for(file);
+  in.schema = "nccl-tests JSON";
+  in.schema_version = static_cast<int>(Fields(file, doc).opt_int("version").value_or(0));
+  in.kind = InputKind::Bench;
+  in.bench = nccl_tests_run_from_json(file, doc);
+  return in;
+}
+
 Input input_from_json(const std::string& file, const json& doc, std::optional<InputKind> metrics_as) {
   if (!doc.is_object())
     throw Error(file + ": not a fabscope JSON output (the document is " + describe(doc) +
                 ", not an object)");
   Fields top(file, doc);
-  if (!top.has("schema"))
-    throw Error(file + ": not a fabscope JSON output (no \"schema\" key); report reads " + known_list());
+  if (!top.has("schema")) {
+    // nccl-tests' own JSON file (-J) has no schema key: told by its shape.
+    if (is_nccl_tests_json(doc)) return nccl_tests_json_input(file, doc);
+    throw Error(file + ": not a fabscope JSON output (no \"schema\" key) nor nccl-tests' -J file (no \"results\" "
+                       "array beside a \"config\" object); report reads " +
+                known_list() + " and nccl-tests' -J JSON");
+  }
   Input in;
   in.file = file;
   in.label = label_for(file);
@@ -169,6 +185,16 @@ std::vector<Input> inputs_from_json_text(const std::string& file, std::string_vi
 }
 
 std::vector<Input> inputs_from_nccl_tests_text(const std::string& file, std::string_view text) {
+  // --nccl-tests takes its -J JSON file as well as its text: a file whose first character is '{'.
+  const auto first = text.find_first_not_of(" \t\r\n");
+  if (first != std::string_view::npos && text[first] == '{') {
+    Input in = input_from_json_text(file, text);
+    if (in.kind != InputKind::Bench)
+      throw Error(file + ": --nccl-tests: a " + in.schema + " document, not an nccl-tests output (give it without --nccl-tests)");
+    std::vector<Input> out;
+    out.push_back(std::move(in));
+    return out;
+  }
   auto runs = parse_nccl_tests(file, text);
   std::vector<Input> out;
   for (std::size_t i = 0; i < runs.size(); ++i) {

@@ -36,7 +36,11 @@ Input input_from_json(const std::string& file, const json& doc, std::optional<In
 // --json` writes one compact object per session and line): one Input per line, labelled
 // "name #1", "name #2"; an error names "FILE:LINE".
 std::vector<Input> inputs_from_json_text(const std::string& file, std::string_view text);
-// nccl-tests output: every table in the text is one run (one Input each).
+// nccl-tests' -J JSON file (recognised by input_from_json by its shape, it has no "schema"): one run,
+// schema "nccl-tests JSON", schema_version its "version".
+Input nccl_tests_json_input(const std::string& file, const json& doc);
+// nccl-tests output: every table in the text is one run (one Input each); a text starting with '{'
+// is read as JSON (its -J file).
 std::vector<Input> inputs_from_nccl_tests_text(const std::string& file, std::string_view text);
 
 // One node's probe mesh snapshot (mesh_input.cpp): its /metrics text (Prometheus exposition) or

@@ -310,7 +310,7 @@ struct Input {
 struct Report {
   std::string title = "fabscope report";
   std::string generated_utc;  // "2026-11-23T15:00:00Z"; "" leaves it out
-  std::string docs_url;       // base prepended to "docs/checks.md#..." links; "" keeps them relative
+  std::string docs_url;       // base prepended to "docs/checks.md#..." links; "": default_docs_url()
   std::vector<Input> inputs;
 };
 

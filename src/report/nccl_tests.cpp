@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <optional>
 
 #include "core/error.hpp"
 #include "core/root.hpp"
+#include "core/strings.hpp"
+#include "report/fields.hpp"
 
 namespace fabscope::report {
 
@@ -127,7 +130,87 @@ std::optional<Placement> placement(const std::string& file, std::size_t lineno, 
   return p;
 }
 
+// nccl-tests' -J placement: {"time" (or "cpu_time" with -C 1), "alg_bw", "bus_bw", "nwrong"}, µs
+// and GB/s as in its text; nwrong a double (a count) or null where not checked.
+Placement json_placement(const Fields& p) {
+  Placement x;
+  x.time_us = p.has("time") || !p.has("cpu_time") ? p.num("time") : p.num("cpu_time");
+  x.algbw_gbytes_per_s = p.num("alg_bw");
+  x.busbw_gbytes_per_s = p.num("bus_bw");
+  if (x.time_us < 0) p.fail(p.has("time") ? "time" : "cpu_time", "negative");
+  if (x.algbw_gbytes_per_s < 0) p.fail("alg_bw", "negative");
+  if (x.busbw_gbytes_per_s < 0) p.fail("bus_bw", "negative");
+  if (auto w = p.opt_num("nwrong")) {
+    if (*w < 0 || *w > 9e15 || *w != std::floor(*w)) p.fail("nwrong", "expected a count, got " + std::to_string(*w));
+    x.wrong = static_cast<std::int64_t>(*w);
+  }
+  return x;
+}
+
+// NCCL_VERSION_CODE: X*10000 + Y*100 + Z since 2.9, X*1000 + Y*100 + Z before.
+std::string nccl_version_text(std::int64_t code) {
+  if (code <= 0) return "";
+  if (code >= 10000)
+    return std::to_string(code / 10000) + "." + std::to_string(code / 100 % 100) + "." + std::to_string(code % 100);
+  return std::to_string(code / 1000) + "." + std::to_string(code / 100 % 10) + "." + std::to_string(code % 100);
+}
+
 }  // namespace
+
+bool is_nccl_tests_json(const json& doc) {
+  return doc.is_object() && !doc.contains("schema") && doc.contains("results") && doc["results"].is_array() &&
+         doc.contains("config") && doc["config"].is_object();
+}
+
+BenchRun nccl_tests_run_from_json(const std::string& file, const json& doc) {
+  Fields top(file, doc);
+  BenchRun r;
+  r.source = "nccl-tests";
+  if (auto v = top.opt_int("version"); v && *v < 1) top.fail("version", "expected 1 or more, got " + std::to_string(*v));
+  // The collective is only in the command line: "all_reduce_perf" (or a path to it).
+  for (const auto& a : top.strings("args")) {
+    if (auto c = collective_in(a); !c.empty()) {
+      r.collective = c;
+      break;
+    }
+  }
+  if (r.collective.empty()) r.collective = "unknown";
+  if (auto code = top.opt_int("nccl_version")) r.nccl_version = nccl_version_text(*code);
+  if (auto t = top.str_or("start_time", ""); !t.empty()) r.date_utc = core::printable(t.substr(0, 40)) + " (local time)";
+  Fields config = top.object("config");
+  std::vector<std::string> hosts;
+  int devices = 0;
+  if (config.has("devices")) {
+    for (const auto& d : config.array("devices")) {
+      ++devices;
+      std::string h = d.str_or("hostname", "");
+      if (!h.empty() && std::find(hosts.begin(), hosts.end(), h) == hosts.end()) hosts.push_back(h);
+      if (r.gpu_name.empty()) r.gpu_name = d.str_or("device_info", "");
+    }
+  }
+  if (devices > 0) r.nranks = devices;  // one entry per rank (each GPU of each process)
+  if (!hosts.empty()) r.nodes = static_cast<int>(hosts.size());
+  for (const auto& h : hosts) r.hosts += (r.hosts.empty() ? "" : ", ") + h;
+  const auto results = top.array("results");
+  if (results.empty()) top.fail("results", "empty: nccl-tests wrote no size");
+  for (const auto& row : results) {
+    BenchRow b;
+    b.size_bytes = row.uint("size");
+    b.count = row.uint("count");
+    b.out_of_place = json_placement(row.object("out_of_place"));
+    if (auto ip = row.optional_object("in_place")) b.in_place = json_placement(*ip);
+    if (r.rows.empty()) {
+      r.datatype = row.str_or("type", "");
+      r.op = row.str_or("redop", "");
+    }
+    r.rows.push_back(b);
+  }
+  if (auto oob = top.optional_object("out_of_bounds"))
+    if (auto n = oob->opt_int("count")) r.wrong_total = *n;
+  if (auto avg = top.optional_object("average_bus_bandwidth"))
+    r.avg_busbw_gbytes_per_s = avg->opt_num("bandwidth").value_or(0);
+  return r;
+}
 
 std::string_view strip_launcher_prefix(std::string_view line) {
   // Open MPI --tag-output: "[jobid,rank]<stdout>:" / "<stderr>:"

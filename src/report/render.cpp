@@ -63,7 +63,7 @@ std::string bench_verdict(const BenchRun& b) {
     for (const Placement* p : {&row.out_of_place, row.in_place ? &*row.in_place : nullptr})
       if (p && p->busbw_gbytes_per_s > peak) peak = p->busbw_gbytes_per_s, at = row.size_bytes;
   }
-  std::string s = "peak busbw " + fmt(peak, 1) + " GB/s at " + format_bytes(at);
+  std::string s = "peak busbw " + fmt(peak, 1) + " GB/s at " + format_size(at);
   if (b.limit_gbytes_per_s)
     s += ", " + fmt(100 * peak / *b.limit_gbytes_per_s, 0) + "% of the " + esc(b.limit_path) + " limit";
   if (!b.verdict_level.empty() && b.verdict_level != "unknown")
@@ -123,9 +123,13 @@ void check_docs_url(const std::string& url) {
   if (url.back() != '/') throw bad("a prefix ends with '/' (the links are it + \"docs/checks.md#...\")");
 }
 
+std::string default_docs_url() { return FABSCOPE_DOCS_URL; }
+
 std::string docs_href(const Report& r, const std::string& docs) {
   if (!docs_path_is_linkable(docs)) return "";
-  return r.docs_url + docs;
+  // Absolute by default: a relative "docs/checks.md" resolves against wherever the HTML file is
+  // opened from (a mail attachment, a ticket), where no docs/ lies.
+  return (r.docs_url.empty() ? default_docs_url() : r.docs_url) + docs;
 }
 
 std::string render_summary(const Report& r) {
@@ -297,7 +301,10 @@ std::string render_findings(const Report& r) {
       const auto& row = rows[k];
       const Finding& f = *row.f;
       std::string sev = to_string(f.severity);
-      o += "<tr class=\"finding\" data-id=\"" + esc(f.id) + "\" data-severity=\"" + esc(sev) + "\">" + sev_cell(sev);
+      // The row's id is its place in the table (a check id repeats: three ports, three rows); the
+      // check id is data-check, which no browser or validator takes for an element id.
+      o += "<tr class=\"finding\" id=\"finding-" + std::to_string(k + 1) + "\" data-check=\"" + esc(f.id) +
+           "\" data-severity=\"" + esc(sev) + "\">" + sev_cell(sev);
       std::string docs = f.docs.empty() ? docs_anchor(f.id) : f.docs;
       // An input's docs string is a link only when it is a path into our docs: a "javascript:" or
       // any other URL in a file is shown as text (the page promises no script and no network).

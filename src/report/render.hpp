@@ -39,13 +39,17 @@ const Input* fabric_for_cluster(const Report& r, const ClusterDoc& c, std::vecto
 std::string suspects_table(const ClusterDoc& c, const std::string& label, int first);
 std::string rdma_host(const RdmaEnd& e);      // render_rdma.cpp: the name, else the address
 
-// A finding's docs link: docs_url + "docs/checks.md#link-port_down" (relative without docs_url).
+// A finding's docs link: docs_url + "docs/checks.md#link-port_down"; without docs_url, under
+// default_docs_url().
 // Only a relative path into the docs (docs_path_is_linkable) becomes a link: any other string an
 // input carries ("javascript:...", "data:...", "https://elsewhere") gives "" and is shown as text.
 std::string docs_href(const Report& r, const std::string& docs);
 // "docs/checks.md#link-port_down", "docs/rdma.md": a relative path under docs/ to a .md page with
 // an optional anchor, of letters, digits and "._-/#" only, without "..".
 bool docs_path_is_linkable(const std::string& docs);
+// The base of the docs links when --docs-url is not given: the documentation the package installs,
+// "file:///usr/share/doc/fabscope/" (its docs/*.md), or what the build set with -DFABSCOPE_DOCS_URL.
+std::string default_docs_url();
 // --docs-url: empty, or an http(s) URL (or a relative path) of URL-safe characters that ends in '/'.
 // Throws UsageError naming the value.
 void check_docs_url(const std::string& url);

@@ -38,7 +38,8 @@ LineChart chart(const Group& g, bool time) {
   c.x_label = "message size (bytes, log scale)";
   c.y_label = time ? "time per operation (log scale)" : "bus bandwidth (GB/s)";
   c.y_log10 = time;
-  std::set<std::pair<long long, std::string>> limits;
+  std::vector<RunLimit> limits;
+  std::size_t plotted_runs = 0;
   for (std::size_t i = 0; i < g.runs.size(); ++i) {
     const Input& in = *g.runs[i];
     const BenchRun& b = in.bench;
@@ -64,13 +65,21 @@ LineChart chart(const Group& g, bool time) {
       }
       if (!s.points.empty()) c.series.push_back(std::move(s));
     }
+    if (!std::any_of(b.rows.begin(), b.rows.end(), [](const BenchRow& row) { return row.size_bytes > 0; })) continue;
+    ++plotted_runs;
+    // A limit is the run's hardware (NVLink of 2x H200, a NIC): drawn for the runs that have it.
     if (!time && b.limit_gbytes_per_s) {
       std::string label = (b.limit_path.empty() ? std::string("path") : b.limit_path) + " limit " +
-                          fmt(*b.limit_gbytes_per_s, 0) + " GB/s";
-      if (limits.insert({std::llround(*b.limit_gbytes_per_s * 100), label}).second)
-        c.ref_lines.push_back({*b.limit_gbytes_per_s, label + (b.limit_description.empty() ? "" : " (" + b.limit_description + ")"), 6});
+                          fmt(*b.limit_gbytes_per_s, 0) + " GB/s" +
+                          (b.limit_description.empty() ? "" : " (" + b.limit_description + ")");
+      std::uint64_t lo = UINT64_MAX, hi = 0;
+      for (const auto& row : b.rows)
+        if (row.size_bytes > 0) lo = std::min(lo, row.size_bytes), hi = std::max(hi, row.size_bytes);
+      limits.push_back({in.label, static_cast<int>(i), *b.limit_gbytes_per_s, label,
+                        std::pair(static_cast<double>(lo), static_cast<double>(hi))});
     }
   }
+  c.ref_lines = limit_lines(limits, plotted_runs);
   return c;
 }
 
@@ -86,14 +95,14 @@ std::string runs_table(const Group& g) {
         if (p && p->busbw_gbytes_per_s > peak) peak = p->busbw_gbytes_per_s, at = row.size_bytes;
     std::string ranks = b.nranks ? std::to_string(*b.nranks) : "?";
     if (b.nodes) ranks += " on " + std::to_string(*b.nodes) + (*b.nodes == 1 ? " node" : " nodes");
-    std::string sizes = b.rows.empty() ? "" : format_bytes(b.rows.front().size_bytes) + " .. " +
-                                                  format_bytes(b.rows.back().size_bytes) + " (" +
+    std::string sizes = b.rows.empty() ? "" : format_size(b.rows.front().size_bytes) + " .. " +
+                                                  format_size(b.rows.back().size_bytes) + " (" +
                                                   std::to_string(b.rows.size()) + ")";
     std::string limit = b.limit_gbytes_per_s ? fmt(*b.limit_gbytes_per_s, 0) + " GB/s " + b.limit_path : "not known";
     o += "<tr class=\"run\" data-run=\"" + esc(in->label) + "\" data-sizes=\"" + std::to_string(b.rows.size()) +
          "\"><td><span class=\"mono\">" + esc(in->label) + "</span></td><td>" + esc(b.source) +
          (b.tool_version.empty() ? "" : " " + esc(b.tool_version)) + "</td><td class=\"num\">" + esc(ranks) +
-         "</td><td>" + esc(sizes) + "</td><td class=\"num\">" + fmt(peak, 2) + " GB/s at " + esc(format_bytes(at)) +
+         "</td><td>" + esc(sizes) + "</td><td class=\"num\">" + fmt(peak, 2) + " GB/s at " + esc(format_size(at)) +
          "</td><td>" + esc(limit) + "</td><td>" +
          (b.verdict.empty() ? std::string("<span class=\"muted\">no limit known: no verdict</span>")
                             : "<span class=\"verdict-" + esc(b.verdict_level) + "\">" + esc(b.verdict) + "</span>") +
@@ -118,7 +127,7 @@ std::string numbers_table(const Input& in) {
            (p->wrong ? std::to_string(*p->wrong) : std::string("N/A")) + "</td>";
   };
   for (const auto& row : b.rows)
-    o += "<tr><td class=\"num\" title=\"" + std::to_string(row.size_bytes) + " B\">" + esc(format_bytes(row.size_bytes)) +
+    o += "<tr><td class=\"num\" title=\"" + std::to_string(row.size_bytes) + " B\">" + esc(format_size(row.size_bytes)) +
          "</td>" + cells(&row.out_of_place) + cells(row.in_place ? &*row.in_place : nullptr) + "</tr>";
   o += "</tbody></table></div></details>";
   return o;
@@ -140,8 +149,9 @@ std::string render_bench(const Report& r) {
   if (groups.empty()) return "";
   std::string o = "<section id=\"bench\"><h2>Benchmarks</h2><p class=\"muted\">Bus bandwidth (busbw) is what "
                   "each rank's busiest link carries, comparable with the link rate whatever the rank count "
-                  "(nccl-tests' definition). Solid lines: out-of-place; dashed: in-place. The dashed "
-                  "horizontal line is the path's theoretical limit where the run knows it.</p>";
+                  "(nccl-tests' definition). Solid lines: out-of-place; dashed: in-place. A dashed "
+                  "horizontal line is a run's theoretical path limit where the run knows it, named "
+                  "after its run and in its colour (one black line when every run on the plot shares it).</p>";
   for (const auto& g : groups) {
     std::string id = "bench-" + slug(g.collective);
     o += "<div class=\"collective\" id=\"" + esc(id) + "\"><h3>" + esc(g.collective) + "</h3>";

@@ -148,7 +148,7 @@ std::string row_host(const JobCommView& c, const JobBlock& b) {
 
 std::string size_header(const JobOpView& op) {
   std::string o;
-  for (auto s : op.sizes) o += "<th class=\"num\" data-size=\"" + std::to_string(s) + "\">" + esc(format_bytes(s)) + "</th>";
+  for (auto s : op.sizes) o += "<th class=\"num\" data-size=\"" + std::to_string(s) + "\">" + esc(format_size(s)) + "</th>";
   return o;
 }
 

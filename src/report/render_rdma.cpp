@@ -1,6 +1,7 @@
 // The RDMA section: per `fabscope rdma` input, bandwidth against message size (bw tests) with
 // the port's rate as the limit line, latency percentiles against size (lat tests: min, median,
 // p99, max), and every number in a table.
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -38,7 +39,7 @@ LineChart bw_chart(const std::vector<const Input*>& runs, int k) {
   c.title = "RDMA bandwidth against message size";
   c.x_label = "message size (bytes, log scale)";
   c.y_label = "bandwidth (Gb/s)";
-  std::set<long long> limits;
+  std::vector<RunLimit> limits;
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const RdmaDoc& d = runs[i]->rdma;
     PlotSeries s;
@@ -51,14 +52,19 @@ LineChart bw_chart(const std::vector<const Input*>& runs, int k) {
                               fmt(z.mib_per_s, 1) + " MiB/s, " + fmt(z.msg_rate_mpps, 4) + " Mpps, " +
                               std::to_string(z.iterations) + " messages in " + fmt(z.seconds, 3) + " s"});
     }
-    if (!s.points.empty()) c.series.push_back(std::move(s));
+    if (s.points.empty()) continue;
+    std::pair<double, double> span{s.points.front().x, s.points.front().x};
+    for (const auto& p : s.points) span = {std::min(span.first, p.x), std::max(span.second, p.x)};
+    c.series.push_back(std::move(s));
     // A software device's rate (rxe, siw) is nominal: no limit line that would only squash the curve.
     if (d.local.rate_gbps && *d.local.rate_gbps > 0 && !d.local.software) {
       double lim = *d.local.rate_gbps * (d.bidirectional ? 2 : 1);
-      if (limits.insert(std::llround(lim * 100)).second)
-        c.ref_lines.push_back({lim, "port rate " + fmt(lim, 0) + " Gb/s" + (d.bidirectional ? " (both directions)" : ""), 6});
+      limits.push_back({runs[i]->label, static_cast<int>(i), lim,
+                        "port rate " + fmt(lim, 0) + " Gb/s" + (d.bidirectional ? " (both directions)" : ""), span});
     }
   }
+  // A port's rate belongs to the runs on that port: drawn for them, not across every run.
+  c.ref_lines = limit_lines(limits, c.series.size());
   return c;
 }
 
@@ -99,7 +105,7 @@ std::string numbers_table(const Input& in) {
                   "<th>min (\xC2\xB5s)</th><th>median</th><th>p99</th><th>max</th><th>data checked</th>"
                   "</tr></thead><tbody>";
   for (const auto& z : d.sizes) {
-    o += "<tr><td class=\"num\" title=\"" + std::to_string(z.bytes) + " B\">" + esc(format_bytes(z.bytes)) +
+    o += "<tr><td class=\"num\" title=\"" + std::to_string(z.bytes) + " B\">" + esc(format_size(z.bytes)) +
          "</td><td class=\"num\">" + fmt(z.gbps, 3) + "</td><td class=\"num\">" + fmt(z.mib_per_s, 1) +
          "</td><td class=\"num\">" + fmt(z.msg_rate_mpps, 4) + "</td><td class=\"num\">" + std::to_string(z.iterations) +
          "</td>";
@@ -156,7 +162,8 @@ std::string render_rdma(const Report& r) {
       o += "<figure>" + render_line_chart(c) + "<figcaption>" + render_legend(c) +
          "Bandwidth of each message size as this side measured it, first post to last completion. The "
          "dashed line is the port's rate where the probe read it (not for software RDMA, whose rate is "
-         "nominal).</figcaption></figure>";
+         "nominal); a run's line is named after it unless every run on the plot has the same rate."
+         "</figcaption></figure>";
     for (const Input* in : bw)
       o += "<details><summary>Every size of " + esc(in->label) + " (" + std::to_string(in->rdma.sizes.size()) +
            ")</summary>" + numbers_table(*in) + "</details>";

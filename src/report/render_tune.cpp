@@ -98,7 +98,7 @@ std::string render_tune(const Report& r) {
            "<th>why</th></tr></thead><tbody>";
       for (const auto& z : c.sizes) {
         o += std::string("<tr class=\"tune-size") + (z.kept_tuned ? " kept" : "") + "\"><td class=\"num\">" +
-             esc(format_bytes(z.bytes)) + "</td><td class=\"num\">" +
+             esc(format_size(z.bytes)) + "</td><td class=\"num\">" +
              (z.default_busbw_gbytes_per_s ? fmt(*z.default_busbw_gbytes_per_s, 2) : std::string("-")) +
              "</td><td class=\"mono\">" + esc(z.written) + "</td><td class=\"num\">" +
              (z.written_busbw_gbytes_per_s ? fmt(*z.written_busbw_gbytes_per_s, 2) : std::string("-")) +
@@ -116,9 +116,9 @@ std::string render_tune(const Report& r) {
            "<th>collective</th><th>from</th><th>to</th><th>choice</th></tr></thead><tbody>";
       for (const auto& row : t.table)
         o += "<tr class=\"tune-row\"><td>" + esc(row.collective) + "</td><td class=\"num\" title=\"" +
-             std::to_string(row.min_bytes) + " B\">" + esc(format_bytes(row.min_bytes)) +
+             std::to_string(row.min_bytes) + " B\">" + esc(format_size(row.min_bytes)) +
              "</td><td class=\"num\" title=\"" + std::to_string(row.max_bytes) + " B\">" +
-             esc(format_bytes(row.max_bytes)) + "</td><td class=\"mono\">" + esc(row.choice) + "</td></tr>";
+             esc(format_size(row.max_bytes)) + "</td><td class=\"mono\">" + esc(row.choice) + "</td></tr>";
       o += "</tbody></table></div><p class=\"muted\">Sizes outside every row are left to NCCL.</p>";
     }
     if (!t.advice.empty()) {

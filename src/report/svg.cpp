@@ -12,7 +12,9 @@ namespace fabscope::report {
 namespace {
 
 constexpr double kW = 760, kH = 400;
-constexpr double kLeft = 70, kRight = 20, kTop = 16, kBottom = 56;
+// kRight leaves room for half the widest size label centred on the last tick ("128 KiB", "512 MiB":
+// 7 characters of the 12 px font, about 45 px), so the axis' last label is never cut.
+constexpr double kLeft = 70, kRight = 36, kTop = 16, kBottom = 56;
 
 std::string marker_svg(int marker, double x, double y, const char* colour, const std::string& extra) {
   const double r = 3.6;
@@ -43,14 +45,6 @@ std::string marker_close(int marker) {
   }
 }
 
-std::string tick_label(double v) {
-  if (v == 0) return "0";
-  double a = std::fabs(v);
-  if (a >= 100 || v == std::floor(v)) return fmt(v, 0);
-  if (a >= 1) return fmt(v, 1);
-  return fmt(v, 2);
-}
-
 std::string time_label(double us) {
   if (us >= 1e6) return fmt(us / 1e6, us >= 1e7 ? 0 : 1) + " s";
   if (us >= 1e3) return fmt(us / 1e3, us >= 1e4 ? 0 : 1) + " ms";
@@ -60,18 +54,76 @@ std::string time_label(double us) {
 
 }  // namespace
 
+double nice_step(double lo, double hi, int target) {
+  if (!(hi > lo) || target < 1) return 1;
+  const double raw = (hi - lo) / target;
+  const double mag = std::pow(10, std::floor(std::log10(raw)));
+  for (double m : {1.0, 2.0, 5.0})
+    if (m * mag >= raw * (1 - 1e-9)) return m * mag;
+  return 10 * mag;
+}
+
 std::vector<double> nice_ticks(double lo, double hi, int target) {
-  std::vector<double> out;
   if (!(hi > lo) || target < 1) return {lo};
-  double raw = (hi - lo) / target;
-  double mag = std::pow(10, std::floor(std::log10(raw)));
-  double step = mag;
-  for (double m : {1.0, 2.0, 2.5, 5.0, 10.0})
-    if (m * mag >= raw) {
-      step = m * mag;
-      break;
+  const double step = nice_step(lo, hi, target);
+  // Counted in whole steps from a multiple of the step, so the ticks are k x step exactly (no
+  // drift from adding 0.1 ten times) and the first is at or below lo, the last at or above hi:
+  // every value in [lo, hi] lies between two labelled ticks.
+  const double first = std::floor(lo / step + 1e-9), last = std::ceil(hi / step - 1e-9);
+  // A span tiny against its values (1e17 to 1e17 + 16) has step counts beyond a double's integers.
+  if (!std::isfinite(first) || !std::isfinite(last) || std::fabs(first) > 1e12 || std::fabs(last) > 1e12 ||
+      last - first > 1000)
+    return {lo, hi};
+  std::vector<double> out;
+  for (double k = first; k <= last + 0.5; k += 1) out.push_back(k * step == 0 ? 0 : k * step);
+  return out;
+}
+
+int tick_decimals(double step) {
+  // Enough decimals to write every multiple of a 1, 2 or 5 x 10^k step exactly: 0.5 -> 1, 0.02 -> 2.
+  if (!(step > 0) || step >= 1) return 0;
+  return std::clamp(static_cast<int>(std::ceil(-std::log10(step) - 1e-9)), 0, 6);
+}
+
+std::vector<RefLine> limit_lines(const std::vector<RunLimit>& limits, std::size_t runs_on_axis) {
+  struct Group {
+    double value;
+    std::string label;
+    std::vector<const RunLimit*> runs;
+  };
+  std::vector<Group> groups;
+  for (const auto& l : limits) {
+    if (!std::isfinite(l.value)) continue;
+    auto same = [&](const Group& g) {
+      return g.label == l.label && std::fabs(g.value - l.value) <= 1e-9 * std::max(1.0, std::fabs(l.value));
+    };
+    auto it = std::find_if(groups.begin(), groups.end(), same);
+    if (it == groups.end()) groups.push_back({l.value, l.label, {&l}});
+    else if (std::none_of(it->runs.begin(), it->runs.end(), [&](const RunLimit* r) { return r->run == l.run; }))
+      it->runs.push_back(&l);
+  }
+  std::vector<RefLine> out;
+  for (const auto& g : groups) {
+    std::string names;
+    for (const auto* r : g.runs) names += (names.empty() ? "" : ", ") + r->run;
+    RefLine line;
+    line.y = g.value;
+    line.runs = names;
+    if (groups.size() == 1 && g.runs.size() >= runs_on_axis) {
+      line.label = g.label + (runs_on_axis > 1 ? ", every run" : "");
+      line.colour = 6;
+    } else {
+      line.label = names + ": " + g.label;
+      line.colour = g.runs.size() == 1 ? g.runs.front()->colour : 6;
+      if (std::all_of(g.runs.begin(), g.runs.end(), [](const RunLimit* r) { return r->x_span.has_value(); })) {
+        line.x_span = g.runs.front()->x_span;
+        for (const auto* r : g.runs)
+          line.x_span = std::pair(std::min(line.x_span->first, r->x_span->first),
+                                  std::max(line.x_span->second, r->x_span->second));
+      }
     }
-  for (double t = std::ceil(lo / step) * step; t <= hi + step * 1e-9; t += step) out.push_back(t);
+    out.push_back(std::move(line));
+  }
   return out;
 }
 
@@ -123,16 +175,18 @@ std::string render_line_chart(const LineChart& input) {
     if (yhi <= ylo) yhi = ylo + 1;
     for (double d = ylo; d <= yhi + 1e-9; d += 1) yticks.push_back(d);
   } else if (c.y_from_zero) {
-    ylo = 0;
-    yticks = nice_ticks(0, ymax > 0 ? ymax * 1.05 : 1, 6);
+    // The axis ends on a labelled tick at or above the highest point (a point above the top tick
+    // reads as off the scale).
+    yticks = nice_ticks(0, ymax > 0 ? ymax : 1, 6);
+    ylo = yticks.front();
     yhi = yticks.back();
-    if (yhi < ymax) yhi = ymax;
   } else {
     double pad = std::max((ymax - ymin) * 0.1, std::max(std::fabs(ymax), 1e-9) * 0.01);
     yticks = nice_ticks(ymin - pad, ymax + pad, 6);
-    ylo = std::min(yticks.front(), ymin - pad);
-    yhi = std::max(yticks.back(), ymax + pad);
+    ylo = yticks.front();
+    yhi = yticks.back();
   }
+  if (!(yhi > ylo)) yhi = ylo + 1;
   const double pw = kW - kLeft - kRight, ph = kH - kTop - kBottom;
   auto px = [&](double x) {
     double v = c.x_bytes_log2 ? std::log2(x) : x;
@@ -150,13 +204,12 @@ std::string render_line_chart(const LineChart& input) {
   o += "<g class=\"yaxis\">";
   // Decimals enough to tell neighbouring ticks apart (1.02, 1.04, ... on a ratio axis).
   int decimals = 0;
-  if (!c.y_log10 && yticks.size() > 1)
-    decimals = std::clamp(static_cast<int>(std::ceil(-std::log10(yticks[1] - yticks[0]) - 1e-9)), 0, 4);
+  if (!c.y_log10 && yticks.size() > 1) decimals = tick_decimals(yticks[1] - yticks[0]);
   for (double t : yticks) {
     double y = c.y_log10 ? kTop + ph - (t - ylo) / (yhi - ylo) * ph : py(t);
     o += "<line class=\"grid\" x1=\"" + coord(kLeft) + "\" x2=\"" + coord(kW - kRight) + "\" y1=\"" + coord(y) +
          "\" y2=\"" + coord(y) + "\"/>";
-    std::string label = c.y_log10 ? time_label(std::pow(10, t)) : decimals ? fmt(t, decimals) : tick_label(t);
+    std::string label = c.y_log10 ? time_label(std::pow(10, t)) : fmt(t, decimals);
     o += "<text x=\"" + coord(kLeft - 6) + "\" y=\"" + coord(y + 4) + "\" text-anchor=\"end\">" + esc(label) +
          "</text>";
   }
@@ -180,11 +233,14 @@ std::string render_line_chart(const LineChart& input) {
            esc(label) + "</text>";
     }
   } else {
-    for (double t : nice_ticks(xmin, xmax, 8)) {
+    const auto xticks = nice_ticks(xmin, xmax, 8);
+    const int xdecimals = xticks.size() > 1 ? tick_decimals(xticks[1] - xticks[0]) : 0;
+    for (double t : xticks) {
+      if (t < xmin - 1e-9 * std::fabs(xmax - xmin) || t > xmax + 1e-9 * std::fabs(xmax - xmin)) continue;
       double x = px(t);
       o += "<line class=\"grid\" x1=\"" + coord(x) + "\" x2=\"" + coord(x) + "\" y1=\"" + coord(kTop) +
            "\" y2=\"" + coord(kTop + ph) + "\"/><text x=\"" + coord(x) + "\" y=\"" + coord(kTop + ph + 16) +
-           "\" text-anchor=\"middle\">" + esc(tick_label(t)) + "</text>";
+           "\" text-anchor=\"middle\">" + esc(fmt(t, xdecimals)) + "</text>";
     }
   }
   o += "</g>";
@@ -198,10 +254,22 @@ std::string render_line_chart(const LineChart& input) {
   // Reference lines.
   for (const auto& r : c.ref_lines) {
     double y = py(r.y);
-    o += "<g class=\"ref\" data-ref=\"" + esc(r.label) + "\"><line class=\"limit\" x1=\"" + coord(kLeft) +
-         "\" x2=\"" + coord(kW - kRight) + "\" y1=\"" + coord(y) + "\" y2=\"" + coord(y) + "\" stroke=\"" +
-         palette(r.colour) + "\"><title>" + esc(r.label) + "</title></line><text x=\"" + coord(kW - kRight - 4) +
-         "\" y=\"" + coord(y - 5) + "\" text-anchor=\"end\">" + esc(r.label) + "</text></g>";
+    // A run's line spans the sizes that run measured (a placeable, ordered range), else the axis.
+    double x1 = kLeft, x2 = kW - kRight;
+    if (r.x_span && placeable(r.x_span->first, 0) && placeable(r.x_span->second, 0) &&
+        r.x_span->first <= r.x_span->second) {
+      x1 = std::clamp(px(r.x_span->first), kLeft, kW - kRight);
+      x2 = std::clamp(px(r.x_span->second), kLeft, kW - kRight);
+    }
+    // The label ends at the line's right end, unless it would then run past the axis on the left
+    // (about 6.5 px a character at 12 px): then it starts at the axis.
+    const bool from_left = x2 - 4 - 6.5 * static_cast<double>(r.label.size()) < kLeft;
+    o += "<g class=\"ref\" data-ref=\"" + esc(r.label) + "\"" +
+         (r.runs.empty() ? std::string() : " data-runs=\"" + esc(r.runs) + "\"") + "><line class=\"limit\" x1=\"" + coord(x1) +
+         "\" x2=\"" + coord(x2) + "\" y1=\"" + coord(y) + "\" y2=\"" + coord(y) + "\" stroke=\"" +
+         palette(r.colour) + "\"><title>" + esc(r.label) + "</title></line><text x=\"" +
+         coord(from_left ? kLeft + 4 : x2 - 4) + "\" y=\"" + coord(y - 5) + "\" text-anchor=\"" +
+         (from_left ? "start" : "end") + "\">" + esc(r.label) + "</text></g>";
   }
   // Series.
   for (const auto& s : c.series) {

@@ -6,6 +6,7 @@
 // no information is carried by colour alone.
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace fabscope::report {
@@ -29,7 +30,26 @@ struct RefLine {  // a horizontal reference line (a theoretical limit)
   double y = 0;
   std::string label;  // "NVLink limit 450 GB/s"
   int colour = 6;
+  std::string runs;   // the runs it belongs to (data-runs); "" for a line of the axis itself
+  std::optional<std::pair<double, double>> x_span;  // x data range it is drawn over; none: the whole axis
 };
+
+// One run's hardware limit (the path's busbw limit, the port's rate), to be drawn on an axis that
+// may be shared with runs on other hardware.
+struct RunLimit {
+  std::string run;    // the run's label
+  int colour = 0;     // the run's palette index
+  double value = 0;
+  std::string label;  // "NVLink limit 450 GB/s (18 links x 25 GB/s)"
+  std::optional<std::pair<double, double>> x_span;  // the sizes the run measured (x data units)
+};
+
+// The limit lines of an axis holding `runs_on_axis` runs: a limit belongs to its runs, so when
+// every run has the same limit it is one black line ("..., every run" when there are several);
+// otherwise each limit is a line of its own, named after the runs that have it ("h200x2: NVLink
+// limit 450 GB/s"), in their colour when it is one run's and drawn over the sizes they measured,
+// and a run without a known limit has none.
+std::vector<RefLine> limit_lines(const std::vector<RunLimit>& limits, std::size_t runs_on_axis);
 
 struct LineChart {
   std::string id;            // element id of the <svg>
@@ -47,7 +67,8 @@ std::string render_line_chart(const LineChart& c);
 // The legend as an HTML list, matching markers and dashes of the chart.
 std::string render_legend(const LineChart& c);
 
-// "Nice" axis ticks covering [lo, hi] with about `target` steps (1, 2, 5 x 10^k).
+// "Nice" axis ticks with about `target` steps of 1, 2 or 5 x 10^k: the first at or below lo, the last
+// at or above hi, each a whole multiple of the step.
 std::vector<double> nice_ticks(double lo, double hi, int target);
 
 }  // namespace fabscope::report

@@ -1,6 +1,7 @@
 // libFuzzer target for what `fabscope report` reads: a JSON output of a fabscope command (check,
 // doctor, bench, tune, cluster, rdma, fabric, a mesh or job snapshot as fabscope.metrics; first
-// byte even), an nccl-tests text output (first byte 1 modulo 4) or a node's saved /metrics read
+// byte even; nccl-tests' -J JSON too), an nccl-tests output (first byte 1 modulo 4: its text, or its
+// -J JSON) or a node's saved /metrics read
 // as a mesh snapshot (first byte 3 modulo 8) or as its running jobs (first byte 7 modulo 8; both
 // through the exposition reader), then the HTML page rendered from it, alone and beside a second
 // copy (the overlay and comparison paths; for a mesh, a second snapshot of the same node; for a
@@ -63,7 +64,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       if (open >= page->html.size() || page->html[open] != '"') continue;
       const std::size_t close = page->html.find('"', open + 1);
       if (close == std::string::npos) std::abort();
-      const std::string href = page->html.substr(open + 1, close - open - 1);
+      std::string href = page->html.substr(open + 1, close - open - 1);
+      if (href.starts_with(default_docs_url())) href.erase(0, default_docs_url().size());  // the docs' base
       if (!href.starts_with("#") && !docs_path_is_linkable(href)) std::abort();
     }
   }

@@ -23,6 +23,9 @@ A mesh report from SYNTHETIC /metrics of four nodes (written here in the exporte
 two heat maps with one cell per probed pair, each with a hover title, the slow node's row and
 column and the lossy pair marked and no other cell.
 
+An nccl-tests -J JSON file (a real one) plotted beside its text output and a fabscope bench run, the
+2x H200 run's NVLink limit line named after it (the H100 runs know no limit).
+
 A job report from the SYNTHETIC /metrics of two nodes of a running job (tests/fixtures/job-synthetic,
 the exporter's layout): one plot per communicator and op with one line per rank and a hover title on
 every point, the slow rank's busbw cells (and only those) marked, the ranks of a node not given
@@ -112,7 +115,7 @@ class Dom(html.parser.HTMLParser):
         elif tag == "text" and "node-label" in classes:
             self.labels.append(a)
         elif tag == "tr" and "finding" in classes:
-            self.findings.append(a.get("data-id"))
+            self.findings.append(a.get("data-check"))
         elif self.current and "pt" in classes:
             self.series[self.current]["points"] += 1
             self.point_open = tag
@@ -290,6 +293,21 @@ for f in rdma_inputs:
         check(got["points"] == sizes, "rdma %s: %d points, %d sizes" % (label, got["points"], sizes))
 check(dom.untitled == 0, "cluster-rdma: every plotted point and heat map cell has a hover <title> (%d without)"
       % dom.untitled)
+
+# nccl-tests' own -J file (a real one, tests/fixtures/nccl-tests-json) beside its text and a fabscope
+# bench run: one all_reduce plot of three runs on different machines, the NVLink limit line the H200
+# run's only.
+nccl_json = os.path.join(source, "tests/fixtures/nccl-tests-json/h100-all_reduce-I.json")
+page, jdom = render_and_load([bench, "--nccl-tests", nccl_json, "--nccl-tests", nccl], "nccl-tests-json")
+njdoc = json.load(open(nccl_json))
+for plot in ("plot-busbw-all_reduce", "plot-time-all_reduce"):
+    for placement in ("out-of-place", "in-place"):
+        got = jdom.series.get((plot, "h100-all_reduce-I " + placement), {"points": 0})
+        check(got["points"] == len(njdoc["results"]), "nccl-tests -J: %s %s has %d points, the file %d sizes"
+              % (plot, placement, got["points"], len(njdoc["results"])))
+text = open(page).read()
+check(text.count('<g class="ref"') == 1 and 'data-runs="h200x2-all_reduce"' in text,
+      "the NVLink limit line is drawn once, for the H200 run")
 
 # A SYNTHETIC 1,024-node cluster: bounded heat map, bounded file, every outlier marked.
 if synthetic:
@@ -626,9 +644,14 @@ for docs_url in (None, "https://docs.example.invalid/fabscope/"):
     r, errors = chrome("file://" + os.path.abspath(page), "--dump-dom")
     links = Links()
     links.feed(r.stdout)
-    prefix = docs_url or ""
-    bad = [h for h in links.hrefs
-           if not (h[2].startswith("#") or (h[2].startswith(prefix + "docs/") and ":" not in h[2][len(prefix):]))]
+    def to_docs(h):
+        if docs_url:
+            return h.startswith(docs_url + "docs/") and ":" not in h[len(docs_url):]
+        # The default: absolute (the installed docs, or the build's FABSCOPE_DOCS_URL), so a moved
+        # file keeps its links.
+        m = re.match(r"(?:file:///|https?://)[-A-Za-z0-9._~/:%@+=,]*?/(docs/.*)$", h)
+        return bool(m) and ":" not in m.group(1)
+    bad = [h for h in links.hrefs if not (h[2].startswith("#") or to_docs(h[2]))]
     check(links.hrefs and not bad, "every link in the DOM is to the page or the docs: %s" % bad[:3])
     check("javascript:alert(document.domain)" in r.stdout, "the javascript: docs string is shown as text")
     check(not errors, "no error in Chromium's log for the hostile-docs page: %s" % errors[:5])

@@ -292,7 +292,7 @@ TEST(ReportRdma, FailedRun_IsListedWithItsFindings) {
   r.inputs.push_back(fixture_input("rdma-vm/link-down.client.json"));
   std::string html = render(r).html;
   EXPECT_NE(html.find("not completed"), std::string::npos);
-  EXPECT_NE(html.find("data-id=\"rdma.timeout\""), std::string::npos);
+  EXPECT_NE(html.find("data-check=\"rdma.timeout\""), std::string::npos);
   EXPECT_EQ(html.find("plot-rdma-bw"), std::string::npos);  // no size: nothing to plot
 }
 

@@ -163,7 +163,7 @@ TEST(ReportFabric, FabricJson_FindingsAreListedAndNameTheirLink) {
     }
   EXPECT_EQ(erroring, 1u);
   const std::string html = render(report_of({in})).html;
-  EXPECT_NE(html.find("data-id=\"fabric.errors_growing\""), std::string::npos);
+  EXPECT_NE(html.find("data-check=\"fabric.errors_growing\""), std::string::npos);
   EXPECT_NE(html.find("fabric f"), std::string::npos);  // the findings' node column
 }
 

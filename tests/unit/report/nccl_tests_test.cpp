@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "core/error.hpp"
+#include "report/load.hpp"
 #include "report/nccl_tests.hpp"
 #include "support/fixtures.hpp"
 
@@ -184,4 +185,91 @@ TEST(NcclTests, RankNumberBeyondInt_IsNotARankLine) {
   auto runs = parse_nccl_tests("rank.txt", text);
   ASSERT_EQ(runs.size(), 1u);
   EXPECT_FALSE(runs[0].nranks.has_value());
+}
+
+// nccl-tests' own JSON file (-J), a real one (tests/fixtures/nccl-tests-json): read by its shape,
+// given among the JSON files or with --nccl-tests.
+namespace {
+
+fabscope::json nccl_tests_json_doc() {
+  return fabscope::json::parse(slurp(fabscope::testing::fixture("nccl-tests-json/h100-all_reduce-I.json")));
+}
+
+std::string json_error_of(const fabscope::json& doc) {
+  try {
+    fabscope::report::input_from_json("out.json", doc);
+  } catch (const fabscope::Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST(NcclTestsJson, RealFile_ReadsAsOneRun) {
+  const std::string text = slurp(fabscope::testing::fixture("nccl-tests-json/h100-all_reduce-I.json"));
+  for (const auto& in : {fabscope::report::input_from_json_text("out.json", text),
+                         fabscope::report::inputs_from_nccl_tests_text("out.json", text).at(0)}) {
+    EXPECT_EQ(in.kind, fabscope::report::InputKind::Bench);
+    EXPECT_EQ(in.schema, "nccl-tests JSON");
+    EXPECT_EQ(in.schema_version, 3);
+    const auto& b = in.bench;
+    EXPECT_EQ(b.source, "nccl-tests");
+    EXPECT_EQ(b.collective, "all_reduce");
+    EXPECT_EQ(b.nccl_version, "2.28.3");
+    EXPECT_EQ(b.gpu_name, "NVIDIA H100 80GB HBM3");
+    EXPECT_EQ(b.hosts, "vm");
+    EXPECT_EQ(b.nranks, 1);
+    EXPECT_EQ(b.datatype, "float");
+    EXPECT_EQ(b.op, "sum");
+    ASSERT_EQ(b.rows.size(), 4u);
+    EXPECT_EQ(b.rows[0].size_bytes, 8u);
+    EXPECT_EQ(b.rows[3].size_bytes, 262144u);
+    EXPECT_EQ(b.rows[3].count, 65536u);
+    EXPECT_DOUBLE_EQ(b.rows[0].out_of_place.time_us, 9.116);
+    ASSERT_TRUE(b.rows[3].in_place);
+    EXPECT_DOUBLE_EQ(b.rows[3].in_place->algbw_gbytes_per_s, 70.354397);
+    EXPECT_EQ(b.rows[0].out_of_place.wrong, 0);
+    EXPECT_EQ(b.wrong_total, 0);
+  }
+}
+
+TEST(NcclTestsJson, AbsentInPlaceAndCpuTimeAndUncheckedValues) {
+  auto doc = nccl_tests_json_doc();
+  for (auto& row : doc["results"]) {
+    row.erase("in_place");  // alltoall and sendrecv have no in-place
+    auto& p = row["out_of_place"];
+    p["cpu_time"] = p["time"];  // -C 1
+    p.erase("time");
+    p["nwrong"] = nullptr;  // -c 0
+  }
+  auto in = fabscope::report::input_from_json("out.json", doc);
+  ASSERT_EQ(in.bench.rows.size(), 4u);
+  EXPECT_FALSE(in.bench.rows[0].in_place);
+  EXPECT_DOUBLE_EQ(in.bench.rows[0].out_of_place.time_us, 9.116);
+  EXPECT_FALSE(in.bench.rows[0].out_of_place.wrong);
+}
+
+TEST(NcclTestsJson, MalformedValue_NamesFileAndField) {
+  auto doc = nccl_tests_json_doc();
+  doc["results"][2]["out_of_place"]["bus_bw"] = "fast";
+  std::string e = json_error_of(doc);
+  EXPECT_NE(e.find("out.json"), std::string::npos) << e;
+  EXPECT_NE(e.find("results[2].out_of_place.bus_bw"), std::string::npos) << e;
+
+  doc = nccl_tests_json_doc();
+  doc["results"][1].erase("size");
+  e = json_error_of(doc);
+  EXPECT_NE(e.find("results[1].size"), std::string::npos) << e;
+
+  doc = nccl_tests_json_doc();
+  doc["results"] = fabscope::json::array();
+  e = json_error_of(doc);
+  EXPECT_NE(e.find("'results'"), std::string::npos) << e;
+}
+
+TEST(NcclTestsJson, NeitherFabscopeNorNcclTests_SaysWhatIsRead) {
+  const std::string e = json_error_of(fabscope::json{{"results", 1}});
+  EXPECT_NE(e.find("out.json: not a fabscope JSON output (no \"schema\" key) nor nccl-tests' -J file"), std::string::npos)
+      << e;
 }
