@@ -10,6 +10,8 @@
 #include <cstdlib>
 #include <ctime>
 #include <iostream>
+#include <map>
+#include <memory>
 #include <set>
 #include <thread>
 
@@ -26,9 +28,16 @@
 #include "exporter/job_records.hpp"
 #include "exporter/job_source.hpp"
 #include "job/analysis.hpp"
+#if FABSCOPE_HAVE_JOB_LOCATE
+#include "job/locate.hpp"
+#endif
 #include "job/ras.hpp"
 #include "job/sources.hpp"
 #include "probe/run_tool.hpp"
+#if FABSCOPE_HAVE_JOB_LOCATE
+#include "subnet/model.hpp"
+#include "subnet/routes.hpp"
+#endif
 
 namespace fabscope::cli {
 
@@ -66,6 +75,10 @@ void define(core::ArgParser& a, bool watch) {
       .option("--min-wait-share", "FRACTION", "name a straggler when the others' wait is this share of the time", "0.05")
       .option("--hang-after", "SECONDS", "an operation in flight this long and no progress: a hang", "10")
       .option("--timeout-ms", "MS", "per node or query", "3000")
+      .option("--fabric", "FILE", "locate slow connections in a saved fabric sweep (fabscope fabric --routes --save): "
+                                  "the cable or switch they share")
+      .option("--rails", "GPU=HCA,...", "with --fabric, for hosts with several HCAs: the HCA each GPU uses "
+                                        "(0=mlx5_0,1=mlx5_1,...)")
       .flag("--drain", "drain a straggler's or a hung rank's node in Slurm (scontrol update ... State=DRAIN)")
       .flag("--json", watch ? "one JSON document per refresh, one per line (schema fabscope.job)"
                             : "machine-readable output (schema fabscope.job, docs/formats.md)");
@@ -278,7 +291,10 @@ int run_ras(const core::ArgParser& args) {
 }
 
 int run(const core::ArgParser& args, bool watch) {
-  if (!watch && args.has("ras")) return run_ras(args);
+  if (!watch && args.has("ras")) {
+    if (args.has("fabric") || args.has("rails")) throw UsageError("job status: --fabric reads the plugin's records, not --ras");
+    return run_ras(args);
+  }
   Reader reader = make_reader(args);
   const job::Options opt = analysis_options(args);
   const std::string only = args.get("job");
@@ -286,6 +302,28 @@ int run(const core::ArgParser& args, bool watch) {
   const double interval = watch ? args.get_double("interval", 0.2, 3600) : 0;
   const long long count = watch ? args.get_int("count", 0, 1LL << 40) : 1;
   std::set<std::string> drained;
+#if FABSCOPE_HAVE_JOB_LOCATE
+  // The sweep is read once, before the first read of the job: a bad file is said at once.
+  std::unique_ptr<subnet::Subnet> fabric;
+  std::map<int, std::string> rails;
+  if (args.has("rails") && !args.has("fabric")) throw UsageError("job: --rails goes with --fabric");
+  if (args.has("fabric")) {
+    fabric = std::make_unique<subnet::Subnet>(subnet::load_subnet(args.get("fabric")));
+    if (!subnet::has_routes(*fabric))
+      throw Error("--fabric " + args.get("fabric") +
+                  ": no forwarding tables (save it with `fabscope fabric --routes --save`): connections cannot be "
+                  "routed");
+    if (args.has("rails")) {
+      try {
+        rails = job::parse_rails(args.get("rails"));
+      } catch (const Error& e) {
+        throw UsageError(e.what());
+      }
+    }
+  }
+#else
+  if (args.has("fabric") || args.has("rails")) throw UsageError("job: --fabric needs a build with the cluster and subnet code");
+#endif
   if (watch) {
     std::signal(SIGINT, on_job_signal);
     std::signal(SIGTERM, on_job_signal);
@@ -314,11 +352,32 @@ int run(const core::ArgParser& args, bool watch) {
     if (!watch && reader.kind == "nodes" && snap.ranks.empty() && !snap.errors.empty() &&
         snap.errors.size() == reader.nodes.size())
       throw Error("no node could be read: " + snap.errors.front());
-    const job::Analysis an = job::analyze(snap, opt);
+    job::Analysis an = job::analyze(snap, opt);
+    json located_j;
+    std::string located_text;
+#if FABSCOPE_HAVE_JOB_LOCATE
+    if (fabric) {
+      const auto located = job::locate(*fabric, an, rails, opt);
+      for (auto& f : job::located_findings(located)) an.findings.push_back(std::move(f));
+      located_j = job::located_json(located);
+      if (located.empty()) located_text = "fabric (" + args.get("fabric") + "): no slow connection to locate\n";
+      for (const auto& lc : located) {
+        const auto& l = lc.localization;
+        located_text += "fabric (" + args.get("fabric") + "), comm " + lc.comm + ": ";
+        if (!l.attempted)
+          located_text += "not located: " + l.why_not + "\n";
+        else
+          located_text += std::to_string(l.slow) + " slow and " + std::to_string(l.fast) + " other connection(s) routed, " +
+                          std::to_string(l.unrouted) + " not, " + std::to_string(l.suspects.size()) + " suspect(s)\n";
+        for (const auto& note : l.notes) located_text += "  note: " + note + "\n";
+      }
+    }
+#endif
     code = exit_code_for(an.findings);
     if (args.has("drain")) drain(an, drained);
     if (as_json) {
       auto j = job::analysis_to_json(an, snap, opt);
+      if (!located_j.is_null()) j["located"] = std::move(located_j);
       j["time_unix"] = static_cast<double>(std::chrono::duration_cast<std::chrono::milliseconds>(
                                                std::chrono::system_clock::now().time_since_epoch())
                                                .count()) /
@@ -327,7 +386,7 @@ int run(const core::ArgParser& args, bool watch) {
     } else {
       if (tty && watch) std::cout << "\033[H\033[2J";
       else if (watch && n > 0) std::cout << "\n";
-      std::cout << core::printable_lines(render(an, snap, out_width())) << std::flush;
+      std::cout << core::printable_lines(render(an, snap, out_width()) + located_text) << std::flush;
     }
   }
   if (watch && g_job_stop.load()) return 0;
@@ -354,7 +413,8 @@ int cmd_job(int argc, char** argv) {
           .example("fabscope job status --prometheus http://prom:9090", "from the series Prometheus scraped")
           .example("fabscope job status --hostfile hosts --save job.json", "read and keep what was read")
           .example("fabscope job status --from job.json --json", "a saved read, judged again")
-          .example("fabscope job status --ras localhost:28028", "NCCL's own RAS view (no plugin needed)");
+          .example("fabscope job status --ras localhost:28028", "NCCL's own RAS view (no plugin needed)")
+          .example("fabscope job status --nodes gpu[01-16] --fabric fabric.json", "also the cable slow connections share");
     }
     args.footer(kJobFooter);
     if (!args.parse(argc - 1, argv + 1, std::cout)) return 0;

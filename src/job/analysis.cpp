@@ -269,23 +269,30 @@ void judge_hang(CommView& view, Analysis& out, const Options& opt) {
 }
 
 void judge_links(CommView& view, const Group& g, Analysis& out, const Options& opt) {
-  struct Conn {
-    int from, to;
-    double per_step_ns;
-    std::uint64_t steps;
-  };
-  std::vector<Conn> conns;
+  auto& conns = view.connections;
   for (const auto* r : g.ranks)
     for (const auto& p : r->peers)
-      if (p.send && p.steps >= opt.slow_link_min_steps && p.wait_ns_sum)
-        conns.push_back({r->rank, p.peer, static_cast<double>(p.wait_ns_sum) / static_cast<double>(p.steps), p.steps});
+      if (p.send && p.steps >= opt.slow_link_min_steps && p.wait_ns_sum) {
+        Connection c;
+        c.from = r->rank;
+        c.to = p.peer;
+        c.steps = p.steps;
+        c.bytes = p.bytes;
+        c.per_step_ns = static_cast<double>(p.wait_ns_sum) / static_cast<double>(p.steps);
+        c.gbps = 8.0 * static_cast<double>(p.bytes) / static_cast<double>(p.wait_ns_sum);
+        conns.push_back(c);
+      }
   if (conns.size() < 3) return;
   std::vector<double> v;
   for (const auto& c : conns) v.push_back(c.per_step_ns);
   double med = median_of(v);
-  auto worst = std::max_element(conns.begin(), conns.end(),
-                                [](const Conn& a, const Conn& b) { return a.per_step_ns < b.per_step_ns; });
+  view.connection_median_ns = med;
+  auto worst = std::max_element(conns.begin(), conns.end(), [](const Connection& a, const Connection& b) {
+    return a.per_step_ns < b.per_step_ns;
+  });
   if (med <= 0 || worst->per_step_ns < opt.slow_link_factor * med) return;
+  view.slow_from = worst->from;
+  view.slow_to = worst->to;
   auto name = [&](int rank) -> std::string {
     for (const auto& r : view.ranks)
       if (r.rank == rank) return who(r);
@@ -303,9 +310,10 @@ void judge_links(CommView& view, const Group& g, Analysis& out, const Options& o
           ms(med),
       std::to_string(conns.size()) + " sending connections with at least " + std::to_string(opt.slow_link_min_steps) +
           " steps; this one: " + std::to_string(worst->steps) + " steps",
-      "test the two hosts' path alone: `fabscope rdma` between " + (from_host.empty() ? "?" : from_host) + " and " +
-          (to_host.empty() ? "?" : to_host) + " (or `fabscope cluster` over the job's nodes with --fabric to name "
-          "the cable), and read both ports' error counters (`fabscope check`, `fabscope fabric`)"));
+      "name the cable or switch: the same command with --fabric FILE (a sweep saved by `fabscope fabric --routes "
+      "--save`); test the two hosts' path alone: `fabscope rdma` between " +
+          (from_host.empty() ? "?" : from_host) + " and " + (to_host.empty() ? "?" : to_host) +
+          "; read both ports' error counters (`fabscope check`, `fabscope fabric`)"));
 }
 
 }  // namespace
@@ -464,7 +472,9 @@ json analysis_to_json(const Analysis& a, const Snapshot& snapshot, const Options
                      {"window_seconds", c.window_s},
                      {"straggler", c.straggler >= 0 ? json(c.straggler) : json(nullptr)},
                      {"straggler_p", c.straggler_p}, {"wait_share", c.wait_share}, {"hung", c.hung},
-                     {"verdict", c.verdict}, {"ranks", std::move(ranks)}});
+                     {"verdict", c.verdict}, {"connections", c.connections.size()},
+                     {"slow_connection", c.slow_from >= 0 ? json{{"from", c.slow_from}, {"to", c.slow_to}} : json(nullptr)},
+                     {"ranks", std::move(ranks)}});
   }
   json findings = json::array();
   for (const auto& f : a.findings) findings.push_back(f);

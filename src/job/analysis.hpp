@@ -55,6 +55,14 @@ struct RankStat {
   double idle_s = -1;           // since its last completed operation; -1: none yet
 };
 
+// A sending connection (rank -> peer) with the plugin's network steps (FABSCOPE_PROFILER_PROXY=1).
+struct Connection {
+  int from = 0, to = 0;
+  std::uint64_t steps = 0, bytes = 0;
+  double per_step_ns = 0;  // time on the network per step (wait_ns / steps)
+  double gbps = 0;         // bytes over that time: the rate while on the network
+};
+
 struct CommView {
   std::string job_id, comm, comm_name;
   int nranks = 0;
@@ -67,6 +75,9 @@ struct CommView {
   double wait_share = 0;        // the others' wait for the most-least rank, share of window_s
   bool hung = false;
   std::vector<int> behind;      // in a hang: the ranks behind (started fewer, or ended), as named
+  std::vector<Connection> connections;  // sending connections with at least slow_link_min_steps steps
+  double connection_median_ns = 0;      // their median time per step (0: fewer than 3 connections)
+  int slow_from = -1, slow_to = -1;     // the connection named job.slow_link, -1: none
   std::string verdict;          // one line: "rank 3 (host gpu-07, GPU 3) holds the others back ..."
 };
 

@@ -10,6 +10,7 @@ const std::vector<FindingInfo>& registry() {
   static const std::vector<FindingInfo> r = {
       {"job.straggler", Severity::Warn, "one rank is the one the others wait for in most collectives"},
       {"job.slow_link", Severity::Warn, "one rank-to-rank network connection takes much longer per step than the rest"},
+      {"job.slow_path", Severity::Warn, "the cable or switch a job's slow connections share (job status --fabric)"},
       {"job.hang", Severity::Fail, "no rank of a communicator completed an operation for the hang time"},
       {"job.process_ended", Severity::Fail, "a rank's process ended while the other ranks of its communicator run"},
       {"job.ranks_missing", Severity::Info, "ranks of a communicator with no record in what was read"},
