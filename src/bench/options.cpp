@@ -64,6 +64,7 @@ core::ArgParser make_parser() {
       .option("--csv-file", "FILE", "also write the CSV to FILE")
       .flag("--no-progress", "no progress bar (it is drawn on stderr only when stderr is a terminal)")
       .option("--debug-hang-rank", "RANK", "test hook: RANK skips its first timed collective, so the watchdog fires")
+      .hidden("debug-hang-rank")
       .choices("COLLECTIVE", collective_names())
       .choices("datatype", type_names())
       .choices("op", {"sum", "prod", "min", "max", "avg"})

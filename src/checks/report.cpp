@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "checks/checks.hpp"
+#include "core/finding_text.hpp"
 #include "core/strings.hpp"
 #include "core/table.hpp"
 
@@ -31,36 +32,7 @@ std::vector<std::string> wrap_lines(const std::string& text, std::size_t width) 
 }
 
 std::string render_findings(const std::vector<Finding>& findings, std::size_t width, bool with_remedy) {
-  width = std::max<std::size_t>(width, 60);
-  std::size_t id_w = 5, subject_w = 7;  // "CHECK", "SUBJECT"
-  for (const auto& f : findings) {
-    id_w = std::max(id_w, f.id.size());
-    subject_w = std::max(subject_w, f.subject.size());
-  }
-  const std::size_t sev_w = 4;
-  id_w = std::min<std::size_t>(id_w, 28);
-  subject_w = std::min<std::size_t>(subject_w, 20);
-  const std::size_t text_w = width - sev_w - id_w - subject_w - 3 * 2;
-  core::Table t({"SEV", "CHECK", "SUBJECT", "FINDING"});
-  bool first = true;
-  for (const auto& f : findings) {
-    if (!first) t.add({"", "", "", ""});
-    first = false;
-    std::vector<std::string> text = wrap_lines(f.message, text_w);
-    for (const auto& [label, value] : {std::pair<const char*, const std::string*>{"evidence: ", &f.evidence},
-                                       {"remedy: ", &f.remedy}, {"docs: ", &f.docs}}) {
-      if (value->empty() || (!with_remedy && value != &f.evidence)) continue;
-      auto more = wrap_lines(label + *value, text_w);
-      text.insert(text.end(), more.begin(), more.end());
-    }
-    auto ids = wrap_lines(f.id, id_w);
-    auto subjects = wrap_lines(f.subject, subject_w);
-    const std::size_t rows = std::max({text.size(), ids.size(), subjects.size(), std::size_t{1}});
-    for (std::size_t i = 0; i < rows; ++i)
-      t.add({i == 0 ? to_string(f.severity) : "", i < ids.size() ? ids[i] : "",
-             i < subjects.size() ? subjects[i] : "", i < text.size() ? text[i] : ""});
-  }
-  return t.render(width);
+  return core::render_finding_blocks(findings, width, with_remedy);
 }
 
 std::string counts_text(const SeverityCounts& s) {

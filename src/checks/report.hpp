@@ -15,9 +15,8 @@ constexpr int kCheckSchemaVersion = 1;
 // Splits text into lines of at most width columns at blanks; a word longer than width is cut.
 std::vector<std::string> wrap_lines(const std::string& text, std::size_t width);
 
-// SEV | CHECK | SUBJECT | FINDING; message, evidence, remedy and docs anchor (the last two only
-// with_remedy) wrapped inside the last column, a blank line between findings. Every line fits
-// width (at least 60).
+// The findings in the one layout every judging command uses (core/finding_text.hpp): a block per
+// finding; remedy and docs anchor only with_remedy. Every line fits width (at least 60).
 std::string render_findings(const std::vector<Finding>& findings, std::size_t width = 100,
                             bool with_remedy = true);
 

@@ -4,9 +4,11 @@
 #include "checks/report.hpp"
 #include "cli/commands.hpp"
 #include "core/args.hpp"
+#include "core/progress.hpp"
 #include "core/error.hpp"
 #include "core/json.hpp"
 #include "core/root.hpp"
+#include "core/strings.hpp"
 #include "probe/probe.hpp"
 #include "probe/saved.hpp"
 
@@ -46,7 +48,11 @@ int cmd_check(int argc, char** argv) {
     findings = checks::run(node);
   } else if (args.has("interval")) {
     const double seconds = args.get_double("interval", 0.1, 3600);
-    auto two = probe::collect_twice(core::Root::from_option(args.get("root")), seconds);
+    probe::TwoProbes two;
+    {
+      core::Busy busy("check: reading the counters again after " + core::format_double("%g", seconds) + " s", seconds);
+      two = probe::collect_twice(core::Root::from_option(args.get("root")), seconds);
+    }
     node = std::move(two.after);
     findings = checks::run(node, two.before, two.elapsed_seconds);
   } else {

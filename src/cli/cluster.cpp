@@ -27,7 +27,10 @@ core::ArgParser make_parser() {
               "pair engine: auto (rdma where both nodes have it, else tcp) | rdma | tcp | nccl (NCCL send/recv "
               "between one GPU per node; GPU builds)",
               "auto")
-      .option("--launcher", "KIND", "auto | mpi | env", "auto")
+      .option("--launcher", "KIND",
+              "how ranks find each other: mpi (mpirun, srun), env (RANK, WORLD_SIZE, MASTER_ADDR: torchrun, "
+              "Kubernetes) or auto (the one the environment shows)",
+              "auto")
       .option("--timeout", "S", "seconds rank 0 waits for every node to join (env launcher)", "60")
       .option("--nodes", "LIST", "node names by rank, Slurm hostlist syntax (default $SLURM_JOB_NODELIST)")
       .option("--seed", "N", "seed of the random rounds of --pairs K", "1")

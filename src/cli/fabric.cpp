@@ -7,10 +7,12 @@
 
 #include "cli/commands.hpp"
 #include "core/args.hpp"
+#include "core/progress.hpp"
 #include "core/error.hpp"
 #include "core/files.hpp"
 #include "core/json.hpp"
 #include "core/strings.hpp"
+#include "core/terminal.hpp"
 #include "subnet/judge.hpp"
 #include "subnet/render.hpp"
 #include "subnet/routes.hpp"
@@ -192,6 +194,8 @@ int cmd_fabric(int argc, char** argv) {
       .option("--expect", "FILE", "compare with a topology saved earlier: missing, new and moved nodes and links")
       .option("--thresholds", "FILE", "error-counter thresholds, ibqueryerrors' format (Counter=value lines)")
       .option("--interval", "SEC", "read the counters again after SEC seconds (0.1-3600) and judge their growth")
+      .flag("--wide", "lines as long as their content (no wrapping); otherwise the terminal's width, or 100 "
+                      "columns when not a terminal")
       .flag("--routes", "also read every switch's forwarding table (LFT), kept by --save and --json: routes "
                         "computed from the file later (fabric route --from FILE) without the fabric")
       .subcommand("route")
@@ -227,9 +231,14 @@ int cmd_fabric(int argc, char** argv) {
   }
   Subnet now;
   try {
-    now = load_or_sweep(args, o);
+    {
+      core::Busy busy(args.has("from") ? "fabric: reading " + args.get("from") : std::string("fabric: sweeping the subnet"));
+      now = load_or_sweep(args, o);
+    }
     if (interval > 0) {
       // Counters are only read, never cleared: growth is the difference of two readings.
+      core::Busy busy("fabric: reading every port's counters again after " + core::format_double("%g", interval) + " s",
+                      interval);
       jo.before = now;
       const auto t0 = std::chrono::steady_clock::now();
       std::this_thread::sleep_for(std::chrono::duration<double>(interval));
@@ -251,7 +260,9 @@ int cmd_fabric(int argc, char** argv) {
     write_fabric_json(std::cout, now, facts, findings);
     std::cout << "\n";
   }
-  else std::cout << core::printable_lines(render_text(now, facts, findings));  // names come from the fabric
+  else  // names come from the fabric
+    std::cout << core::printable_lines(
+        render_text(now, facts, findings, core::output_width(args.has("wide")), args.has("expect")));
   return exit_code_for(findings);
 }
 

@@ -100,17 +100,19 @@ Outliers detect_outliers(int n, const std::vector<PairResult>& pairs, const Outl
   return o;
 }
 
+std::string format_gbps(double v) {
+  if (!std::isfinite(v)) return "-";
+  if (v == 0 || std::fabs(v) >= 1) return core::format_double(v, 1);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", v);
+  return buf;
+}
+
 namespace {
 
 // One decimal from 1 Gb/s up; below that three significant digits, so a node shaped to a few
 // Mbit/s reads 0.00185 Gb/s, not 0.0.
-std::string gbps(double v) {
-  if (!std::isfinite(v)) return "none";
-  if (v == 0 || std::fabs(v) >= 1) return core::format_double(v, 1) + " Gb/s";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g", v);
-  return std::string(buf) + " Gb/s";
-}
+std::string gbps(double v) { return std::isfinite(v) ? format_gbps(v) + " Gb/s" : "none"; }
 
 std::string name_of(const std::vector<std::string>& names, int r) {
   if (r >= 0 && static_cast<std::size_t>(r) < names.size()) return names[static_cast<std::size_t>(r)];

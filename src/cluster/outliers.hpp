@@ -18,6 +18,10 @@
 
 namespace fabscope::cluster {
 
+// A bandwidth as text: one decimal from 1 Gb/s up, three significant digits below (a node shaped
+// to a few Mbit/s reads 0.00185, not 0.0); "-" when not finite.
+std::string format_gbps(double v);
+
 struct PairResult {
   int a = 0, b = 0;                   // ranks, a < b
   std::optional<double> a_to_b_gbps;  // measured a -> b

@@ -142,7 +142,7 @@ std::string render_matrix(int n, const std::vector<PairResult>& pairs, const std
     if (ratio >= 0.50) return '-';
     return '!';
   };
-  os << "pairwise bandwidth, slower direction against the median pair (" << core::format_double(median_gbps, 1)
+  os << "pairwise bandwidth, slower direction against the median pair (" << format_gbps(median_gbps)
      << " Gb/s):\n  '#' >= 90%, '+' >= 75%, '-' >= 50%, '!' below, 'x' failed, '.' not measured";
   if (block > 1) os << "\n  one cell: a block of " << block << " nodes, its slowest pair";
   os << "\n";
@@ -234,9 +234,9 @@ std::string render_text(const ClusterResult& r, bool drain_ran, std::size_t widt
       if (n.rank >= 0 && static_cast<std::size_t>(n.rank) < names.size()) names[static_cast<std::size_t>(n.rank)] = n.name;
     if (r.outliers.judged) {
       os << render_matrix(in.world, in.pair_results, names, r.outliers.median_gbps, width);
-      os << "median pair " << core::format_double(r.outliers.median_gbps, 1) << " Gb/s, MAD "
-         << core::format_double(r.outliers.mad_gbps, 1) << ", slow below "
-         << core::format_double(r.outliers.threshold_gbps, 1) << " Gb/s: " << r.outliers.slow_nodes.size()
+      os << "median pair " << format_gbps(r.outliers.median_gbps) << " Gb/s, MAD "
+         << format_gbps(r.outliers.mad_gbps) << ", slow below "
+         << format_gbps(r.outliers.threshold_gbps) << " Gb/s: " << r.outliers.slow_nodes.size()
          << " slow node(s), " << r.outliers.slow_links.size() << " slow link(s)\n";
     } else {
       os << render_matrix(in.world, in.pair_results, names, 0, width);

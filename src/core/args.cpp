@@ -237,8 +237,26 @@ std::string wrap_lines(const std::string& text, const std::string& first, const 
 }
 }  // namespace
 
+struct Standalone {
+  std::string command, program;
+};
+Standalone& standalone() {
+  static Standalone s;
+  return s;
+}
+
+// "fabscope exporter --jobs" -> "fabscope-exporter --jobs" in a standalone program's help.
+std::string as_run(const std::string& text) {
+  const auto& s = standalone();
+  if (s.command.empty()) return text;
+  const std::string from = "fabscope " + s.command;
+  if (text.rfind(from, 0) == 0 && (text.size() == from.size() || text[from.size()] == ' '))
+    return s.program + text.substr(from.size());
+  return text;
+}
+
 std::string usage_line(const ParserSpec& spec) {
-  std::string line = "fabscope " + spec.prog + " [options]";
+  std::string line = as_run("fabscope " + spec.prog) + " [options]";
   for (const auto& p : spec.positionals) line += " " + p.metavar;
   if (spec.positional_many) line += "...";
   return line;
@@ -258,16 +276,44 @@ std::string option_text(const OptionSpec& o) {
   return text;
 }
 
+ArgParser& ArgParser::hidden(const std::string& key) {
+  for (auto& o : spec_.options)
+    if (o.key == key) o.hidden = true;
+  return *this;
+}
+
+void set_standalone_program(const std::string& command, const std::string& program) {
+  standalone() = Standalone{command, program};
+}
+
 std::string ArgParser::help() const {
   std::ostringstream os;
   os << "Usage: " << usage_line(spec_);
   os << "\n\n" << wrap_lines(spec_.summary, "", "") << "\nOptions:\n";
   const std::string col(28, ' ');
+  // "(default: X)" is never split across lines: its spaces are held together while wrapping.
+  auto unbroken = [](std::string t) {
+    for (auto& c : t)
+      if (c == ' ') c = '\x1f';
+    return t;
+  };
+  auto spaces_back = [](std::string t) {
+    for (auto& c : t)
+      if (c == '\x1f') c = ' ';
+    return t;
+  };
   for (const auto& s : spec_.options) {
+    if (s.hidden) continue;
     const std::string left = option_label(s);
-    const std::string text = option_text(s);
-    if (left.size() >= 26) os << "  " << left << "\n" << wrap_lines(text, col, col);
-    else os << wrap_lines(text, "  " + left + std::string(26 - left.size(), ' '), col);
+    std::string text = option_text(s);
+    // Every "(default: ...)" of at most 60 columns, the appended one or one in the help text.
+    for (std::size_t at = text.find("(default:"); at != std::string::npos; at = text.find("(default:", at + 1)) {
+      const auto close = text.find(')', at);
+      if (close != std::string::npos && close - at <= 60)
+        text.replace(at, close - at + 1, unbroken(text.substr(at, close - at + 1)));
+    }
+    if (left.size() >= 26) os << "  " << left << "\n" << spaces_back(wrap_lines(text, col, col));
+    else os << spaces_back(wrap_lines(text, "  " + left + std::string(26 - left.size(), ' '), col));
   }
   if (!spec_.positionals.empty()) {
     os << "\nArguments:\n";
@@ -279,7 +325,7 @@ std::string ArgParser::help() const {
   if (!spec_.examples.empty()) {
     os << "\nExamples:\n";
     // Commands stay on one line (they are pasted); what they do wraps.
-    for (const auto& [cmd, what] : spec_.examples) os << "  " << cmd << "\n" << wrap_lines(what, "      ", "      ");
+    for (const auto& [cmd, what] : spec_.examples) os << "  " << as_run(cmd) << "\n" << wrap_lines(what, "      ", "      ");
   }
   if (!spec_.footer.empty()) os << "\n" << wrap_lines(spec_.footer, "", "");
   return os.str();

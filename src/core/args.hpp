@@ -21,6 +21,7 @@ struct OptionSpec {
   bool takes_value = false;
   bool repeat = false;
   std::vector<std::string> choices;  // the values it takes, when they are a closed set
+  bool hidden = false;               // a test hook: parsed, never shown in help, manual or completion
 };
 
 struct PositionalSpec {
@@ -83,6 +84,8 @@ class ArgParser {
   // A word that, right after the command's name, selects another parser ("env lint"):
   // declared here so that manual pages and completion find it.
   ArgParser& subcommand(const std::string& name);
+  // The option (by key) is a test hook: accepted, left out of --help, the manual and completion.
+  ArgParser& hidden(const std::string& key);
 
   // Parses argv[1..]; argv[0] is the subcommand name. Returns false when --help was printed
   // to out (the caller exits 0). Throws fabscope::UsageError naming the bad flag or value.
@@ -110,6 +113,10 @@ class ArgParser {
   std::map<std::string, std::vector<std::string>> values_;
   std::vector<std::string> positionals_;
 };
+
+// A command built as a program of its own (fabscope-exporter is `fabscope exporter`): help and
+// usage lines name the program, and examples that start with "fabscope COMMAND" name it too.
+void set_standalone_program(const std::string& command, const std::string& program);
 
 // Text shared by every judging command's --help.
 extern const char* const kExitCodesHelp;

@@ -181,7 +181,25 @@ std::set<std::string> AccessLog::listed() const {
 Root::Root(fs::path dir) : dir_(std::move(dir)) {
   std::error_code ec;
   if (!fs::is_directory(dir_, ec)) {
-    throw Error("root directory '" + dir_.string() + "' does not exist or is not a directory");
+    const std::string name = dir_.filename().string();
+    auto ends = [&](const char* suffix) {
+      const std::string x = suffix;
+      return name.size() > x.size() && name.compare(name.size() - x.size(), x.size(), x) == 0;
+    };
+    if (fs::is_regular_file(dir_, ec) && (ends(".tar.gz") || ends(".tgz") || ends(".tar"))) {
+      std::string top = name;
+      for (const char* x : {".tar.gz", ".tgz", ".tar"})
+        if (ends(x)) {
+          top.resize(name.size() - std::string(x).size());
+          break;
+        }
+      throw Error("root directory '" + dir_.string() + "' is an archive (a fabscope capture?), not a directory: "
+                  "unpack it and give the directory inside (tar -xzf '" + dir_.string() + "' -C /tmp; then --root /tmp/" +
+                  top + ")");
+    }
+    if (fs::exists(dir_, ec))
+      throw Error("root directory '" + dir_.string() + "' is not a directory");
+    throw Error("root directory '" + dir_.string() + "' does not exist");
   }
   if (dir_ != "/") {
     auto canon = fs::weakly_canonical(dir_, ec);

@@ -99,6 +99,7 @@ std::string render_bash(const std::vector<CommandDoc>& all, const std::string& v
   for (const auto& c : all) {
     std::vector<std::string> names, takes;
     for (const auto& o : c.spec.options) {
+      if (o.hidden) continue;
       for (const auto& n : o.names) {
         names.push_back(n);
         if (o.takes_value) takes.push_back(n);
@@ -221,6 +222,7 @@ std::string render_zsh(const std::vector<CommandDoc>& all, const std::string& ve
   for (const auto& c : all) {
     out += function_name(c.name) + "() {\n  _arguments -S : \\\n";
     for (const auto& o : c.spec.options) {
+      if (o.hidden) continue;
       std::string spec;
       if (o.repeat) spec += "'*'";
       else if (o.names.size() > 1) spec += "'(" + core::join(o.names, " ") + ")'";

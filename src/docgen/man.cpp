@@ -112,6 +112,7 @@ std::string render_man(const CommandDoc& cmd, const std::vector<CommandDoc>& all
   out += ".SH DESCRIPTION\n" + paragraphs(s.summary);
   out += ".SH OPTIONS\n";
   for (const auto& o : s.options) {
+    if (o.hidden) continue;
     out += ".TP\n";
     std::string label;
     for (std::size_t i = 0; i < o.names.size(); ++i)

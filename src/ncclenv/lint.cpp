@@ -244,15 +244,23 @@ void rule_ifname(Ctx& c) {
   const EnvEntry* e = c.get("NCCL_SOCKET_IFNAME");
   if (!e || e->value.empty() || c.node.netdevs.empty()) return;
   const NameFilter f = parse_name_filter(e->value, false);
-  std::vector<std::string> matched, up, all;
+  // A user's NCCL_SOCKET_IFNAME is matched as written: NCCL leaves loopback out only when it picks
+  // an interface itself (no NCCL_SOCKET_IFNAME), so "lo" selects lo.
+  std::vector<std::string> matched, up, all, others_up;
+  auto is_up = [](const auto& n) { return n.operstate == "up" || (n.name == "lo" && n.operstate == "unknown"); };
   for (const auto& n : c.node.netdevs) {
     all.push_back(n.name + "(" + (n.operstate.empty() ? "?" : n.operstate) + ")");
+    if (n.name != "lo" && n.operstate == "up") others_up.push_back(n.name);
     if (!filter_selects(f, n.name)) continue;
-    // NCCL leaves loopback out unless it is named explicitly.
-    if (n.name == "lo" && (f.exclude || !f.exact)) continue;
     matched.push_back(n.name);
-    if (n.operstate == "up" || (n.name == "lo" && n.operstate == "unknown")) up.push_back(n.name);
+    if (is_up(n)) up.push_back(n.name);
   }
+  // The remedy names this node's own interfaces that are up (never a made-up eth0).
+  const std::string suggest =
+      others_up.empty() ? "no interface but lo is up on this node: bring up the one that reaches the other nodes "
+                          "(ip -br addr), then name it"
+                        : "name one that is up and reaches the other nodes, e.g. =" + others_up.front() +
+                              " (up here: " + core::join(others_up, ", ") + ")";
   if (matched.empty() || up.empty()) {
     c.out.push_back(make_finding(
         "env.ifname_matches_nothing", Severity::Fail, "NCCL_SOCKET_IFNAME",
@@ -260,9 +268,16 @@ void rule_ifname(Ctx& c) {
                           "fails with 'no socket interface found'"
                         : "NCCL_SOCKET_IFNAME matches only interfaces that are not up (" +
                               core::join(matched, ", ") + ")",
-        setting(*e) + "; interfaces: " + core::join(all, " "),
-        "name an interface that is up and reaches the other nodes, e.g. =eth0 (ip -br addr)", kDocs));
+        setting(*e) + "; interfaces: " + core::join(all, " "), suggest, kDocs));
+    return;
   }
+  if (std::all_of(up.begin(), up.end(), [](const std::string& n) { return n == "lo"; }))
+    c.out.push_back(make_finding(
+        "env.ifname_loopback", Severity::Warn, "NCCL_SOCKET_IFNAME",
+        "NCCL_SOCKET_IFNAME selects only the loopback interface: NCCL's bootstrap and socket transport "
+        "reach no other node, so a job across nodes fails at init (one node alone works)",
+        setting(*e) + "; interfaces: " + core::join(all, " "),
+        others_up.empty() ? "for jobs across nodes: " + suggest : "for jobs across nodes: " + suggest, kDocs));
 }
 
 void rule_gid(Ctx& c) {
@@ -417,6 +432,7 @@ const std::vector<LintRule>& lint_rules() {
       {"env.hca_matches_nothing", Severity::Fail, "NCCL_IB_HCA (or one of its entries) matches no RDMA port"},
       {"env.hca_port_down", Severity::Fail, "NCCL_IB_HCA selects ports that are not ACTIVE/LinkUp"},
       {"env.ifname_matches_nothing", Severity::Fail, "NCCL_SOCKET_IFNAME matches no interface that is up"},
+      {"env.ifname_loopback", Severity::Warn, "NCCL_SOCKET_IFNAME selects only lo: no other node is reachable"},
       {"env.gid_index_invalid", Severity::Fail, "NCCL_IB_GID_INDEX names an empty, RoCE v1 or non-IPv4 GID"},
       {"env.ib_disabled_with_rdma", Severity::Warn, "NCCL_IB_DISABLE=1 while RDMA ports are active"},
       {"env.p2p_or_shm_disabled", Severity::Warn, "GPU peer-to-peer or shared memory turned off"},

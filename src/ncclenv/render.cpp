@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "core/error.hpp"
+#include "core/finding_text.hpp"
 #include "core/strings.hpp"
 #include "core/table.hpp"
 
@@ -177,16 +178,7 @@ std::string render_lint_text(const std::vector<Finding>& findings, const std::ve
                        (settings == 1 ? "" : "s") + " from " + (from.empty() ? std::string("nothing") : from),
                    width, "");
   if (findings.empty()) os << "no findings\n";
-  const std::string indent(5, ' ');
-  for (const auto& f : findings) {
-    const std::string sev = core::upper(to_string(f.severity));
-    os << "\n" << core::wrap(sev + std::string(5 - std::min<std::size_t>(sev.size(), 4), ' ') + f.id + "  " + f.subject,
-                              width, "");
-    os << core::wrap(f.message, width, indent);
-    if (!f.evidence.empty()) os << core::wrap("evidence: " + f.evidence, width, indent);
-    if (!f.remedy.empty()) os << core::wrap("remedy: " + f.remedy, width, indent);
-    if (!f.docs.empty()) os << core::wrap("docs: " + f.docs, width, indent);
-  }
+  else os << "\n" << core::render_finding_blocks(findings, width);
   return os.str();
 }
 

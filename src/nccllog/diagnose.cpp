@@ -1,6 +1,7 @@
 #include "nccllog/diagnose.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <set>
 
@@ -326,6 +327,32 @@ const SummaryRule kSummaryRules[] = {
     {"nccllog.entities_dropped", rule_entities_dropped},
 };
 
+// The values the log's processes had for the NCCL_* variables a signature's cause or remedy names
+// ("; NCCL_SOCKET_IFNAME==nosuchif0 (set by environment)"): the value at fault next to the line.
+// Variables no process's log shows set are left out.
+std::string settings_named(const LogSummary& s, const std::string& text) {
+  std::vector<std::string> names;
+  for (std::size_t i = text.find("NCCL_"); i != std::string::npos; i = text.find("NCCL_", i + 1)) {
+    std::size_t j = i + 5;
+    while (j < text.size() && (std::isupper(static_cast<unsigned char>(text[j])) ||
+                               std::isdigit(static_cast<unsigned char>(text[j])) || text[j] == '_'))
+      ++j;
+    std::string name = text.substr(i, j - i);
+    while (!name.empty() && name.back() == '_') name.pop_back();
+    if (name.size() > 5 && std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  }
+  std::string out;
+  for (const auto& name : names) {
+    std::vector<std::string> values;
+    for (const auto& p : s.processes)
+      if (auto it = p.env.find(name); it != p.env.end() && std::find(values.begin(), values.end(), it->second) == values.end())
+        values.push_back(it->second);
+    if (values.empty()) continue;
+    out += "; " + name + "=" + core::join(values, " | ", 4) + " (set by environment)";
+  }
+  return out;
+}
+
 // The catalog findings: one per signature hit; a hit whose every line is a consequence says so.
 void catalog_findings(const LogSummary& s, const Causality& c, std::vector<Finding>& out) {
   for (const auto& h : s.hits) {
@@ -340,6 +367,7 @@ void catalog_findings(const LogSummary& s, const Causality& c, std::vector<Findi
     if (!h.hosts.empty()) ev += " on " + core::join(h.hosts, ",", 4);
     if (h.wc_status) ev += "; status " + std::to_string(*h.wc_status) + " = " + wc_status_name(*h.wc_status);
     ev += "; first at " + h.first_input + ": " + h.first_line;
+    ev += settings_named(s, std::string(sig->cause) + " " + sig->remedy);
     std::string msg = sig->title;
     if (as_consequence > 0 && as_cause == 0 && c.first_cause && !c.only_consequences)
       msg += " (a consequence of the first cause, " + s.failures[*c.first_cause].id + ")";
@@ -363,12 +391,15 @@ std::string transport_verdict(const LogSummary& s, const Totals& t) {
   std::string v;
   if (t.net > 0) {
     if (t.socket == t.net) {
-      v = "no RDMA: all " + std::to_string(t.net) + " network connections on TCP sockets (NET/Socket)";
+      v = t.net == 1 ? "no RDMA: the one network connection on TCP sockets (NET/Socket)"
+                     : "no RDMA: all " + std::to_string(t.net) + " network connections on TCP sockets (NET/Socket)";
     } else if (t.socket > 0) {
       v = "RDMA on " + std::to_string(t.rdma) + " of " + std::to_string(t.net) + " network connections, " +
           std::to_string(t.socket) + " on TCP sockets";
     } else {
-      v = "RDMA in use on all " + std::to_string(t.net) + " network connections, GPUDirect RDMA on " +
+      v = (t.net == 1 ? std::string("RDMA in use on the one network connection")
+                      : "RDMA in use on all " + std::to_string(t.net) + " network connections") +
+          ", GPUDirect RDMA on " +
           std::to_string(t.gdr) + "/" + std::to_string(t.rdma);
     }
     auto hcas = used_devices(s, false);

@@ -2,6 +2,7 @@
 
 #include <sstream>
 
+#include "core/finding_text.hpp"
 #include "core/strings.hpp"
 #include "core/table.hpp"
 
@@ -42,14 +43,7 @@ std::string render_text(const LogSummary& s, const Diagnosis& d, const ReportOpt
   o << "; " << s.processes.size() << " process(es), " << s.comms.size() << " communicator(s)\n";
   o << "findings: " << n.fail << " fail, " << n.warn << " warn, " << n.info << " info\n";
 
-  if (!d.findings.empty()) {
-    o << "\nFindings\n";
-    for (const auto& f : d.findings) {
-      o << core::wrap(core::upper(to_string(f.severity)) + " " + f.id + ": " + f.message, w, "  ");
-      if (!f.evidence.empty()) o << core::wrap("evidence: " + f.evidence, w, "      ");
-      if (!f.remedy.empty()) o << core::wrap("remedy: " + f.remedy, w, "      ");
-    }
-  }
+  if (!d.findings.empty()) o << "\nFindings\n" << core::render_finding_blocks(d.findings, w);
 
   if (!s.comms.empty()) {
     o << "\nCommunicators\n";

@@ -60,6 +60,23 @@ void rdma_section(const NodeInfo& info, std::size_t width, std::ostream& os) {
   os << t.render(width);
 }
 
+// The link type by the name the kernel's if_arp.h gives it; others by number.
+std::string arphrd_name(const std::optional<int>& t) {
+  if (!t) return "-";
+  switch (*t) {
+    case 1: return "ether";
+    case 32: return "infiniband";
+    case 768: return "ipip";
+    case 769: return "ip6tnl";
+    case 772: return "loopback";
+    case 776: return "sit";
+    case 778: return "gre";
+    case 823: return "ip6gre";
+    case 65534: return "none";
+    default: return "arphrd " + std::to_string(*t);
+  }
+}
+
 void netdev_section(const NodeInfo& info, std::size_t width, std::ostream& os) {
   os << "Network interfaces\n";
   if (info.netdevs.empty()) {
@@ -74,7 +91,7 @@ void netdev_section(const NodeInfo& info, std::size_t width, std::ostream& os) {
                                      : "-";
     std::string ports;
     for (const auto& p : n.rdma_ports) ports += (ports.empty() ? "" : " ") + p;
-    t.add({n.name, or_dash(n.operstate), or_dash(n.mtu), speed, or_dash(n.type),
+    t.add({n.name, or_dash(n.operstate), or_dash(n.mtu), speed, arphrd_name(n.type),
            n.is_virtual ? "virtual" : or_dash(n.pci_address), or_dash(ports),
            n.ipv4.empty() ? "-" : n.ipv4.front() + (n.ipv4.size() > 1 ? " +" + std::to_string(n.ipv4.size() - 1) : "")});
   }
@@ -184,7 +201,10 @@ std::string render_text(const NodeInfo& info, std::size_t width) {
       ++shown;
     }
   }
-  os << (shown ? "\n\n" : " (none of the RDMA/GPU modules)\n\n");
+  const bool modules_unknown = std::any_of(info.probe_notes.begin(), info.probe_notes.end(), [](const std::string& n) {
+    return n.rfind("proc/modules:", 0) == 0;
+  });
+  os << (shown ? "\n\n" : modules_unknown ? " unknown (proc/modules unreadable)\n\n" : " (none of the RDMA/GPU modules)\n\n");
   rdma_section(info, width, os);
   os << "\n";
   netdev_section(info, width, os);

@@ -55,6 +55,35 @@ const PortInfo* info(const Subnet& s, int node, int port) {
   return p && p->info ? &*p->info : nullptr;
 }
 
+// The LID ibportstate addresses a port by: a switch's (its port 0's), an HCA port's own; 0 unknown.
+std::uint16_t lid_of(const Subnet& s, int node, int port) {
+  if (node < 0 || node >= static_cast<int>(s.nodes.size())) return 0;
+  const auto& n = s.nodes[static_cast<std::size_t>(node)];
+  if (n.type == NodeType::Switch) return n.lid();
+  const PortInfo* i = info(s, node, port);
+  return i ? i->lid : 0;
+}
+
+// "'ibportstate 3 31 query' (S-leaf1:31)": the command for one end with its real LID and port.
+std::string portstate(const Subnet& s, int node, int port, const std::string& verb = "") {
+  const std::uint16_t lid = lid_of(s, node, port);
+  const bool known = node >= 0 && node < static_cast<int>(s.nodes.size());
+  const std::string name = (known ? s.name(node) : std::string("?")) + ":" + std::to_string(port);
+  if (!lid) return "'ibportstate <lid> " + std::to_string(port) + (verb.empty() ? "" : " " + verb) + "' (" + name +
+                   ", LID not read)";
+  return "'ibportstate " + std::to_string(lid) + " " + std::to_string(port) + (verb.empty() ? "" : " " + verb) + "' (" +
+         name + ")";
+}
+
+// The end to retrain a link from: the switch's when one end is a switch (an HCA port may sit
+// behind a host that is down), else the first.
+std::pair<int, int> switch_end(const Subnet& s, int a, int ap, int b, int bp) {
+  if (b >= 0 && b < static_cast<int>(s.nodes.size()) && s.nodes[static_cast<std::size_t>(b)].type == NodeType::Switch &&
+      !(a >= 0 && a < static_cast<int>(s.nodes.size()) && s.nodes[static_cast<std::size_t>(a)].type == NodeType::Switch))
+    return {b, bp};
+  return {a, ap};
+}
+
 // Levels: HCAs (and routers) 0; a switch one more than the lowest level among its neighbours;
 // a switch no HCA reaches: -1.
 std::vector<int> levels(const Subnet& s) {
@@ -114,7 +143,7 @@ std::string link_name(const Subnet& s, const std::vector<int>& level, int n, int
 
 // --- links -----------------------------------------------------------------------------------
 
-void judge_links(const std::vector<LinkFact>& facts, Out& out) {
+void judge_links(const Subnet& s, const std::vector<LinkFact>& facts, Out& out) {
   std::map<std::string, std::vector<const LinkFact*>> below_cap_by_tier;
   std::map<std::string, int> links_in_tier;
   for (const auto& f : facts) {
@@ -128,9 +157,14 @@ void judge_links(const std::vector<LinkFact>& facts, Out& out) {
                   rate_text(f.could_width, f.could_speed) + " and the other " + f.tier + " links run at " +
                   rate_text(f.tier_width, f.tier_speed) + ": a bad cable, transceiver or port",
               evidence,
-              "reseat the cable at both ends, then replace the cable or transceiver; check the ports with "
-              "'ibportstate <lid> <port>' and 'iblinkinfo'; after the fix the link must retrain (toggle it with "
-              "'ibportstate <lid> <port> reset')");
+              "reseat the cable at both ends, then replace the cable or transceiver; check the ports with " +
+                  portstate(s, f.node, f.port) + " and " + portstate(s, f.peer, f.peer_port) +
+                  " and 'iblinkinfo'; after the fix the link must retrain (toggle it with " +
+                  [&] {
+                    auto [n, p] = switch_end(s, f.node, f.port, f.peer, f.peer_port);
+                    return portstate(s, n, p, "reset");
+                  }() +
+                  ")");
     } else if (f.below_tier) {
       out.add("fabric.link_mixed_speed", Severity::Warn, f.name,
               "link runs at " + rate_text(f.width, f.speed) + ", below the " + rate_text(f.tier_width, f.tier_speed) +
@@ -160,7 +194,8 @@ void judge_links(const std::vector<LinkFact>& facts, Out& out) {
             "tier=" + tier + " usual=" + rate_text(first.tier_width, first.tier_speed) + " could_be=" + usual(could) +
                 " links=" + examples,
             "nothing to do if the tier was built for this rate; else check the cables' rating and the ports' "
-            "LinkWidthEnabled/LinkSpeedEnabled with 'ibportstate <lid> <port> query'");
+            "LinkWidthEnabled/LinkSpeedEnabled, e.g. " +
+                portstate(s, first.node, first.port, "query"));
   }
 }
 
@@ -178,11 +213,16 @@ void judge_port_states(const Subnet& s, const std::vector<int>& level, Out& out)
             "finished (Armed); no traffic crosses it",
             "state " + ends,
             "check that a master SM runs and sweeps ('sminfo', the OpenSM log); a port that stays in Init after "
-            "a sweep may be refused by the SM (its log says why); 'ibportstate <lid> <port> reset' retrains it");
+            "a sweep may be refused by the SM (its log says why); " +
+                [&] {
+                  auto [n, p] = switch_end(s, l.a_node, l.a_port, l.b_node, l.b_port);
+                  return portstate(s, n, p, "reset");
+                }() +
+                " retrains it");
   }
 }
 
-void judge_mtu(const std::vector<LinkFact>& facts, Out& out) {
+void judge_mtu(const Subnet& s, const std::vector<LinkFact>& facts, Out& out) {
   std::map<int, int> counts;
   for (const auto& f : facts)
     if (f.mtu > 0) ++counts[f.mtu];
@@ -195,7 +235,8 @@ void judge_mtu(const std::vector<LinkFact>& facts, Out& out) {
                 " most links run at: packets through this link are smaller, or paths that cross it get the lower MTU",
             "mtu_active=" + std::to_string(f.mtu) + " usual=" + std::to_string(common),
             "check the partition's MTU in the SM's configuration (OpenSM partitions.conf mtu=) and both ports' "
-            "MTUCap with 'ibportstate <lid> <port> query'");
+            "MTUCap with " +
+                portstate(s, f.node, f.port, "query") + " and " + portstate(s, f.peer, f.peer_port, "query"));
   }
 }
 
@@ -567,8 +608,10 @@ void judge_topology(const Subnet& now, const Subnet& expected, Out& out) {
             "the link " + key_name(expected, k) + " of the expected topology is gone: both nodes answer, the cable "
             "does not carry a link",
             "expected=" + key_name(expected, k),
-            "check the cable at both ends ('ibportstate <lid> <port>' shows the port's physical state: Polling "
-            "means no partner, Disabled means switched off); reseat or replace it");
+            "check the cable at both ends (" + portstate(now, now.find_guid(k.a), k.pa) + " and " +
+                portstate(now, now.find_guid(k.b), k.pb) +
+                " show each port's physical state: Polling means no partner, Disabled means switched off); reseat "
+                "or replace it");
   }
   for (const auto& h : have) {
     if (want_set.count(h) || moved_to.count(h)) continue;
@@ -652,9 +695,9 @@ std::vector<Finding> judge(const Subnet& now, const JudgeOptions& opt) {
   judge_sms(now, out);
   judge_duplicates(now, out);
   if (opt.expected) judge_topology(now, *opt.expected, out);
-  judge_links(facts, out);
+  judge_links(now, facts, out);
   judge_port_states(linked, level, out);
-  judge_mtu(facts, out);
+  judge_mtu(now, facts, out);
   if (opt.before && opt.interval_s > 0)
     judge_growth(now, level, *opt.before, opt.interval_s, opt, out);
   else

@@ -16,12 +16,27 @@ std::string rate(int width, Speed speed) {
   return (width > 0 ? std::to_string(width) + "X" : std::string("?")) + " " + to_string(speed);
 }
 
-std::string cut(const std::string& s, std::size_t n) { return s.size() <= n ? s : s.substr(0, n - 1) + "~"; }
+// "S-leaf1:31 (LID 3, 0x0002c90300000103)": one end of a link, as ibportstate and iblinkinfo
+// name it. A switch's LID is its port 0's; an HCA port has its own.
+std::string end_text(const Subnet& s, int node, int port) {
+  if (node < 0 || node >= static_cast<int>(s.nodes.size())) return "?:" + std::to_string(port);
+  const auto& n = s.nodes[static_cast<std::size_t>(node)];
+  std::uint16_t lid = 0;
+  std::uint64_t guid = n.guid;
+  if (n.type == NodeType::Switch) {
+    lid = n.lid();
+  } else if (const Port* p = n.port(port)) {
+    if (p->info) lid = p->info->lid;
+    if (p->guid) guid = p->guid;
+  }
+  return s.name(node) + ":" + std::to_string(port) + " (LID " + (lid ? std::to_string(lid) : std::string("?")) + ", " +
+         guid_hex(guid) + ")";
+}
 
 }  // namespace
 
 std::string render_text(const Subnet& s, const std::vector<LinkFact>& facts, const std::vector<Finding>& findings,
-                        std::size_t width) {
+                        std::size_t width, bool compared) {
   width = std::max<std::size_t>(width, 60);
   std::ostringstream os;
   int switches = 0, hcas = 0, routers = 0, other = 0;
@@ -37,25 +52,28 @@ std::string render_text(const Subnet& s, const std::vector<LinkFact>& facts, con
   for (int n = 0; n < static_cast<int>(s.nodes.size()); ++n)
     for (const auto& p : s.nodes[n].ports)
       if (p.remote_node >= 0 && std::pair(n, p.number) < std::pair(p.remote_node, p.remote_port)) ++links;
-  os << "Subnet seen from " << (s.source.empty() ? "?" : cut(s.source, 40));
-  if (!s.swept_at.empty()) os << ", swept " << cut(s.swept_at, 32);
   char secs[32];
   std::snprintf(secs, sizeof secs, "%.2f", s.sweep_s);
-  os << " in " << secs << " s\n";
+  os << core::wrap("Subnet seen from " + (s.source.empty() ? std::string("?") : s.source) +
+                       (s.swept_at.empty() ? std::string() : ", swept " + s.swept_at) + " in " + secs + " s",
+                   width, "");
   os << "  " << switches << " switches, " << hcas << " HCAs, " << routers << " routers";
   if (other) os << ", " << other << " unknown";
   os << "; " << links << " links (" << facts.size() << " active)\n";
+  if (!compared)
+    os << core::wrap("a cable missing since an earlier sweep shows only against a saved topology: `fabscope fabric "
+                     "--save FILE` now, `--expect FILE` later",
+                     width, "  ");
   if (s.sms.empty()) os << "  subnet managers: none answered\n";
   for (const auto& m : s.sms) {
     std::string who = m.node >= 0 ? s.name(m.node) : guid_hex(m.guid);
-    os << "  SM " << cut(who, 48) << " lid " << m.lid << " " << to_string(m.state) << " priority " << m.priority
-       << "\n";
+    os << core::wrap("SM " + who + " lid " + std::to_string(m.lid) + " " + to_string(m.state) + " priority " +
+                         std::to_string(m.priority),
+                     width, "  ");
   }
-  // The links a finding names or a fact singles out.
-  std::set<std::string> named;
-  for (const auto& f : findings)
-    if (f.severity >= Severity::Warn) named.insert(f.subject);
-  core::Table t({"LINK", "TIER", "ACTIVE", "COULD BE", "TIER USUAL", "MTU", "PROBLEM"});
+  // The links a finding names: both ends in full (name:port, LID, GUID), then what they run at.
+  std::string problems;
+  std::size_t shown = 0;
   for (const auto& f : facts) {
     std::string why;
     for (const auto& fi : findings)
@@ -64,10 +82,14 @@ std::string render_text(const Subnet& s, const std::vector<LinkFact>& facts, con
         if (why.find(short_id) == std::string::npos) why += (why.empty() ? "" : ",") + short_id;
       }
     if (why.empty()) continue;
-    t.add({f.name, f.tier, rate(f.width, f.speed), rate(f.could_width, f.could_speed),
-           rate(f.tier_width, f.tier_speed), f.mtu ? std::to_string(f.mtu) : "?", why});
+    ++shown;
+    problems += core::wrap(end_text(s, f.node, f.port) + " <-> " + end_text(s, f.peer, f.peer_port), width, "  ");
+    problems += core::wrap(why + ": " + f.tier + " link, active " + rate(f.width, f.speed) + ", could be " +
+                               rate(f.could_width, f.could_speed) + ", tier usual " + rate(f.tier_width, f.tier_speed) +
+                               ", MTU " + (f.mtu ? std::to_string(f.mtu) : "?"),
+                           width, "      ");
   }
-  if (t.rows()) os << "\nProblem links:\n" << t.render(width);
+  if (shown) os << "\nProblem links (" << shown << "):\n" << problems;
   os << "\n";
   if (findings.empty()) os << "no findings\n";
   else os << checks::render_findings(findings, width);

@@ -14,10 +14,12 @@
 
 namespace fabscope::subnet {
 
-// Summary (nodes by type, links, subnet managers, sweep), the links some finding or fact
-// singles out, then the findings and a closing count line. Every line fits width (>= 60).
+// Summary (nodes by type, links, subnet managers, sweep), the links some finding singles out
+// (both ends with name, port, LID and GUID, never cut), then the findings and a closing count
+// line. Lines wrap at words to width (>= 60). compared: the sweep was judged against a saved
+// topology (--expect); without one the summary says how missing cables are found.
 std::string render_text(const Subnet& s, const std::vector<LinkFact>& facts, const std::vector<Finding>& findings,
-                        std::size_t width = 100);
+                        std::size_t width = 100, bool compared = false);
 
 // to_json(s) plus "link_facts", "checks", "findings", "summary" and "exit_code".
 json fabric_json(const Subnet& s, const std::vector<LinkFact>& facts, const std::vector<Finding>& findings);

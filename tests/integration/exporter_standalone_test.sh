@@ -26,6 +26,10 @@ grep -q '^fabscope_check_status{' "$work/with-checks.txt" || fail "no fabscope_c
 
 "$standalone" --help > "$work/help.txt" || fail "--help exited $?"
 grep -q -- '--listen' "$work/help.txt" || fail "--help does not list --listen"
+# Its help names the program that runs: its usage line and its examples.
+first=$(head -1 "$work/help.txt")
+case "$first" in "Usage: fabscope-exporter [options]"*) ;; *) fail "--help's usage line: $first" ;; esac
+if grep -q '^  fabscope exporter' "$work/help.txt"; then fail "--help's examples say 'fabscope exporter'"; fi
 rc=0; "$standalone" --no-such-flag > /dev/null 2>&1 || rc=$?
 [ $rc -eq 3 ] || fail "an unknown flag exited $rc, not 3"
 rc=0; "$standalone" --json > /dev/null 2>&1 || rc=$?

@@ -6,10 +6,12 @@
 #include <iostream>
 
 #include "cli/commands.hpp"
+#include "core/args.hpp"
 #include "core/error.hpp"
 #include "core/finding.hpp"
 
 int main(int argc, char** argv) {
+  fabscope::core::set_standalone_program("exporter", "fabscope-exporter");
   try {
     return fabscope::cli::cmd_exporter(argc, argv);
   } catch (const fabscope::UsageError& e) {

@@ -75,8 +75,10 @@ TEST(FabricCli, DegradedLinkIsAProblemLinkAndExitsOne) {
   port(j, 3, 1)["info"]["width_active"] = 1;
   auto r = run_fabscope("fabric --from " + quote(variant(dir, "narrow.json", j)));
   EXPECT_EQ(r.exit_code, 1) << r.out;
-  EXPECT_NE(r.out.find("Problem links:"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("S-leaf1:7 <-> S-spine1:1"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Problem links (1):"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("S-leaf1:7 <-> S-spine1:1"), std::string::npos) << r.out;  // the finding's subject
+  EXPECT_NE(r.out.find("S-leaf1:7 (LID "), std::string::npos) << r.out;        // the problem link's ends
+  EXPECT_EQ(r.out.find("ibportstate <lid>"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("fabric.link_degraded"), std::string::npos) << r.out;
   expect_fits_100_columns(r.out);
 }

@@ -59,8 +59,48 @@ TEST(HelpCli, EveryCommandHelp_HasAnExampleExitCodesAndFits100Columns) {
     while (std::getline(lines, line)) {
       ++n;
       EXPECT_LE(line.size(), 100u) << c << " --help line " << n << ": " << line;
+      // A default of up to 60 columns is never split from its value.
+      const auto d = line.rfind("(default:");
+      if (d != std::string::npos && line.find(')', d) == std::string::npos) {
+        std::string span = line.substr(d);
+        const auto pos = lines.tellg();
+        std::istringstream rest(pos < 0 ? std::string() : lines.str().substr(static_cast<std::size_t>(pos)));
+        std::string next;
+        while (span.find(')') == std::string::npos && std::getline(rest, next))
+          span += " " + next.substr(std::min(next.find_first_not_of(' '), next.size()));
+        EXPECT_GT(span.find(')'), 60u) << c << " --help line " << n << ": " << line;
+      }
+      // Test hooks stay out of users' help.
+      EXPECT_EQ(line.find("test hook"), std::string::npos) << c << " --help line " << n << ": " << line;
     }
   }
+}
+
+}  // namespace
+
+namespace {
+
+// `fabscope help CMD [MODE]` is CMD's own --help, not the top-level one.
+TEST(HelpCli, HelpCommandShowsThatCommandsHelp) {
+  auto own = run_fabscope("doctor --help", "", false);
+  auto via = run_fabscope("help doctor", "", false);
+  EXPECT_EQ(via.exit_code, 0);
+  EXPECT_EQ(via.out, own.out);
+  EXPECT_EQ(run_fabscope("help job status", "", false).out, run_fabscope("job status --help", "", false).out);
+  auto bad = run_fabscope("help doctr");
+  EXPECT_EQ(bad.exit_code, 3);
+  EXPECT_NE(bad.out.find("did you mean 'doctor'?"), std::string::npos) << bad.out;
+}
+
+// A misspelt command gets the one it was probably meant to be; nonsense gets none.
+TEST(HelpCli, MisspeltCommandGetsASuggestion) {
+  auto r = run_fabscope("chekc");
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.out.find("unknown command 'chekc'; did you mean 'check'?"), std::string::npos) << r.out;
+  auto prefix = run_fabscope("expo");
+  EXPECT_NE(prefix.out.find("did you mean 'exporter'?"), std::string::npos) << prefix.out;
+  auto none = run_fabscope("zzzzzzzz");
+  EXPECT_EQ(none.out.find("did you mean"), std::string::npos) << none.out;
 }
 
 }  // namespace

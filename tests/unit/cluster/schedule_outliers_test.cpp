@@ -1,6 +1,8 @@
 // Pair schedules (every round disjoint, every pair once) and the slow node / slow link verdicts.
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include <cmath>
 #include <set>
 
@@ -214,4 +216,15 @@ TEST(Outliers, SmallBandwidthsKeepThreeSignificantDigits) {
   ASSERT_EQ(fs.size(), 1u);
   EXPECT_NE(fs[0].evidence.find("vm3: median of its pairs 0.00185 Gb/s; pair median 0.0146 Gb/s"),
             std::string::npos) << fs[0].evidence;
+}
+
+// Bandwidths below 1 Gb/s keep three significant digits: a node shaped to a few Mbit/s is not
+// "0.0 Gb/s", and neither is the threshold it is judged by.
+TEST(FormatGbps, SmallValuesKeepSignificantDigits) {
+  using fabscope::cluster::format_gbps;
+  EXPECT_EQ(format_gbps(0.00178), "0.00178");
+  EXPECT_EQ(format_gbps(0.5), "0.5");
+  EXPECT_EQ(format_gbps(0), "0.0");
+  EXPECT_EQ(format_gbps(93.26), "93.3");
+  EXPECT_EQ(format_gbps(std::numeric_limits<double>::infinity()), "-");
 }

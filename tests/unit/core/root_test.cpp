@@ -101,6 +101,30 @@ TEST(Root, ReadDoesNotFollowLinksOutOfTheRoot) {
   EXPECT_EQ(r.read("etc/local.conf").value(), "NCCL_A=1\n");
 }
 
+// A capture archive given as --root: say it is an archive and how to unpack it; a file that is no
+// archive: not a directory; nothing there: does not exist.
+TEST(Root, AnArchiveOrAFileIsNamedForWhatItIs) {
+  TempDir t;
+  write_file(t.path(), "node7.tar.gz", "not really gzip");
+  write_file(t.path(), "plain.txt", "x");
+  auto message = [](const std::filesystem::path& p) -> std::string {
+    try {
+      Root r(p);
+    } catch (const fabscope::Error& e) {
+      return e.what();
+    }
+    return "";
+  };
+  const std::string archive = message(t.path() / "node7.tar.gz");
+  EXPECT_NE(archive.find("is an archive"), std::string::npos) << archive;
+  EXPECT_NE(archive.find("tar -xzf"), std::string::npos) << archive;
+  EXPECT_NE(archive.find("--root /tmp/node7)"), std::string::npos) << archive;
+  const std::string plain = message(t.path() / "plain.txt");
+  EXPECT_NE(plain.find("is not a directory"), std::string::npos) << plain;
+  EXPECT_EQ(plain.find("archive"), std::string::npos) << plain;
+  EXPECT_NE(message(t.path() / "gone").find("does not exist"), std::string::npos);
+}
+
 TEST(Root, FromOptionPrefersFlagOverEnvironment) {
   TempDir t;
   setenv("FABSCOPE_ROOT", "/nonexistent-env-root", 1);

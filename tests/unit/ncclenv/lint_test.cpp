@@ -150,9 +150,36 @@ TEST(EnvLint, IfnameMatchesNothing) {
   ASSERT_NE(find(fs, "env.ifname_matches_nothing"), nullptr);
   EXPECT_EQ(find(fs, "env.ifname_matches_nothing")->severity, Severity::Fail);
   EXPECT_EQ(count(lint(h200(), env({{"NCCL_SOCKET_IFNAME", "=eth0"}})), "env.ifname_matches_nothing"), 0u);
-  EXPECT_EQ(count(lint(h200(), env({{"NCCL_SOCKET_IFNAME", "^eth"}})), "env.ifname_matches_nothing"), 1u);
+  // ^eth leaves lo (NCCL takes it: a user's filter is matched as written) and the ifb devices,
+  // which are down: loopback only.
+  EXPECT_EQ(count(lint(h200(), env({{"NCCL_SOCKET_IFNAME", "^eth"}})), "env.ifname_matches_nothing"), 0u);
+  EXPECT_EQ(count(lint(h200(), env({{"NCCL_SOCKET_IFNAME", "^eth"}})), "env.ifname_loopback"), 1u);
   EXPECT_EQ(count(lint(h200(), env({{"NCCL_SOCKET_IFNAME", "ifb"}})), "env.ifname_matches_nothing"), 1u);  // down
   EXPECT_EQ(count(lint(h200(), env({{"NCCL_SOCKET_IFNAME", "=eth"}})), "env.ifname_matches_nothing"), 1u);
+}
+
+// NCCL matches a user's NCCL_SOCKET_IFNAME as written, lo included (it leaves lo out only when it
+// picks an interface itself): "lo" works on one node and reaches no other.
+TEST(EnvLint, IfnameLoIsLoopbackNotNothing) {
+  for (const char* v : {"lo", "=lo"}) {
+    auto fs = lint(h200(), env({{"NCCL_SOCKET_IFNAME", v}}));
+    EXPECT_EQ(count(fs, "env.ifname_matches_nothing"), 0u) << v;
+    ASSERT_NE(find(fs, "env.ifname_loopback"), nullptr) << v;
+    EXPECT_EQ(find(fs, "env.ifname_loopback")->severity, Severity::Warn);
+    EXPECT_NE(find(fs, "env.ifname_loopback")->remedy.find("=eth0"), std::string::npos);
+  }
+  // lo together with a real interface: not loopback only.
+  EXPECT_EQ(count(lint(h200(), env({{"NCCL_SOCKET_IFNAME", "lo,eth"}})), "env.ifname_loopback"), 0u);
+  EXPECT_EQ(count(lint(h200(), env({{"NCCL_SOCKET_IFNAME", "eth"}})), "env.ifname_loopback"), 0u);
+}
+
+// The remedy names the node's own interfaces that are up, never an eth0 it does not have.
+TEST(EnvLint, IfnameRemedyNamesThisNodesInterfaces) {
+  auto fs = lint(rxe(), env({{"NCCL_SOCKET_IFNAME", "=nosuchif0"}}));
+  const auto* f = find(fs, "env.ifname_matches_nothing");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->remedy.find("=eth0"), std::string::npos) << f->remedy;
+  EXPECT_NE(f->remedy.find("=veth"), std::string::npos) << f->remedy;
 }
 
 TEST(EnvLint, GidIndexInvalid_EmptyEntryFails) {

@@ -134,6 +134,10 @@ TEST(Fixtures, BadSocketIfnameFailsWithTheCatalogCause) {
   EXPECT_TRUE(has_finding(d, "nccllog.socket_no_interface", Severity::Fail));
   EXPECT_TRUE(has_finding(d, "nccllog.nccl_call_failed", Severity::Fail));
   EXPECT_EQ(fabscope::exit_code_for(d.findings), 2);
+  // The value at fault is in the evidence (and so in the human output), not only in the JSON.
+  for (const auto& f : d.findings)
+    if (f.id == "nccllog.socket_no_interface")
+      EXPECT_NE(f.evidence.find("NCCL_SOCKET_IFNAME==nosuchif0 (set by environment)"), std::string::npos) << f.evidence;
 }
 
 TEST(Fixtures, PerRankFilesMakeOneCommunicatorOfTwoRanks) {

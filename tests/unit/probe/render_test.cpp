@@ -110,3 +110,30 @@ TEST(Render, LldpUnknownOnALiveNodeSaysWhy) {
   info.root = "/tmp/capture";
   EXPECT_EQ(probe::render_text(info).find("LLDP"), std::string::npos);
 }
+
+// The TYPE column names the link type (if_arp.h), never the kernel's bare number.
+TEST(Render, NetdevTypeIsNamed) {
+  NodeInfo info;
+  info.netdevs.resize(3);
+  info.netdevs[0].name = "lo";
+  info.netdevs[0].type = 772;
+  info.netdevs[1].name = "eth0";
+  info.netdevs[1].type = 1;
+  info.netdevs[2].name = "odd0";
+  info.netdevs[2].type = 4242;
+  auto text = probe::render_text(info);
+  EXPECT_NE(text.find("loopback"), std::string::npos) << text;
+  EXPECT_NE(text.find("ether"), std::string::npos) << text;
+  EXPECT_NE(text.find("arphrd 4242"), std::string::npos) << text;
+  EXPECT_EQ(text.find(" 772 "), std::string::npos) << text;
+}
+
+// Unreadable /proc/modules: the modules are unknown, not "none of them".
+TEST(Render, UnreadableModulesAreUnknownNotNone) {
+  NodeInfo info;
+  EXPECT_NE(probe::render_text(info).find("(none of the RDMA/GPU modules)"), std::string::npos);
+  info.probe_notes.push_back("proc/modules: unreadable, loaded modules unknown");
+  auto text = probe::render_text(info);
+  EXPECT_EQ(text.find("none of the RDMA/GPU modules"), std::string::npos) << text;
+  EXPECT_NE(text.find("modules unknown (proc/modules unreadable)"), std::string::npos) << text;
+}

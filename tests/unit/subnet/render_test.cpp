@@ -35,11 +35,23 @@ TEST(FabricRender, ProblemLinksTableNamesTheLinkAndFitsTheWidth) {
   const auto findings = subnet::judge(s, {});
   for (std::size_t width : {100u, 80u}) {
     const auto text = subnet::render_text(s, facts, findings, width);
-    EXPECT_NE(text.find("Problem links:"), std::string::npos) << text;
+    EXPECT_NE(text.find("Problem links (1):"), std::string::npos) << text;
     EXPECT_NE(text.find("link_degraded"), std::string::npos) << text;
     EXPECT_NE(text.find("1 finding(s): 0 fail, 1 warn, 0 info; exit code 1"), std::string::npos) << text;
+    // Both ends in full, never cut: the name, the port, the LID and the GUID.
+    EXPECT_EQ(text.find('~'), std::string::npos) << text;
+    EXPECT_NE(text.find("MF0;very-long-switch-name-in-row-12-rack-7:MQM8790-HS2F/U1:7 (LID "), std::string::npos) << text;
+    EXPECT_NE(text.find(guid_hex(s.nodes[kLeaf.leaf1].guid)), std::string::npos) << text;
+    EXPECT_NE(text.find("S-spine1:1 (LID "), std::string::npos) << text;
+    // The remedy's ibportstate commands carry real LIDs.
+    EXPECT_EQ(text.find("ibportstate <lid>"), std::string::npos) << text;
+    EXPECT_NE(text.find("'ibportstate " + std::to_string(s.nodes[kLeaf.leaf1].lid()) + " 7"), std::string::npos)
+        << text;
     expect_fits(text, width);
   }
+  // Without --expect the summary says how missing cables are found; with it, not.
+  EXPECT_NE(subnet::render_text(s, facts, findings).find("--expect FILE"), std::string::npos);
+  EXPECT_EQ(subnet::render_text(s, facts, findings, 100, true).find("--expect FILE"), std::string::npos);
 }
 
 TEST(FabricRender, RouteIsOneLinePerHopWithPortsInAndOut) {
