@@ -122,9 +122,11 @@ struct PConn {
   TimePoint written{}, deadline{};
   int timeouts_in_row = 0;
   bool selected = true;
-  // RDMA: the responder's address handle and cookie (0: probes over this TCP connection). The
-  // transport label stays what the last accept decided, also while the connection is redialled.
+  // RDMA: the responder's address handle, cookie and QP number (0: probes over this TCP
+  // connection). The transport label stays what the last accept decided, also while the
+  // connection is redialled.
   std::uint64_t ud_remote = 0, cookie = 0;
+  std::uint32_t ud_qpn = 0;
   std::string transport = "tcp";
   // Completion timestamps of the probe in flight (ns, 0 unknown) and the responder's span.
   std::uint64_t t_sent = 0, t_answered = 0, peer_span = 0;
@@ -192,6 +194,7 @@ struct Mesh::Impl {
   std::mt19937_64 cookie_rng{std::random_device{}() ^ (static_cast<std::uint64_t>(std::random_device{}()) << 32)};
   std::set<std::string> told_tcp;                  // peers whose fall back to tcp was said on stderr
   std::vector<MeshUdEvent> events;
+  bool ud_more = false;  // the last drain stopped at its budget: completions may wait unsignalled
 
   explicit Impl(MeshOptions opts) : o(std::move(opts)) {
     check_mesh_token(o.token, "mesh");
@@ -374,6 +377,7 @@ struct Mesh::Impl {
       by_cookie.erase(c.cookie);
     }
     c.ud_remote = c.cookie = 0;
+    c.ud_qpn = 0;
   }
 
   void finish(PConn& c, const char* reason) {
@@ -924,6 +928,7 @@ struct Mesh::Impl {
       if (remote) {
         c.ud_remote = remote;
         c.cookie = acc.cookie;
+        c.ud_qpn = acc.ep.qpn;
         by_cookie[acc.cookie] = c.peer.id;
         set_transport(c, ud->info().transport);
         told_tcp.erase(c.peer.id);
@@ -992,10 +997,36 @@ struct Mesh::Impl {
     rstats.delay.observe(static_cast<double>(delay_ns) * 1e-9);
   }
 
+  // Prober: a reply or timing datagram counts only with the cookie of one of our responders,
+  // from that responder's queue pair; a stranger's is counted as from an unknown sender.
+  void on_ud_reply(const MeshUdEvent& ev) {
+    PConn* c = pconn_by_cookie(ev.msg.cookie);
+    MeshUdExpect expect;
+    if (c) expect = {true, c->ud_qpn, c->outstanding, c->seq};
+    switch (judge_prober_datagram(ev.msg, ev.src_qp, expect)) {
+      case MeshUdVerdict::Answer:
+        c->t_answered = ev.hw_ns;
+        answered(*c, ev.at, ev.msg.delay_ns);
+        network_sample(*c);
+        break;
+      case MeshUdVerdict::Timing:
+        c->peer_span = ev.msg.hw_delay_ns;
+        network_sample(*c);
+        break;
+      case MeshUdVerdict::Late:
+        break;
+      case MeshUdVerdict::Stranger: {
+        std::lock_guard<std::mutex> lock(mu);
+        ++rstats.probes["unknown_sender"];
+        break;
+      }
+    }
+  }
+
   // receives: the completion channel woke us (every completion); else the send completions only.
   void on_ud_events(bool receives) {
     events.clear();
-    if (receives) ud->drain(events);
+    if (receives) ud_more = ud->drain(events);
     else ud->poll_sends(events);
     for (const auto& ev : events) {
       switch (ev.kind) {
@@ -1005,17 +1036,8 @@ struct Mesh::Impl {
           break;
         }
         case MeshUdEvent::Kind::Received:
-          if (ev.msg.kind == MeshDatagramKind::Probe) {
-            on_ud_probe(ev);
-          } else if (PConn* c = pconn_by_cookie(ev.msg.cookie)) {
-            if (ev.msg.kind == MeshDatagramKind::Reply && c->outstanding && ev.msg.seq == c->seq) {
-              c->t_answered = ev.hw_ns;
-              answered(*c, ev.at, ev.msg.delay_ns);
-            } else if (ev.msg.kind == MeshDatagramKind::Timing && ev.msg.seq == c->seq) {
-              c->peer_span = ev.msg.hw_delay_ns;
-            }
-            network_sample(*c);
-          }
+          if (ev.msg.kind == MeshDatagramKind::Probe) on_ud_probe(ev);
+          else on_ud_reply(ev);
           break;
         case MeshUdEvent::Kind::Sent:
         case MeshUdEvent::Kind::SendFailed:
@@ -1066,6 +1088,7 @@ struct Mesh::Impl {
     timings.clear();
     by_cookie.clear();
     ud.reset();
+    ud_more = false;
     ud_tried = false;
     std::lock_guard<std::mutex> lock(mu);
     rdma_view.up = false;
@@ -1124,7 +1147,9 @@ struct Mesh::Impl {
       const std::size_t ud_index = pfds.size();
       if (ud) pfds.push_back({ud->fd(), POLLIN, 0});
       const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(wake_at - Clock::now()).count();
-      ::poll(pfds.data(), pfds.size(), static_cast<int>(std::clamp<long long>(wait + 1, 0, 1000)));
+      // Completions left by a drain at its budget: look at the sockets without waiting, then
+      // drain again.
+      ::poll(pfds.data(), pfds.size(), ud_more ? 0 : static_cast<int>(std::clamp<long long>(wait + 1, 0, 1000)));
       now = Clock::now();
       if (pfds[0].revents) {
         std::uint64_t v;
@@ -1143,7 +1168,7 @@ struct Mesh::Impl {
       for (std::size_t i = 0; i < pfd_pconns.size(); ++i)
         if (pfds[first_pconn + i].revents) on_pconn(*pfd_pconns[i], pfds[first_pconn + i].revents, now);
       // The endpoint may have been opened during this turn (then ud_index is past the end).
-      if (ud) on_ud_events(ud_index < pfds.size() && pfds[ud_index].revents);
+      if (ud) on_ud_events(ud_more || (ud_index < pfds.size() && pfds[ud_index].revents));
     }
   }
 };

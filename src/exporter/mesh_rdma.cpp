@@ -6,6 +6,7 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <map>
@@ -45,7 +46,7 @@ bool MeshUd::send(std::uint64_t, const MeshDatagram&, std::uint64_t, std::string
   err = "no RDMA";
   return false;
 }
-void MeshUd::drain(std::vector<MeshUdEvent>&) {}
+bool MeshUd::drain(std::vector<MeshUdEvent>&) { return false; }
 void MeshUd::poll_sends(std::vector<MeshUdEvent>&) {}
 const std::string& MeshUd::broken() const {
   static const std::string none;
@@ -59,7 +60,14 @@ namespace {
 // The mesh's Q_Key: a datagram with another key is dropped by the device.
 constexpr std::uint32_t kMeshQkey = 0x46534d51;  // "FSMQ"
 constexpr std::size_t kGrhBytes = 40;           // every UD receive buffer starts with room for the GRH
-constexpr std::size_t kRecvSlot = kGrhBytes + 64;
+// A receive holds the largest UD message there is: a UD message is one packet, and no MTU is
+// above 4096 bytes. Anyone on the segment may send the queue pair anything up to its MTU, and
+// soft-RoCE (Linux 6.1) answers a datagram longer than the posted buffer by putting the whole
+// queue pair in the error state (IBV_WC_LOC_QP_OP_ERR): with 64-byte buffers, a stranger's
+// datagram of 65 bytes reset the endpoint of every node it reached (tests/vm/mesh.sh, the
+// strangers phase). 128 receives of 4136 bytes: 517 KiB per node.
+constexpr std::size_t kLargestUdMessage = 4096;
+constexpr std::size_t kRecvSlot = kGrhBytes + kLargestUdMessage;
 constexpr std::size_t kSendSlot = 64;
 constexpr std::uint64_t kRecvBit = 1ull << 63;
 
@@ -314,27 +322,32 @@ struct MeshUd::Impl {
     return true;
   }
 
-  void poll_all(Cq& q, std::vector<MeshUdEvent>& out) {
+  // At most `budget` completions of `q`; how many were taken.
+  std::size_t poll_all(Cq& q, std::vector<MeshUdEvent>& out, std::size_t budget) {
+    std::size_t taken = 0;
+    if (budget == 0) return 0;
     if (q.x) {
       ibv_cq_ex* x = q.x;
       ibv_poll_cq_attr pa{};
-      if (ibv_start_poll(x, &pa) != 0) return;
+      if (ibv_start_poll(x, &pa) != 0) return 0;
       do {
         const auto st = x->status;
         const bool recv = (x->wr_id & kRecvBit) != 0;
         on_completion(x->wr_id, st, st == IBV_WC_SUCCESS && recv ? ibv_wc_read_byte_len(x) : 0,
                       st == IBV_WC_SUCCESS && recv ? ibv_wc_read_src_qp(x) : 0,
                       st == IBV_WC_SUCCESS && info.timestamps ? ibv_wc_read_completion_ts(x) : 0, out);
-      } while (ibv_next_poll(x) == 0);
+      } while (++taken < budget && ibv_next_poll(x) == 0);
       ibv_end_poll(x);
-      return;
+      return taken;
     }
     ibv_wc wc[32];
-    for (;;) {
-      const int n = ibv_poll_cq(q.cq, 32, wc);
-      if (n <= 0) return;
+    while (taken < budget) {
+      const int n = ibv_poll_cq(q.cq, static_cast<int>(std::min<std::size_t>(32, budget - taken)), wc);
+      if (n <= 0) break;
       for (int k = 0; k < n; ++k) on_completion(wc[k].wr_id, wc[k].status, wc[k].byte_len, wc[k].src_qp, 0, out);
+      taken += static_cast<std::size_t>(n);
     }
+    return taken;
   }
 };
 
@@ -450,7 +463,7 @@ bool MeshUd::send(std::uint64_t remote, const MeshDatagram& d, std::uint64_t tag
 
 const std::string& MeshUd::broken() const { return impl_->broken; }
 
-void MeshUd::drain(std::vector<MeshUdEvent>& out) {
+bool MeshUd::drain(std::vector<MeshUdEvent>& out) {
   auto& I = *impl_;
   ibv_cq* ev_cq = nullptr;
   void* ev_ctx = nullptr;
@@ -459,14 +472,23 @@ void MeshUd::drain(std::vector<MeshUdEvent>& out) {
     I.L.ack_cq_events(I.rcq.cq, I.unacked);
     I.unacked = 0;
   }
+  constexpr auto kAll = static_cast<std::size_t>(-1);
   // Poll, ask for the next event, poll again: a completion between the two would not wake us.
-  I.poll_all(I.rcq, out);
-  ibv_req_notify_cq(I.rcq.cq, 0);
-  I.poll_all(I.rcq, out);
-  I.poll_all(I.scq, out);
+  // A full budget leaves the rest for the next call, which the caller makes at once (no event
+  // asked for meanwhile: it would only wake the loop for what it reads anyway).
+  auto budget = static_cast<std::size_t>(I.recv_depth);
+  budget -= I.poll_all(I.rcq, out, budget);
+  if (budget > 0) {
+    ibv_req_notify_cq(I.rcq.cq, 0);
+    budget -= I.poll_all(I.rcq, out, budget);
+  }
+  I.poll_all(I.scq, out, kAll);
+  return budget == 0;
 }
 
-void MeshUd::poll_sends(std::vector<MeshUdEvent>& out) { impl_->poll_all(impl_->scq, out); }
+void MeshUd::poll_sends(std::vector<MeshUdEvent>& out) {
+  impl_->poll_all(impl_->scq, out, static_cast<std::size_t>(-1));
+}
 
 #endif
 

@@ -69,9 +69,12 @@ class MeshUd {
   // Posts one datagram; `tag` comes back in its Sent/SendFailed event. false and `err` when every
   // send slot is in flight or the post failed.
   bool send(std::uint64_t remote, const MeshDatagram& d, std::uint64_t tag, std::string& err);
-  // Every completion so far (call when fd() polls readable; cheap when none wait). Only receives
-  // make fd() readable: send completions wait for this or for poll_sends.
-  void drain(std::vector<MeshUdEvent>& out);
+  // The completions so far (call when fd() polls readable; cheap when none wait), at most
+  // recv_depth receives: true when that many were taken and more may wait, which fd() will not
+  // say (call again at once). A flood of datagrams thus never holds the caller's loop; what the
+  // device cannot post meanwhile it drops. Only receives make fd() readable: send completions
+  // wait for this or for poll_sends.
+  bool drain(std::vector<MeshUdEvent>& out);
   // The send completions so far, without a system call (each turn of the loop).
   void poll_sends(std::vector<MeshUdEvent>& out);
   // A completion failed: the queue pair is in the error state and flushes everything (soft-RoCE

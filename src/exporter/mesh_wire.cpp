@@ -169,6 +169,14 @@ std::optional<MeshDatagram> decode_datagram(const unsigned char* b, std::size_t 
   return d;
 }
 
+MeshUdVerdict judge_prober_datagram(const MeshDatagram& d, std::uint32_t src_qp, const MeshUdExpect& expect) {
+  if (!expect.known || src_qp != expect.qpn) return MeshUdVerdict::Stranger;
+  if (d.kind == MeshDatagramKind::Reply)
+    return expect.outstanding && d.seq == expect.seq ? MeshUdVerdict::Answer : MeshUdVerdict::Late;
+  if (d.kind == MeshDatagramKind::Timing) return d.seq == expect.seq ? MeshUdVerdict::Timing : MeshUdVerdict::Late;
+  return MeshUdVerdict::Stranger;  // a probe is not the prober's to judge
+}
+
 std::optional<std::uint64_t> mesh_network_rtt_ns(std::uint64_t prober_span_ns, std::uint64_t responder_span_ns) {
   if (prober_span_ns == 0 || responder_span_ns == 0 || responder_span_ns > prober_span_ns) return std::nullopt;
   return prober_span_ns - responder_span_ns;

@@ -109,6 +109,25 @@ std::array<unsigned char, kMeshDatagramBytes> encode_datagram(const MeshDatagram
 // nullopt unless exactly kMeshDatagramBytes of ours with a known kind.
 std::optional<MeshDatagram> decode_datagram(const unsigned char* b, std::size_t n);
 
+// What the prober makes of a reply or timing datagram. The prober looks the datagram's cookie
+// up among the cookies its responders gave it; `expect` is what it holds for that responder
+// (known false: no such cookie here).
+struct MeshUdExpect {
+  bool known = false;
+  std::uint32_t qpn = 0;          // the responder's QP number, from its accept
+  bool outstanding = false;       // a probe to it waits for its reply
+  std::uint32_t seq = 0;          // the last probe's sequence number
+};
+enum class MeshUdVerdict {
+  Answer,    // the reply to the probe under way
+  Timing,    // the responder's span for the last probe
+  Late,      // ours, but for no probe under way (a late reply, a timing of an older probe): ignored
+  Stranger,  // a cookie this prober does not hold, or the right cookie from another queue pair:
+             // counted as from an unknown sender, never an answer
+};
+// `d` is a reply or a timing datagram (probes go to the responder).
+MeshUdVerdict judge_prober_datagram(const MeshDatagram& d, std::uint32_t src_qp, const MeshUdExpect& expect);
+
 // The network's share of a UD round trip by completion timestamps: the prober's send-to-receive
 // span minus the responder's receive-to-send span, both in ns. nullopt when the result would be
 // negative (clocks misread) or a span is 0.

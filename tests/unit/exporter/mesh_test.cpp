@@ -279,6 +279,26 @@ TEST(MeshWire, NetworkRtt_IsTheProbersSpanLessTheRespondersByDeviceClocks) {
   EXPECT_FALSE(mesh_ticks_to_ns(5, 0));
 }
 
+TEST(MeshWire, ProberDatagram_CountsOnlyWithOurCookieFromTheRespondersQueuePair) {
+  const MeshUdExpect ours{true, 17, true, 42};
+  const MeshDatagram reply{MeshDatagramKind::Reply, 42, 0x1234, 900, 0};
+  const MeshDatagram timing{MeshDatagramKind::Timing, 42, 0x1234, 0, 300};
+  EXPECT_EQ(judge_prober_datagram(reply, 17, ours), MeshUdVerdict::Answer);
+  EXPECT_EQ(judge_prober_datagram(timing, 17, ours), MeshUdVerdict::Timing);
+  EXPECT_EQ(judge_prober_datagram(reply, 18, ours), MeshUdVerdict::Stranger) << "our cookie from another QP";
+  EXPECT_EQ(judge_prober_datagram(timing, 18, ours), MeshUdVerdict::Stranger);
+  EXPECT_EQ(judge_prober_datagram(reply, 17, MeshUdExpect{}), MeshUdVerdict::Stranger) << "a cookie not held here";
+  MeshDatagram other = reply;
+  other.seq = 41;
+  EXPECT_EQ(judge_prober_datagram(other, 17, ours), MeshUdVerdict::Late) << "a reply to an older probe";
+  MeshUdExpect idle = ours;
+  idle.outstanding = false;
+  EXPECT_EQ(judge_prober_datagram(reply, 17, idle), MeshUdVerdict::Late) << "no probe under way";
+  MeshDatagram probe = reply;
+  probe.kind = MeshDatagramKind::Probe;
+  EXPECT_EQ(judge_prober_datagram(probe, 17, ours), MeshUdVerdict::Stranger);
+}
+
 TEST(MeshWire, Token_TooShortOrWithSpaces_IsNamedNotPrinted) {
   try {
     check_mesh_token("short", "/etc/fabscope/mesh.token");
