@@ -9,7 +9,14 @@
 #           RoCE RTT alert fires for them only; cleared: it resolves
 #   loss    netem loss on vm2's NIC: the loss alert fires for vm2's pairs only; cleared: resolves
 #   stop    vm4 frozen (QMP stop): its peers count timeouts, the unreachable alert fires for it;
-#           continued: resolves
+#           meanwhile a stranger sends the other four replies with guessed cookies, and not one
+#           is counted as an answer from the frozen node; continued: resolves
+#   strangers  a process without the token on vm0 (tests/vm/mesh_forge.c: its own UD queue pair,
+#           the mesh's Q_Key, guessed QP numbers and cookies) sends every node's UD queue pair
+#           garbage, datagrams of the wrong size or kind, probes, replies and timing datagrams
+#           with unknown cookies, then floods one node: each node counts what reached it as from
+#           an unknown sender, the real pairs keep answering over RDMA with no reset, and the
+#           flooded exporter's CPU stays bounded
 # With --perftest N instead: 2 VMs, perftest's ib_send_lat (UD) and the mesh's RTT between them,
 # alternating N times (bench/RESULTS.md); --rate R sets the mesh's probes per second (8).
 # Usage: tests/vm/mesh.sh [--fabscope PATH] [--prometheus PATH] [--out DIR] [--accel A] [--perftest N]
@@ -57,6 +64,10 @@ cleanup() {
 trap cleanup EXIT
 strip -o "$run/fabscope" "$bin" 2>/dev/null || cp "$bin" "$run/fabscope"
 vm_overlay_fabscope "$run/ov" "$run/fabscope"
+# The stranger of the strangers phase, built here against libibverbs (libibverbs-dev); the guest
+# has the library (libibverbs1, packages.txt).
+cc -O2 -Wall -std=c11 -D_DEFAULT_SOURCE -o "$run/ov/usr/bin/mesh_forge" "$here/mesh_forge.c" -libverbs ||
+  die "cannot build tests/vm/mesh_forge.c (scripts/install-deps.sh installs libibverbs-dev)"
 install -m 0755 "$here/mesh-init" "$run/ov/init"
 vm_cpio "$run/ov" "$run/overlay.cpio.gz"
 cat "$base" "$run/overlay.cpio.gz" >"$run/initrd.gz"

@@ -9,6 +9,11 @@ and jumps by tens of them when a loaded host deschedules a qemu (the issue's "as
 injected difference, not absolute microseconds"): the injected delay is 150 ms, well above both
 the threshold and the testbed's own noise. The loss threshold (0.01%) is the file's own.
 
+The strangers phase (and the forged replies during the stop phase) run tests/vm/mesh_forge.c on
+vm0, a process without the token: what it sends is judged by every node's counters, read from
+the VMs' /metrics directly (before and after, no scrape interval in between), and by the
+exporter's CPU time, read in the guest (`cpu` on the control pipe).
+
 --perftest N: two VMs; N rounds of ib_send_lat -c UD (40 bytes) from vm0 to vm1, each followed
 by a window of the mesh's own probes between the same two (vm0's RTT histogram of peer
 10.10.0.2, read from its /metrics before and after); --perftest-report N then reads perftest's
@@ -32,6 +37,21 @@ DELAY = "150ms"
 DELAY_S = 0.150
 LOSS = "5%"
 THRESHOLD_S = 0.060
+# The strangers phase. A scan sends each QP number 18 datagrams (mesh_forge.c); soft-RoCE hands
+# the exporter's queue pair all but the one with another Q_Key: 40 random bytes, "FSMU" of kinds
+# 0, 4 and 255, a probe, a reply and a timing datagram with random cookies, a probe with cookie 0,
+# and sizes 0, 1, 39, 41, 64, 65, 200, 256 and 1000 (the port's MTU is 1024).
+SCAN_REACHING = 17
+SCAN_QPNS = "1-64"       # soft-RoCE numbers QPs from 17 up: an exporter's is among these
+FLOOD_S = 10
+FLOOD_RATE = 2000        # datagrams a second at one exporter's QP
+# Of one (TCG) core, the flooded exporter's share: while flooded (each datagram costs a receive,
+# a lookup and a count: 36-37% at 1,770-2,000 a second in TCG), so a loop spinning on them would
+# show; and in the 5 s after (6-7%; 7-9% is its share over a whole run).
+FLOOD_CPU_MAX = 0.8
+IDLE_CPU_MAX = 0.25
+FLOOD_COUNTED_MIN = 0.5  # of the flood: counted as from an unknown sender (the rest the device drops)
+PAIR_ERRORS_MAX = 3      # probe errors a real pair may have during the phase (TCG stalls)
 
 
 def ip(n):
@@ -119,6 +139,23 @@ def sample(text, name, labels):
         if all(got.get(k) == v for k, v in labels.items()):
             return float(line.rsplit(" ", 1)[1])
     return None
+
+
+def samples(text, name):
+    """Every `name{...} value` of an exposition as {frozenset(labels): value}."""
+    out = {}
+    for line in text.splitlines():
+        if line.startswith(name + "{") or line.startswith(name + " "):
+            head, _, value = line.rpartition(" ")
+            labels = frozenset(re.findall(r'(\w+)="([^"]*)"', head[len(name):]))
+            out[labels] = float(value)
+    return out
+
+
+def total(text, name, **labels):
+    """The sum of `name` over the series whose labels include `labels`."""
+    want = set(labels.items())
+    return sum(v for k, v in samples(text, name).items() if want <= k)
 
 
 def boot(tb, deadline):
@@ -252,6 +289,111 @@ def p50_by_pair(prom):
             if r["value"][1] not in ("NaN", "+Inf")}
 
 
+def forge_line(tb, name):
+    m = re.findall(rf"VM: forge {name} rc=(\d+) (.*)", tb.console(0))
+    return f"rc={m[-1][0]} {m[-1][1]}" if m else "no report"
+
+
+def cpu_reading(tb, n, name):
+    """(cpu seconds, uptime seconds, UD QP number) of vm n's exporter, asked on its control pipe;
+    None when it has ended or did not say."""
+    tb.control(n, f"cpu {name}")
+    if not tb.wait_console(n, f"VM: cpu {name} ", time.monotonic() + 30):
+        return None
+    m = re.search(rf"VM: cpu {name} (\d+) ([\d.]+) (\d+) qpn=(\d+)", tb.console(n))
+    if not m:
+        return None
+    return int(m.group(1)) / int(m.group(3)), float(m.group(2)), int(m.group(4))
+
+
+def pair_counts(text, n, world):
+    """{peer: (sent, answered over rdma_roce, errors)} of vm n's prober."""
+    return {ip(k): (total(text, "fabscope_mesh_probes_sent_total", peer=ip(k)),
+                    total(text, "fabscope_mesh_probes_answered_total", peer=ip(k), transport="rdma_roce"),
+                    total(text, "fabscope_mesh_probe_errors_total", peer=ip(k)))
+            for k in range(world) if k != n}
+
+
+def strangers(tb):
+    """A stranger on vm0 scans every node's UD queue pair with forged datagrams, then floods vm2's.
+    Read on every node before and after: what reached it is counted as from an unknown sender,
+    its real pairs kept answering over RDMA without an endpoint reset, its exporter runs on."""
+    start = time.monotonic()
+    before = {n: tb.metrics(n) for n in range(tb.world)}
+    targets = " ".join(f"-t {ip(n)}" for n in range(tb.world))
+    tb.control(0, f"forge scan scan {targets} -q {SCAN_QPNS}")
+    scanned = tb.wait_console(0, "forge scan rc=", time.monotonic() + 120)
+    print(f"  scan: {forge_line(tb, 'scan')}")
+    tb.check(scanned and "rc=0" in forge_line(tb, "scan"), "strangers: the stranger's scan ran")
+    # A TCG guest may read its completions a few seconds late: read until all are counted (bounded).
+    def scan_counts():
+        nonlocal mid
+        mid = {n: tb.metrics(n) for n in range(tb.world)}
+        return {f"vm{n}": total(mid[n], "fabscope_mesh_responder_probes_total", result="unknown_sender") -
+                total(before[n], "fabscope_mesh_responder_probes_total", result="unknown_sender")
+                for n in range(tb.world)}
+    mid = {}
+    wait("the scan counted everywhere", lambda: all(v >= SCAN_REACHING for v in scan_counts().values()), 30)
+    scan_counted = scan_counts()
+    tb.check(all(v >= SCAN_REACHING for v in scan_counted.values()),
+             f"strangers: every node counts the {SCAN_REACHING} forged datagrams of each kind the device hands "
+             f"it as from an unknown sender: {scan_counted}")
+
+    # The flood, at the QP number an attacker finds by trying the few small ones (read from the
+    # exporter's log here, to aim every datagram at it).
+    c0 = cpu_reading(tb, 2, "flood0")
+    if not tb.check(c0 is not None and c0[2] > 0, f"strangers: vm2's exporter runs and has a UD QP: {c0}"):
+        return
+    tb.control(0, f"forge flood flood -t {ip(2)}:{c0[2]} -s {FLOOD_S} -r {FLOOD_RATE}")
+    flooded = tb.wait_console(0, "forge flood rc=", time.monotonic() + FLOOD_S + 60)
+    c1 = cpu_reading(tb, 2, "flood1")
+    c1_at = time.monotonic()
+    line = forge_line(tb, "flood")
+    print(f"  flood: {line}")
+    tb.check(flooded and "rc=0" in line, "strangers: the stranger's flood ran")
+    sent = re.search(r"sent (\d+) datagrams", line)
+    flood_sent = int(sent.group(1)) if sent else 0
+
+    def flood_counts():
+        nonlocal after
+        after = {n: tb.metrics(n) for n in range(tb.world)}
+        return (total(after[2], "fabscope_mesh_responder_probes_total", result="unknown_sender") -
+                total(mid[2], "fabscope_mesh_responder_probes_total", result="unknown_sender"))
+    after = {}
+    wait("the flood counted", lambda: flood_counts() >= FLOOD_COUNTED_MIN * flood_sent > 0, 20)
+    flood_counted = flood_counts()
+    tb.check(flood_sent > 0 and flood_counted >= FLOOD_COUNTED_MIN * flood_sent,
+             f"strangers: vm2 counts the flood as from an unknown sender: {flood_counted:.0f} of {flood_sent} "
+             f"(at least {FLOOD_COUNTED_MIN:.0%})")
+    if tb.check(c1 is not None, "strangers: vm2's exporter still runs after the flood") and c1[1] > c0[1]:
+        share = (c1[0] - c0[0]) / (c1[1] - c0[1])
+        per = (c1[0] - c0[0]) / flood_counted * 1e6 if flood_counted else 0
+        tb.check(share <= FLOOD_CPU_MAX, f"strangers: vm2's exporter used {share:.0%} of its core while flooded "
+                                         f"({c1[1] - c0[1]:.1f} s, {per:.0f} us a datagram; at most "
+                                         f"{FLOOD_CPU_MAX:.0%})")
+    # Every node, every real pair: still answered over RDMA, few errors, the endpoint never reset.
+    for n in range(tb.world):
+        b, a = pair_counts(before[n], n, tb.world), pair_counts(after[n], n, tb.world)
+        delta = {p: tuple(a[p][i] - b[p][i] for i in range(3)) for p in a}
+        tb.check(all(d[1] > 0 and d[2] <= PAIR_ERRORS_MAX for d in delta.values()),
+                 f"strangers: vm{n} kept answers over rdma_roce from every peer, at most {PAIR_ERRORS_MAX} errors "
+                 f"each (sent, answered, errors): {delta}")
+        resets = (total(after[n], "fabscope_mesh_rdma_resets_total") -
+                  total(before[n], "fabscope_mesh_rdma_resets_total"))
+        up = total(after[n], "fabscope_mesh_rdma_up")
+        tb.check(resets == 0 and up == 1, f"strangers: vm{n}'s RDMA endpoint stayed up without a reset "
+                                          f"(resets {resets:.0f}, up {up:.0f})")
+    # After the flood the exporter is back to its own work: nothing left spinning.
+    if c1 is not None:
+        time.sleep(max(0.0, 5 - (time.monotonic() - c1_at)))
+        c2 = cpu_reading(tb, 2, "idle")
+        if tb.check(c2 is not None, "strangers: vm2's exporter still runs") and c2[1] > c1[1]:
+            idle = (c2[0] - c1[0]) / (c2[1] - c1[1])
+            tb.check(idle <= IDLE_CPU_MAX, f"strangers: after the flood vm2's exporter used {idle:.0%} of its core "
+                                           f"({c2[1] - c1[1]:.1f} s, at most {IDLE_CPU_MAX:.0%})")
+    print(f"strangers phase: {time.monotonic() - start:.0f} s", flush=True)
+
+
 def scenario(tb, args):
     work = os.path.join(tb.run, "prometheus")
     os.makedirs(work, exist_ok=True)
@@ -325,6 +467,13 @@ def scenario(tb, args):
         before = {r["metric"]["instance"]: float(r["value"][1]) for r in prom.query(
             f'sum by (instance) (fabscope_mesh_probe_errors_total{{peer="{ip(4)}"}})')}
         tb.qmp(4, "stop")
+        # vm4 answers nothing now: once the probes under way have timed out (1 s), an answer
+        # counted for it can only be a forgery. A stranger sends its four probers replies and
+        # timing datagrams with guessed cookies, to every QP number soft-RoCE would give.
+        time.sleep(3)
+        frozen0 = {n: tb.metrics(n) for n in range(4)}
+        targets = " ".join(f"-t {ip(n)}" for n in range(4))
+        tb.control(0, f"forge replies replies {targets} -q 16-47 -s 15 -r 800")
         got = wait("the unreachable alert for vm4",
                    lambda: (lambda f: f if len([p for p in f if p[1] == ip(4)]) >= 3 else None)(
                        prom.firing("FabscopeMeshPeerUnreachable")), PHASE_S)
@@ -340,13 +489,33 @@ def scenario(tb, args):
             f'sum by (instance) (fabscope_mesh_probe_errors_total{{peer="{ip(4)}"}})')}
         tb.check(sum(1 for i in after if after[i] > before.get(i, 0)) >= 3,
                  f"stop: its peers count the lost probes: {before} -> {after}")
+        forged = tb.wait_console(0, "forge replies rc=", time.monotonic() + 60)
+        frozen1 = {n: tb.metrics(n) for n in range(4)}
+        answered = {f"vm{n}": total(frozen1[n], "fabscope_mesh_probes_answered_total", peer=ip(4)) -
+                    total(frozen0[n], "fabscope_mesh_probes_answered_total", peer=ip(4)) for n in range(4)}
+        refused = {f"vm{n}": total(frozen1[n], "fabscope_mesh_responder_probes_total", result="unknown_sender") -
+                   total(frozen0[n], "fabscope_mesh_responder_probes_total", result="unknown_sender")
+                   for n in range(4)}
+        print(f"  forged replies: {forge_line(tb, 'replies')}; counted as from an unknown sender: {refused}")
+        tb.check(forged and all(v == 0 for v in answered.values()),
+                 f"stop: no forged reply is counted as an answer from the frozen vm4: {answered}")
+        tb.check(all(v > 0 for v in refused.values()),
+                 f"stop: every prober counts the forged replies that reached it as from an unknown sender: "
+                 f"{refused}")
         tb.qmp(4, "cont")
         tb.check(bool(wait("the unreachable alert to resolve",
                            lambda: not prom.firing("FabscopeMeshPeerUnreachable"), PHASE_S)),
                  "continued: the unreachable alert resolves")
         rejected = prom.query('sum(fabscope_mesh_responder_probes_total{result="unknown_sender"})')
         print(f"datagrams dropped as from an unknown sender in all: {rejected[0]['value'][1] if rejected else '?'} "
-              "(probes in flight when their prober dialled again, or queued in the frozen VM)")
+              "(forged replies, probes in flight when their prober dialled again, or queued in the frozen VM)")
+        if not tb.check(bool(wait(f"{pairs} pairs up over rdma_roce again", lambda: len(prom.query(
+                'fabscope_mesh_peer_up{transport="rdma_roce"} == 1')) == pairs, PHASE_S)),
+                f"continued: all {pairs} directed pairs answer over rdma_roce again"):
+            return 1
+
+        # 4. strangers on the RDMA segment
+        strangers(tb)
     finally:
         prom.stop()
     return 1 if tb.failures else 0
