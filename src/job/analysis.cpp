@@ -22,15 +22,6 @@ std::string ms(double ns) {
 }
 std::string pct(double f) { return format_double("%.1f%%", 100 * f); }
 
-double median_of(std::vector<double> v) {
-  if (v.empty()) return 0;
-  auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
-  std::nth_element(v.begin(), mid, v.end());
-  double m = *mid;
-  if (v.size() % 2 == 0) m = (m + *std::max_element(v.begin(), mid)) / 2;
-  return m;
-}
-
 std::string who(const RankStat& r) {
   std::string s = "rank " + std::to_string(r.rank) + " (host " + (r.host.empty() ? "?" : r.host);
   if (r.gpu >= 0) s += ", GPU " + std::to_string(r.gpu);
@@ -317,6 +308,15 @@ void judge_links(CommView& view, const Group& g, Analysis& out, const Options& o
 }
 
 }  // namespace
+
+double median_of(std::vector<double> v) {
+  if (v.empty()) return 0;
+  auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
+  std::nth_element(v.begin(), mid, v.end());
+  double m = *mid;
+  if (v.size() % 2 == 0) m = (m + *std::max_element(v.begin(), mid)) / 2;
+  return m;
+}
 
 double binomial_tail(std::size_t k, std::size_t n, double p) {
   if (k == 0) return 1;

@@ -88,6 +88,9 @@ struct Analysis {
 
 Analysis analyze(const Snapshot& snapshot, const Options& options = {});
 
+// The median of v (the mean of the middle two for an even count); 0 when empty.
+double median_of(std::vector<double> v);
+
 // P(X >= k) for X ~ Binomial(n, p).
 double binomial_tail(std::size_t k, std::size_t n, double p);
 

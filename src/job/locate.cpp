@@ -14,13 +14,8 @@ namespace fabscope::job {
 
 namespace {
 
-std::string lower(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 // "gpu-07.example.org" -> "gpu-07"
-std::string first_label(const std::string& host) { return lower(host.substr(0, host.find('.'))); }
+std::string first_label(const std::string& host) { return core::lower(host.substr(0, host.find('.'))); }
 
 // An HCA of the fabric as rdma-core names it: "gpu-07 mlx5_0" -> host "gpu-07", device "mlx5_0".
 struct Hca {
@@ -145,14 +140,7 @@ std::vector<LocatedComm> locate(const subnet::Subnet& fabric, const Analysis& an
     cluster::LocalizeOptions lo;
     lo.min_slow = 1;  // a job's ring may have one slow connection through a cable: still worth naming
     double threshold = 0;
-    if (rates.size() >= 3) {
-      std::vector<double> v = rates;
-      auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
-      std::nth_element(v.begin(), mid, v.end());
-      double med = *mid;
-      if (v.size() % 2 == 0) med = (med + *std::max_element(v.begin(), mid)) / 2;
-      threshold = med / opt.slow_link_factor;
-    }
+    if (rates.size() >= 3) threshold = median_of(rates) / opt.slow_link_factor;
     std::vector<cluster::PairResult> list;
     for (auto& [k, p] : pairs) list.push_back(std::move(p));
     if (threshold > 0) {

@@ -277,7 +277,7 @@ void rule_ifname(Ctx& c) {
         "NCCL_SOCKET_IFNAME selects only the loopback interface: NCCL's bootstrap and socket transport "
         "reach no other node, so a job across nodes fails at init (one node alone works)",
         setting(*e) + "; interfaces: " + core::join(all, " "),
-        others_up.empty() ? "for jobs across nodes: " + suggest : "for jobs across nodes: " + suggest, kDocs));
+        "for jobs across nodes: " + suggest, kDocs));
 }
 
 void rule_gid(Ctx& c) {
