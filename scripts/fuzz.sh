@@ -6,19 +6,22 @@
 # than --timeout or more than --rss-mb MB of memory fails the run; the input is kept under the
 # output directory with the libFuzzer log.
 # Usage: scripts/fuzz.sh [--time SEC] [--runs N] [--jobs N] [--timeout SEC] [--rss-mb MB]
-#                        [--out DIR] [--no-build] [NAME...]
+#                        [--out DIR] [--build-dir DIR] [--no-build] [NAME...]
 #   --time SEC     fuzzing time per target (default 30)
 #   --runs N       also stop a target after N executions (long runs: --time 3600 --runs 10000000)
 #   --jobs N       targets run at once (default: number of CPUs)
 #   --timeout SEC  an input that runs longer is a hang (default 5; libFuzzer's -timeout)
 #   --rss-mb MB    memory limit of one target (default 2048; libFuzzer's -rss_limit_mb)
-#   --out DIR      logs, new corpus entries and crash inputs (default build-fuzz/fuzz-out)
+#   --out DIR      logs, new corpus entries and crash inputs (default BUILD_DIR/fuzz-out)
+#   --build-dir DIR  a configured clang build with FABSCOPE_FUZZ=ON (default build-fuzz, preset
+#                  fuzz: -O1); scripts/test.sh passes build-asan, whose build made the targets
+#   --no-build     run what is built, build nothing
 #   NAME...        only these targets (exporter_http, envfile, ...)
 # Exit codes: 0 every target ran clean, 2 a target crashed, hung, leaked or ran out of memory,
 # 3 usage error or no target built.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-time_s=30 runs=-1 jobs=$(nproc) timeout_s=5 rss_mb=2048 out=build-fuzz/fuzz-out build=1 names=()
+time_s=30 runs=-1 jobs=$(nproc) timeout_s=5 rss_mb=2048 out= dir= build=1 names=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --time) time_s=$2; shift ;;
@@ -27,18 +30,26 @@ while [ $# -gt 0 ]; do
     --timeout) timeout_s=$2; shift ;;
     --rss-mb) rss_mb=$2; shift ;;
     --out) out=$2; shift ;;
+    --build-dir) dir=$2; shift ;;
     --no-build) build=0 ;;
-    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "fuzz.sh: unknown option '$1' (see --help)" >&2; exit 3 ;;
     *) names+=("$1") ;;
   esac
   shift
 done
-if [ "$build" = 1 ]; then
-  cmake --preset fuzz >/dev/null
-  cmake --build --preset fuzz -j "$(nproc)"
+if [ -z "$dir" ]; then
+  dir=build-fuzz
+  if [ "$build" = 1 ]; then cmake --preset fuzz >/dev/null; fi
 fi
-bin=build-fuzz/tests/fuzz
+if [ "$build" = 1 ]; then
+  [ -f "$dir/CMakeCache.txt" ] || { echo "fuzz.sh: $dir is not a configured build tree" >&2; exit 3; }
+  grep -q '^FABSCOPE_FUZZ:BOOL=ON' "$dir/CMakeCache.txt" \
+    || { echo "fuzz.sh: $dir was not configured with FABSCOPE_FUZZ=ON" >&2; exit 3; }
+  cmake --build "$dir" --target fuzz -j "$(nproc)"
+fi
+: "${out:=$dir/fuzz-out}"
+bin=$dir/tests/fuzz
 if [ ${#names[@]} -eq 0 ]; then
   for f in "$bin"/fabscope_*_fuzz; do
     [ -x "$f" ] || continue

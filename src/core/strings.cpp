@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 namespace fabscope::core {
 
@@ -83,6 +84,11 @@ std::vector<std::string> split_ws(std::string_view s) {
 }
 
 bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
+
+bool contains(std::string_view s, std::string_view needle) {
+  if (needle.empty()) return true;
+  return needle.size() <= s.size() && memmem(s.data(), s.size(), needle.data(), needle.size()) != nullptr;
+}
 
 std::string join(const std::vector<std::string>& items, std::string_view sep) {
   return join(items, sep, items.size());

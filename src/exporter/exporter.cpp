@@ -5,6 +5,7 @@
 #include <chrono>
 #include <iostream>
 
+#include "core/clock.hpp"
 #include "probe/probe.hpp"
 #include "probe/rdma.hpp"
 #include "subnet/judge.hpp"
@@ -15,10 +16,6 @@
 namespace fabscope::exporter {
 
 namespace {
-
-double unix_seconds() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
 
 constexpr std::size_t kMaxLoggedNotes = 256;
 
@@ -134,7 +131,7 @@ void Exporter::refresh_checks() {
     results->findings = checks::run(node);
 #endif
     results->duration_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    results->timestamp_seconds = unix_seconds();
+    results->timestamp_seconds = core::unix_seconds();
     std::lock_guard<std::mutex> lock(facts_mu_);
     facts_ = facts;
 #if FABSCOPE_EXPORTER_WITH_CHECKS

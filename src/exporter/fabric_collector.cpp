@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <iostream>
 
+#include "core/clock.hpp"
 #include "core/strings.hpp"
 #include "exporter/metrics.hpp"
 #include "subnet/judge.hpp"
@@ -15,9 +16,6 @@ namespace fabscope::exporter {
 
 namespace {
 
-double unix_seconds() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -100,7 +98,7 @@ void FabricCollector::discover() {
     o.counters = true;
     subnet::Subnet s = opts_.sweep_fn(o);
     discovery_.last_duration_seconds = seconds_since(t0);
-    discovery_.last_success_timestamp_seconds = unix_seconds();
+    discovery_.last_success_timestamp_seconds = core::unix_seconds();
     discovery_.mads_sent_total += s.mads_sent;
     discovery_.mad_timeouts_total += s.mads_timed_out;
     // A discovery reads the counters too: it is also a counters collection.
@@ -126,7 +124,7 @@ void FabricCollector::read_counters() {
     subnet::Subnet s = *base_;
     opts_.counters_fn(s, opts_.sweep);
     counters_.last_duration_seconds = seconds_since(t0);
-    counters_.last_success_timestamp_seconds = unix_seconds();
+    counters_.last_success_timestamp_seconds = core::unix_seconds();
     counters_.mads_sent_total += s.mads_sent;
     counters_.mad_timeouts_total += s.mads_timed_out;
     last_error_.clear();

@@ -23,6 +23,7 @@
 #include <set>
 #include <thread>
 
+#include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/regular_file.hpp"
 #include "core/socket.hpp"
@@ -38,9 +39,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using TimePoint = Clock::time_point;
 
-double unix_seconds() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
 double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
 constexpr std::size_t kMaxPeersFileBytes = 16u << 20;
@@ -337,7 +335,7 @@ struct Mesh::Impl {
     auto it = stats.find(key);
     if (it != stats.end()) return it->second;
     if (stats.size() >= o.peer_label_limit) {
-      const double stale_before = unix_seconds() - 3 * o.rotation_seconds;
+      const double stale_before = core::unix_seconds() - 3 * o.rotation_seconds;
       auto oldest = stats.end();
       for (auto s = stats.begin(); s != stats.end(); ++s)
         if (!pconns.count(s->first.first) && s->second.last_probe_timestamp_seconds < stale_before &&
@@ -387,7 +385,7 @@ struct Mesh::Impl {
       auto& s = stats_for(c.peer.id, c.transport);
       s.probed = true;
       s.up = false;
-      s.last_probe_timestamp_seconds = unix_seconds();
+      s.last_probe_timestamp_seconds = core::unix_seconds();
       ++s.errors[reason];
     }
     c.pending = c.outstanding = false;
@@ -404,7 +402,7 @@ struct Mesh::Impl {
       ++s.answered;
       s.probed = true;
       s.up = true;
-      s.last_probe_timestamp_seconds = s.last_answer_timestamp_seconds = unix_seconds();
+      s.last_probe_timestamp_seconds = s.last_answer_timestamp_seconds = core::unix_seconds();
     }
     c.outstanding = false;
     c.timeouts_in_row = 0;
@@ -1097,7 +1095,7 @@ struct Mesh::Impl {
 
   // ---------- the loop ----------
   std::uint64_t window_now() const {
-    return static_cast<std::uint64_t>(std::floor(unix_seconds() / std::max(1e-3, o.rotation_seconds)));
+    return static_cast<std::uint64_t>(std::floor(core::unix_seconds() / std::max(1e-3, o.rotation_seconds)));
   }
 
   void loop() {

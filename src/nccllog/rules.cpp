@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/strings.hpp"
 #include "nccllog/signatures.hpp"
 
 namespace fabscope::nccllog {
@@ -11,7 +12,6 @@ namespace {
 
 using sv = std::string_view;
 
-bool has(sv s, const char* needle) { return needle[0] == '\0' || s.find(needle) != sv::npos; }
 
 // Order matters only for the rule id reported: the first entry that matches wins.
 const ConsequenceRule kConsequences[] = {
@@ -269,7 +269,7 @@ std::span<const ConsequenceRule> consequence_rules() { return kConsequences; }
 const ConsequenceRule* match_consequence(const Failure& f) {
   for (const auto& r : kConsequences) {
     if (r.signature[0] != '\0' && f.id != r.signature) continue;
-    if (!has(f.line, r.contains)) continue;
+    if (!core::contains(f.line, r.contains)) continue;
     return &r;
   }
   return nullptr;

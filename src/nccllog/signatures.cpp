@@ -3,6 +3,8 @@
 #include <cstring>
 #include <vector>
 
+#include "core/strings.hpp"
+
 namespace fabscope::nccllog {
 
 namespace {
@@ -381,12 +383,6 @@ bool starts(std::string_view s, const char* p) {
   return s.size() >= n && std::memcmp(s.data(), p, n) == 0;
 }
 
-bool has(std::string_view s, const char* needle) {
-  std::size_t n = std::strlen(needle);
-  if (n == 0) return true;
-  return n <= s.size() && memmem(s.data(), s.size(), needle, n) != nullptr;
-}
-
 }  // namespace
 
 std::span<const Signature> signatures() { return kSignatures; }
@@ -435,7 +431,7 @@ const Signature* match_signature(MatchOn on, std::string_view message) {
   for (const Signature* sp : by_level.of[static_cast<int>(on)]) {
     const Signature& s = *sp;
     if (s.prefix[0] != '\0' && !starts(message, s.prefix)) continue;
-    if (!has(message, s.contains) || !has(message, s.contains2)) continue;
+    if (!core::contains(message, s.contains) || !core::contains(message, s.contains2)) continue;
     if (s.wc_status >= 0) {
       if (!status_read) {
         status = completion_status(message);

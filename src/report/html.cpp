@@ -1,5 +1,6 @@
 #include "report/html.hpp"
 
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 
@@ -31,6 +32,19 @@ std::string coord(double v) {
   double r = std::round(v * 10) / 10;
   if (r == std::floor(r)) return fmt(r, 0);
   return fmt(r, 1);
+}
+
+std::string count_text(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.0f", v);
+  return buf;
+}
+
+std::string slug(std::string_view s) {
+  std::string o;
+  o.reserve(s.size());
+  for (char c : s) o += (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-') ? c : '-';
+  return o;
 }
 
 std::string format_bytes(std::uint64_t bytes) {

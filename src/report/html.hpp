@@ -21,6 +21,10 @@ std::string format_size(std::uint64_t bytes);
 std::string fmt(double v, int decimals);
 // A number for SVG coordinates: one decimal at most.
 std::string coord(double v);
+// A count without decimals: 1003 -> "1003".
+std::string count_text(double v);
+// An element id fragment from a name: letters, digits, '_' and '-' kept, anything else '-'.
+std::string slug(std::string_view s);
 
 // The inline stylesheet: colour-blind-safe palette (Okabe-Ito), readable at 360 px wide, and
 // print rules (no backgrounds needed to read it, sections kept on one page where they fit).

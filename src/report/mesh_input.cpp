@@ -21,12 +21,12 @@ namespace fabscope::report {
 namespace {
 
 constexpr std::size_t kMaxSeries = 4096;   // (peer, transport) per node; the exporter labels 64 at most
-constexpr std::size_t kMaxBuckets = 256;   // per histogram; the exporter writes 33
-constexpr std::size_t kMaxSamples = 200000;
+constexpr std::size_t kMaxMeshBuckets = 256;   // per histogram; the exporter writes 33
+constexpr std::size_t kMaxMeshSamples = 200000;
 
-constexpr std::string_view kPrefix = "fabscope_mesh_";
+constexpr std::string_view kMeshPrefix = "fabscope_mesh_";
 
-bool is_mesh(std::string_view name) { return name.starts_with(kPrefix); }
+bool is_mesh(std::string_view name) { return name.starts_with(kMeshPrefix); }
 
 using Raw = MetricSample;
 
@@ -66,7 +66,7 @@ MeshDoc mesh_from_samples(const std::string& file, const std::string& node, cons
       double bound = 0;
       if (!parse_expo_value(le, bound) || std::isnan(bound)) fail(r, "label 'le' \"" + core::printable(le) + "\" is not a number");
       auto& b = buckets[{s.peer, s.transport}];
-      if (b.size() >= kMaxBuckets) fail(r, "more than " + std::to_string(kMaxBuckets) + " buckets in one histogram");
+      if (b.size() >= kMaxMeshBuckets) fail(r, "more than " + std::to_string(kMaxMeshBuckets) + " buckets in one histogram");
       if (!b.emplace(bound, count(r)).second) fail(r, "bucket le=\"" + core::printable(le) + "\" is there twice");
     } else if (n == "fabscope_mesh_rtt_seconds_count") {
       once(r, of(r).rtt_count);
@@ -120,12 +120,12 @@ MeshDoc mesh_from_samples(const std::string& file, const std::string& node, cons
 }  // namespace
 
 MeshDoc mesh_from_exposition(const std::string& file, const std::string& node, std::string_view text) {
-  auto raw = samples_from_exposition(file, text, is_mesh, kMaxSamples);
+  auto raw = samples_from_exposition(file, text, is_mesh, kMaxMeshSamples);
   return mesh_from_samples(file, checked_node_name(file, node), raw, "text");
 }
 
 MeshDoc mesh_from_json(const std::string& file, const std::string& node, const json& doc) {
-  auto raw = samples_from_metrics_json(file, doc, is_mesh, kMaxSamples, "mesh");
+  auto raw = samples_from_metrics_json(file, doc, is_mesh, kMaxMeshSamples, "mesh");
   return mesh_from_samples(file, checked_node_name(file, node), raw, "json");
 }
 

@@ -19,11 +19,6 @@ std::string point_title(const std::string& label, const BenchRow& row, const Pla
          " GB/s, " + fmt(p.time_us, 2) + " \xC2\xB5s";
 }
 
-std::string slug(const std::string& s) {
-  std::string o;
-  for (char c : s) o += (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-') ? c : '-';
-  return o;
-}
 
 struct Group {
   std::string collective;

@@ -18,7 +18,7 @@ namespace fabscope::report {
 
 namespace {
 
-constexpr std::size_t kMaxRows = 64;        // rank rows of a table; past it, blocks of consecutive ranks
+constexpr std::size_t kMaxRankTableRows = 64;        // rank rows of a table; past it, blocks of consecutive ranks
 constexpr std::size_t kMaxLines = 16;       // ranks drawn one line each; past it, median, lowest and marked ranks
 constexpr std::size_t kMaxMarkedLines = 8;  // marked ranks drawn past kMaxLines
 constexpr std::size_t kMaxRankRows = 32;    // the ranks table, least recent progress first
@@ -26,13 +26,8 @@ constexpr std::size_t kMaxNetRows = 32;     // the network table, most wait firs
 
 const char* const kDash = "\xE2\x80\x94";
 
-std::string count_text(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.0f", v);
-  return buf;
-}
 
-std::string gbps(double v) { return fmt(v, v >= 100 ? 1 : v >= 1 ? 2 : 3); }
+std::string rate_text(double v) { return fmt(v, v >= 100 ? 1 : v >= 1 ? 2 : 3); }
 
 std::string utc(double unix_s) {
   std::time_t t = static_cast<std::time_t>(unix_s);
@@ -48,11 +43,6 @@ std::string ago(const JobSection& s, std::optional<double> unix_s) {
   return fmt(std::max(0.0, *s.newest_progress_unix_s - *unix_s), 1) + " s";
 }
 
-std::string slug(const std::string& s) {
-  std::string o;
-  for (char c : s) o += (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-') ? c : '-';
-  return o;
-}
 
 std::string rank_where(const JobRank& r) {
   std::string w = r.host.empty() ? "" : r.host;
@@ -77,9 +67,9 @@ std::string cell_title(const JobCommView& c, const JobOpView& op, std::size_t ro
   t += count_text(x.operations) + " operations";
   if (x.timed && *x.timed < x.operations) t += " (" + count_text(*x.timed) + " of them timed)";
   if (x.busbw_gbps) {
-    t += ", busbw " + gbps(*x.busbw_gbps) + " GB/s";
+    t += ", busbw " + rate_text(*x.busbw_gbps) + " GB/s";
     if (x.ratio)
-      t += " (" + fmt(*x.ratio * 100, 0) + "% of the median " + gbps(*op.median_gbps[col]) + " GB/s" +
+      t += " (" + fmt(*x.ratio * 100, 0) + "% of the median " + rate_text(*op.median_gbps[col]) + " GB/s" +
            (x.below ? ", more than 10% below it" : "") + ")";
   }
   if (x.p50_s) t += ", p50 " + format_seconds(*x.p50_s) + ", p99 " + format_seconds(*x.p99_s);
@@ -119,7 +109,7 @@ LineChart op_chart(const JobCommView& c, const JobOpView& op, const std::string&
     if (!op.median_gbps[col] || op.sizes[col] == 0) continue;
     const double x = static_cast<double>(op.sizes[col]);
     median.points.push_back({x, *op.median_gbps[col], "median of the ranks' busbw at " + format_bytes(op.sizes[col]) +
-                                                          ": " + gbps(*op.median_gbps[col]) + " GB/s"});
+                                                          ": " + rate_text(*op.median_gbps[col]) + " GB/s"});
     std::size_t low = SIZE_MAX;
     for (std::size_t row = 0; row < c.ranks.size(); ++row)
       if (op.cells[row][col].busbw_gbps && (low == SIZE_MAX || *op.cells[row][col].busbw_gbps < *op.cells[low][col].busbw_gbps))
@@ -170,8 +160,8 @@ std::string busbw_table(const JobCommView& c, const JobOpView& op, const std::ve
         title = cell_title(c, op, b.first, col);
       } else {
         title = "ranks " + row_label(c, b) + ", " + format_bytes(op.sizes[col]) + ": " + std::to_string(x.present) +
-                " ranks with this size" + (x.busbw_gbps ? ", lowest busbw " + gbps(*x.busbw_gbps) + " GB/s" : "") +
-                (op.median_gbps[col] ? " (median of all ranks " + gbps(*op.median_gbps[col]) + " GB/s)" : "") + ", " +
+                " ranks with this size" + (x.busbw_gbps ? ", lowest busbw " + rate_text(*x.busbw_gbps) + " GB/s" : "") +
+                (op.median_gbps[col] ? " (median of all ranks " + rate_text(*op.median_gbps[col]) + " GB/s)" : "") + ", " +
                 std::to_string(x.below) + " more than 10% below the median";
       }
       if (!x.busbw_gbps) {
@@ -179,12 +169,12 @@ std::string busbw_table(const JobCommView& c, const JobOpView& op, const std::ve
         continue;
       }
       o += "<td class=\"num" + std::string(x.below ? " below" : "") + "\" title=\"" + esc(title) + "\">" +
-           (x.below ? "\xE2\x96\xBC " : "") + gbps(*x.busbw_gbps) + "</td>";
+           (x.below ? "\xE2\x96\xBC " : "") + rate_text(*x.busbw_gbps) + "</td>";
     }
     o += "</tr>";
   }
   o += "<tr class=\"job-median\"><td>median</td><td></td>";
-  for (const auto& m : op.median_gbps) o += "<td class=\"num\">" + (m ? gbps(*m) : std::string(kDash)) + "</td>";
+  for (const auto& m : op.median_gbps) o += "<td class=\"num\">" + (m ? rate_text(*m) : std::string(kDash)) + "</td>";
   o += "</tr></tbody></table></div>";
   return o;
 }
@@ -306,7 +296,7 @@ std::string comm_summary_row(const JobSection& s, const JobCommView& c, const st
 std::string op_block(const JobCommView& c, const JobOpView& op, const std::string& id) {
   std::string o = "<div class=\"job-op\" data-op=\"" + esc(op.op) + "\" data-below=\"" + std::to_string(op.below) +
                   "\"><h4>" + esc(op.op) + "</h4>";
-  const auto blocks = job_blocks(op, kMaxRows);
+  const auto blocks = job_blocks(op, kMaxRankTableRows);
   const bool many = c.ranks.size() > kMaxLines;
   if (op.busbw) {
     LineChart ch = op_chart(c, op, "plot-" + id + "-" + slug(op.op));

@@ -17,7 +17,7 @@ namespace fabscope::report {
 
 namespace {
 
-constexpr std::size_t kMaxBlocks = 64;     // at most 64 x 65 cells (the last column: "_other")
+constexpr std::size_t kMaxMeshBlocks = 64;     // at most 64 x 65 cells (the last column: "_other")
 constexpr std::size_t kMaxPairRows = 20;   // each table of pairs
 constexpr int kBins = 9;                   // mesh_scale_edges_seconds() + 1
 
@@ -30,11 +30,6 @@ std::string percent(double ratio) {
   return buf;
 }
 
-std::string count_text(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.0f", v);
-  return buf;
-}
 
 std::string block_name(const MeshGrid& g, std::size_t col) {
   if (col == g.blocks.size()) return "_other";
@@ -258,7 +253,7 @@ std::string render_mesh(const Report& r) {
   for (const auto& in : r.inputs)
     if (in.kind == InputKind::Mesh) inputs.push_back(&in);
   if (inputs.empty()) return "";
-  const MeshGrid g = build_mesh_grid(inputs, kMaxBlocks);
+  const MeshGrid g = build_mesh_grid(inputs, kMaxMeshBlocks);
   std::string o =
       "<section id=\"mesh\"><h2>Mesh</h2><p class=\"muted\">Round-trip time of the probes of <code>fabscope exporter "
       "--mesh</code>, from one snapshot per node (its saved <code>/metrics</code>): row: "

@@ -97,7 +97,7 @@ LineChart lat_chart(const Input& in, int k) {
   return c;
 }
 
-std::string numbers_table(const Input& in) {
+std::string rdma_numbers_table(const Input& in) {
   const RdmaDoc& d = in.rdma;
   std::string o = "<div class=\"scroll\"><table class=\"numbers rdma-sizes\" data-run=\"" + esc(in.label) +
                   "\" data-sizes=\"" + std::to_string(d.sizes.size()) +
@@ -166,14 +166,14 @@ std::string render_rdma(const Report& r) {
          "</figcaption></figure>";
     for (const Input* in : bw)
       o += "<details><summary>Every size of " + esc(in->label) + " (" + std::to_string(in->rdma.sizes.size()) +
-           ")</summary>" + numbers_table(*in) + "</details>";
+           ")</summary>" + rdma_numbers_table(*in) + "</details>";
   }
   for (const Input* in : lat) {
     LineChart c = lat_chart(*in, ++k);
     o += "<h3>Latency: " + esc(in->label) + "</h3><figure>" + render_line_chart(c) + "<figcaption>" +
          render_legend(c) + "Minimum, median, 99th percentile and maximum of " +
          (in->rdma.op == "read" ? "the round trip" : "the one-way latency (half the round trip)") +
-         " of each size.</figcaption></figure>" + numbers_table(*in);
+         " of each size.</figcaption></figure>" + rdma_numbers_table(*in);
   }
   o += "</section>";
   return o;

@@ -13,11 +13,6 @@ namespace {
 
 std::string pct(double speedup) { return (speedup >= 1 ? "+" : "") + fmt((speedup - 1) * 100, 1) + "%"; }
 
-std::string slug(const std::string& s) {
-  std::string o;
-  for (char c : s) o += (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-') ? c : '-';
-  return o;
-}
 
 }  // namespace
 

@@ -14,7 +14,7 @@ using fabscope::testing::quote;
 using fabscope::testing::run_fabscope;
 
 namespace {
-std::string rxe() { return fabscope::testing::fixture("rxe-vm").string(); }
+std::string rxe_fixture() { return fabscope::testing::fixture("rxe-vm").string(); }
 std::string contents(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
@@ -26,7 +26,7 @@ std::string contents(const std::string& path) {
 TEST(CaptureCli, ToStdoutIntoAPipeWritesTheArchiveAlone) {
   fabscope::testing::TempDir t;
   const std::string out = (t.path() / "piped.tar.gz").string(), err = (t.path() / "err").string();
-  auto r = run_fabscope("capture --root " + quote(rxe()) + " -o /dev/stdout 2>" + quote(err) + " | cat > " + quote(out));
+  auto r = run_fabscope("capture --root " + quote(rxe_fixture()) + " -o /dev/stdout 2>" + quote(err) + " | cat > " + quote(out));
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_EQ(std::system(("gzip -t " + quote(out)).c_str()), 0);
   EXPECT_EQ(std::system(("tar -tzf " + quote(out) + " >/dev/null").c_str()), 0);
@@ -42,7 +42,7 @@ TEST(CaptureCli, ToALinkOfStdoutRedirectedToAFileKeepsTheLink) {
   std::filesystem::create_symlink("/proc/self/fd/1", link);
   const std::string out = (t.path() / "redirected.tar.gz").string();
   const std::string err = (t.path() / "err").string();
-  auto r = run_fabscope("capture --root " + quote(rxe()) + " -o " + quote(link.string()) + " > " + quote(out) + " 2> " +
+  auto r = run_fabscope("capture --root " + quote(rxe_fixture()) + " -o " + quote(link.string()) + " > " + quote(out) + " 2> " +
                         quote(err) + " && true");
   ASSERT_EQ(r.exit_code, 0) << r.out << contents(err);
   EXPECT_TRUE(std::filesystem::is_symlink(link));

@@ -31,11 +31,7 @@ std::string flat(const std::string& s) {
   return out;
 }
 
-void expect_fits_100_columns(const std::string& out) {
-  std::istringstream in(out);
-  std::string line;
-  while (std::getline(in, line)) EXPECT_LE(line.size(), 100u) << line;
-}
+using fabscope::testing::expect_fits_100_columns;
 
 }  // namespace
 

@@ -26,17 +26,7 @@ std::string sq(const std::string& s) {
   return out + "'";
 }
 
-std::string run_shell(const std::string& cmd, int* rc = nullptr) {
-  std::string out;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return out;
-  char buf[4096];
-  std::size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  int status = pclose(p);
-  if (rc) *rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return out;
-}
+using fabscope::testing::run_shell;
 
 // words as bash split them (the last is the word under the cursor, "" after a space).
 std::set<std::string> complete(const std::vector<std::string>& words, const std::string& prelude = "") {

@@ -19,15 +19,7 @@ CliResult run_env(const std::string& args, const std::string& env = "") {
 
 std::string root(const std::string& name) { return "--root '" + fabscope::testing::fixture(name).string() + "'"; }
 
-void expect_fits_100_columns(const std::string& text) {
-  std::size_t start = 0;
-  while (start < text.size()) {
-    auto end = text.find('\n', start);
-    if (end == std::string::npos) end = text.size();
-    EXPECT_LE(end - start, 100u) << text.substr(start, end - start);
-    start = end + 1;
-  }
-}
+using fabscope::testing::expect_fits_100_columns;
 
 }  // namespace
 

@@ -36,11 +36,7 @@ std::string variant(const TempDir& dir, const std::string& name, const json& j) 
 
 json& port(json& j, int node, int index) { return j["nodes"][node]["ports"][index]; }
 
-void expect_fits_100_columns(const std::string& out) {
-  std::istringstream in(out);
-  std::string line;
-  while (std::getline(in, line)) EXPECT_LE(line.size(), 100u) << line;
-}
+using fabscope::testing::expect_fits_100_columns;
 
 }  // namespace
 

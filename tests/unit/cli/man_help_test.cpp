@@ -18,16 +18,7 @@ namespace fs = std::filesystem;
 using fabscope::testing::quote;
 using fabscope::testing::run_fabscope;
 
-std::string run_shell(const std::string& cmd) {
-  std::string out;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return out;
-  char buf[4096];
-  std::size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  pclose(p);
-  return out;
-}
+using fabscope::testing::run_shell;
 
 std::vector<std::string> words(const std::string& text) {
   std::vector<std::string> out;

@@ -26,12 +26,7 @@ std::string golden(const std::string& rel) {
   return (std::filesystem::path(FABSCOPE_SOURCE_DIR) / "tests/golden" / rel).string();
 }
 
-std::string slurp(const std::filesystem::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using fabscope::testing::slurp;
 
 void write(const std::filesystem::path& p, const std::string& text) { std::ofstream(p) << text; }
 

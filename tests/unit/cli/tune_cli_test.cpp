@@ -22,12 +22,7 @@ using fabscope::testing::quote;
 using fabscope::testing::run_fabscope;
 namespace fs = std::filesystem;
 
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
+using fabscope::testing::slurp;
 
 class TuneCli : public ::testing::Test {
  protected:

@@ -58,7 +58,7 @@ ClusterInput mixed(int n, int tcp_only) {
   return in;
 }
 
-const Finding* find(const std::vector<Finding>& fs, const std::string& id) {
+const Finding* find_finding(const std::vector<Finding>& fs, const std::string& id) {
   for (const auto& f : fs)
     if (f.id == id) return &f;
   return nullptr;
@@ -124,12 +124,12 @@ TEST(JudgeEngines, FallbackNodeIsWarnedNotCalledSlow) {
   EXPECT_EQ(r.outliers.measured, 6u);  // the 6 RDMA pairs among vm0, vm2, vm3, vm4
   EXPECT_TRUE(r.outliers.slow_nodes.empty());
   EXPECT_TRUE(r.outliers.slow_links.empty());
-  const Finding* f = find(r.findings, "cluster.pair_engine_fallback");
+  const Finding* f = find_finding(r.findings, "cluster.pair_engine_fallback");
   ASSERT_TRUE(f);
   EXPECT_EQ(f->severity, Severity::Warn);
   EXPECT_EQ(f->subject, "vm1");
   EXPECT_NE(f->evidence.find("rdma.no_device"), std::string::npos) << f->evidence;
-  EXPECT_FALSE(find(r.findings, "cluster.slow_node"));
+  EXPECT_FALSE(find_finding(r.findings, "cluster.slow_node"));
 }
 
 TEST(JudgeEngines, SlowNodeIsFoundAmongRdmaPairs) {
@@ -139,7 +139,7 @@ TEST(JudgeEngines, SlowNodeIsFoundAmongRdmaPairs) {
   auto r = judge(in);
   ASSERT_EQ(r.outliers.slow_nodes.size(), 1u);
   EXPECT_EQ(r.outliers.slow_nodes[0].rank, 3);
-  EXPECT_EQ(find(r.findings, "cluster.slow_node")->subject, "vm3");
+  EXPECT_EQ(find_finding(r.findings, "cluster.slow_node")->subject, "vm3");
 }
 
 TEST(JudgeEngines, NoNodeWithRdmaIsOneInfoNote) {
@@ -148,7 +148,7 @@ TEST(JudgeEngines, NoNodeWithRdmaIsOneInfoNote) {
   for (auto& p : in.pair_results) p.engine = "tcp", p.engine_reason = "fallback";
   auto r = judge(in);
   EXPECT_EQ(r.input.engine, "tcp");
-  const Finding* f = find(r.findings, "cluster.pair_engine_fallback");
+  const Finding* f = find_finding(r.findings, "cluster.pair_engine_fallback");
   ASSERT_TRUE(f);
   EXPECT_EQ(f->severity, Severity::Info);
   EXPECT_EQ(exit_code(r), 0);

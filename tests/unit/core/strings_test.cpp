@@ -81,3 +81,13 @@ TEST(Strings, PrintableLinesKeepsTheNewlinesOnly) {
   EXPECT_EQ(core::printable_lines(""), "");
   EXPECT_EQ(core::printable_lines("end\n"), "end\n");
 }
+
+TEST(Strings, ContainsFindsBytesAnywhereAndTheEmptyNeedleEverywhere) {
+  EXPECT_TRUE(core::contains("NET/IB : GPU Direct RDMA Disabled", "Direct RDMA"));
+  EXPECT_TRUE(core::contains("abc", ""));
+  EXPECT_TRUE(core::contains("", ""));
+  EXPECT_FALSE(core::contains("", "a"));
+  EXPECT_FALSE(core::contains("ab", "abc"));
+  EXPECT_TRUE(core::contains(std::string_view("a\0b", 3), std::string_view("\0b", 2)));
+  EXPECT_FALSE(core::contains("Direct", "direct"));
+}

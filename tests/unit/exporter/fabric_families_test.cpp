@@ -14,7 +14,7 @@ namespace {
 
 using subnet::Counter;
 
-subnet::Subnet leaf_spine() {
+subnet::Subnet leaf_spine_fabric() {
   return subnet::load_subnet((testing::fixture("fabric-leaf-spine") / "fabric.json").string());
 }
 
@@ -29,7 +29,7 @@ const MetricFamily* find(const std::vector<MetricFamily>& fams, const std::strin
   return it == fams.end() ? nullptr : &*it;
 }
 
-std::string label(const Sample& s, const std::string& key) {
+std::string label_of(const Sample& s, const std::string& key) {
   for (const auto& [k, v] : s.labels)
     if (k == key) return v;
   return "<none>";
@@ -41,7 +41,7 @@ const Sample& sample(const std::vector<MetricFamily>& fams, const std::string& n
   if (!f) throw std::runtime_error("no family " + name);
   for (const auto& s : f->samples) {
     bool all = true;
-    for (const auto& [k, v] : want) all = all && label(s, k) == v;
+    for (const auto& [k, v] : want) all = all && label_of(s, k) == v;
     if (all) return s;
   }
   throw std::runtime_error("no sample in " + name);
@@ -59,7 +59,7 @@ const Labels kNode1Link{{"node_guid", "0x0000000000100000"}, {"port", "1"},
                         {"remote_port", "1"}};
 
 TEST(FabricFamilies, DataCountersAreBytesFromFourByteWordsWithNodeAndPortLabels) {
-  auto fams = fabric_families(view_of(leaf_spine()));
+  auto fams = fabric_families(view_of(leaf_spine_fabric()));
   const auto& s = sample(fams, "fabscope_fabric_port_data_transmitted_bytes_total", kNode1);
   EXPECT_TRUE(s.is_integer);
   EXPECT_EQ(s.integer, 1017u * 4);
@@ -71,7 +71,7 @@ TEST(FabricFamilies, DataCountersAreBytesFromFourByteWordsWithNodeAndPortLabels)
 }
 
 TEST(FabricFamilies, ExtendedDataCountersKeepAll64Bits) {
-  auto s = leaf_spine();
+  auto s = leaf_spine_fabric();
   (*port(s, "H-node1 mlx5_0", 1).counters)[Counter::PortXmitData] = (1ull << 60) + 1;
   auto fams = fabric_families(view_of(std::move(s)));
   EXPECT_EQ(sample(fams, "fabscope_fabric_port_data_transmitted_bytes_total", kNode1).integer, (1ull << 62) + 4);
@@ -79,7 +79,7 @@ TEST(FabricFamilies, ExtendedDataCountersKeepAll64Bits) {
 }
 
 TEST(FabricFamilies, EveryErrorCounterHasItsOwnFamily) {
-  auto s = leaf_spine();
+  auto s = leaf_spine_fabric();
   auto& c = *port(s, "S-leaf1", 7).counters;
   c[Counter::SymbolErrorCounter] = 55;
   c[Counter::PortRcvErrors] = 7;
@@ -103,28 +103,28 @@ TEST(FabricFamilies, EveryErrorCounterHasItsOwnFamily) {
 }
 
 TEST(FabricFamilies, SwitchManagementPortHasNoPortSeries) {
-  auto fams = fabric_families(view_of(leaf_spine()));
+  auto fams = fabric_families(view_of(leaf_spine_fabric()));
   for (const auto& s : find(fams, "fabscope_fabric_port_state")->samples)
-    EXPECT_FALSE(label(s, "node_name") == "S-leaf1" && label(s, "port") == "0");
+    EXPECT_FALSE(label_of(s, "node_name") == "S-leaf1" && label_of(s, "port") == "0");
 }
 
 TEST(FabricFamilies, SaturatedNarrowCounterGetsAGaugeNamingIt) {
-  auto s = leaf_spine();
+  auto s = leaf_spine_fabric();
   (*port(s, "S-leaf1", 7).counters)[Counter::LinkDownedCounter] = 255;  // 8 bits
   (*port(s, "S-leaf1", 8).counters)[Counter::LinkDownedCounter] = 254;
   auto fams = fabric_families(view_of(std::move(s)));
   const auto* f = find(fams, "fabscope_fabric_port_counter_saturated");
   ASSERT_NE(f, nullptr);
   ASSERT_EQ(f->samples.size(), 1u);
-  EXPECT_EQ(label(f->samples[0], "node_name"), "S-leaf1");
-  EXPECT_EQ(label(f->samples[0], "port"), "7");
-  EXPECT_EQ(label(f->samples[0], "counter"), "LinkDownedCounter");
+  EXPECT_EQ(label_of(f->samples[0], "node_name"), "S-leaf1");
+  EXPECT_EQ(label_of(f->samples[0], "port"), "7");
+  EXPECT_EQ(label_of(f->samples[0], "counter"), "LinkDownedCounter");
 }
 
 TEST(FabricFamilies, ActiveLinkHasBothEndsLowerGuidFirstWithWidthSpeedAndRate) {
-  auto fams = fabric_families(view_of(leaf_spine()));
+  auto fams = fabric_families(view_of(leaf_spine_fabric()));
   EXPECT_EQ(sample(fams, "fabscope_fabric_link_up", kNode1Link).value, 1);
-  EXPECT_EQ(label(sample(fams, "fabscope_fabric_link_up", kNode1Link), "node_name"), "H-node1 mlx5_0");
+  EXPECT_EQ(label_of(sample(fams, "fabscope_fabric_link_up", kNode1Link), "node_name"), "H-node1 mlx5_0");
   EXPECT_EQ(sample(fams, "fabscope_fabric_link_state", kNode1Link).value, 4);
   EXPECT_EQ(sample(fams, "fabscope_fabric_link_physical_state", kNode1Link).value, 5);
   EXPECT_EQ(sample(fams, "fabscope_fabric_link_width_lanes", kNode1Link).value, 4);
@@ -137,7 +137,7 @@ TEST(FabricFamilies, ActiveLinkHasBothEndsLowerGuidFirstWithWidthSpeedAndRate) {
 }
 
 TEST(FabricFamilies, LinkNarrowerThanItsTierIsFlagged) {
-  auto s = leaf_spine();
+  auto s = leaf_spine_fabric();
   port(s, "H-node1 mlx5_0", 1).info->width_active = 1;
   port(s, "S-leaf1", 1).info->width_active = 1;
   auto fams = fabric_families(view_of(std::move(s)));
@@ -147,7 +147,7 @@ TEST(FabricFamilies, LinkNarrowerThanItsTierIsFlagged) {
 }
 
 TEST(FabricFamilies, LinkWithAnEndInInitIsNotUp) {
-  auto s = leaf_spine();
+  auto s = leaf_spine_fabric();
   port(s, "S-leaf1", 1).info->state = subnet::PortState::Init;
   auto fams = fabric_families(view_of(std::move(s)));
   EXPECT_EQ(sample(fams, "fabscope_fabric_link_up", kNode1Link).value, 0);
@@ -156,7 +156,7 @@ TEST(FabricFamilies, LinkWithAnEndInInitIsNotUp) {
 }
 
 TEST(FabricFamilies, LinkGoneSinceAnEarlierDiscoveryStaysAsDown) {
-  auto s = leaf_spine();
+  auto s = leaf_spine_fabric();
   const auto keys = link_keys(s);
   auto& a = port(s, "H-node1 mlx5_0", 1);
   auto& b = port(s, "S-leaf1", 1);
@@ -178,7 +178,7 @@ TEST(FabricFamilies, LinkGoneSinceAnEarlierDiscoveryStaysAsDown) {
 }
 
 TEST(FabricFamilies, SubnetManagersByStateWithPriority) {
-  auto fams = fabric_families(view_of(leaf_spine()));
+  auto fams = fabric_families(view_of(leaf_spine_fabric()));
   const Labels master{{"sm_guid", "0x0000000000100001"}, {"node_name", "H-node1 mlx5_0"}};
   EXPECT_EQ(sample(fams, "fabscope_fabric_sm_state", master).value, 3);
   EXPECT_EQ(sample(fams, "fabscope_fabric_sm_priority", master).value, 15);
@@ -188,7 +188,7 @@ TEST(FabricFamilies, SubnetManagersByStateWithPriority) {
 }
 
 TEST(FabricFamilies, NodesCountedByType) {
-  auto fams = fabric_families(view_of(leaf_spine()));
+  auto fams = fabric_families(view_of(leaf_spine_fabric()));
   EXPECT_EQ(sample(fams, "fabscope_fabric_nodes", {{"type", "switch"}}).value, 4);
   EXPECT_EQ(sample(fams, "fabscope_fabric_nodes", {{"type", "hca"}}).value, 4);
   EXPECT_EQ(sample(fams, "fabscope_fabric_nodes", {{"type", "router"}}).value, 0);
@@ -208,7 +208,7 @@ TEST(FabricFamilies, BeforeTheFirstCollectionOnlyTheCollectorsOwnSeries) {
 }
 
 TEST(FabricFamilies, RendersAsValidExposition) {
-  auto s = leaf_spine();
+  auto s = leaf_spine_fabric();
   s.nodes[1].description = "sw \"quoted\"\\ \n";
   FabricView v = view_of(std::move(s));
   v.xmit_wait_tick_ns = 64;

@@ -62,7 +62,9 @@ Snapshot make_job(const Spec& s) {
       o.seq = static_cast<std::uint64_t>(i);
       o.op = "AllReduce";
       o.bytes = 1 << 20;
-      o.cpu_start_unix_ns = t0 + off + static_cast<std::uint64_t>(arrive[r] - 20000);
+      // The CPU start may precede t0 (a negative offset): through int64, since a negative double
+      // converted to an unsigned integer is undefined behaviour.
+      o.cpu_start_unix_ns = t0 + off + static_cast<std::uint64_t>(static_cast<std::int64_t>(arrive[r] - 20000));
       o.gpu_start_ns = t0 + off + static_cast<std::uint64_t>(arrive[r]);
       o.gpu_stop_ns = t0 + off + static_cast<std::uint64_t>(end);
       o.done_unix_ns = t0 + off + static_cast<std::uint64_t>(end + 30000);

@@ -8,7 +8,7 @@ using namespace fabscope;
 using namespace fabscope::subnet;
 
 namespace {
-std::string error_of(const std::string& text) {
+std::string threshold_error(const std::string& text) {
   try {
     (void)parse_thresholds(text, "error_thresholds");
   } catch (const Error& e) {
@@ -37,16 +37,16 @@ TEST(Thresholds, BlankLinesSpacesHexAndALaterLineWin) {
 }
 
 TEST(Thresholds, UnknownCounterIsNamedWithFileAndLine) {
-  EXPECT_EQ(error_of("# x\nSymbolErrors=3\n").rfind("error_thresholds:2: 'SymbolErrors' is not an error counter", 0),
+  EXPECT_EQ(threshold_error("# x\nSymbolErrors=3\n").rfind("error_thresholds:2: 'SymbolErrors' is not an error counter", 0),
             0u);
-  EXPECT_EQ(error_of("PortXmitData=3\n").rfind("error_thresholds:1: 'PortXmitData' is not an error counter", 0), 0u);
+  EXPECT_EQ(threshold_error("PortXmitData=3\n").rfind("error_thresholds:1: 'PortXmitData' is not an error counter", 0), 0u);
 }
 
 TEST(Thresholds, LineWithoutEqualsOrNumberIsNamed) {
-  EXPECT_EQ(error_of("SymbolErrorCounter 10\n"), "error_thresholds:1: 'SymbolErrorCounter 10' is not CounterName=value");
-  EXPECT_EQ(error_of("SymbolErrorCounter=ten\n").rfind("error_thresholds:1: SymbolErrorCounter='ten': the value", 0),
+  EXPECT_EQ(threshold_error("SymbolErrorCounter 10\n"), "error_thresholds:1: 'SymbolErrorCounter 10' is not CounterName=value");
+  EXPECT_EQ(threshold_error("SymbolErrorCounter=ten\n").rfind("error_thresholds:1: SymbolErrorCounter='ten': the value", 0),
             0u);
-  EXPECT_NE(error_of("SymbolErrorCounter=-1\n"), "");
-  EXPECT_NE(error_of("SymbolErrorCounter=99999999999999999999999\n"), "");
-  EXPECT_NE(error_of("SymbolErrorCounter=\n"), "");
+  EXPECT_NE(threshold_error("SymbolErrorCounter=-1\n"), "");
+  EXPECT_NE(threshold_error("SymbolErrorCounter=99999999999999999999999\n"), "");
+  EXPECT_NE(threshold_error("SymbolErrorCounter=\n"), "");
 }
