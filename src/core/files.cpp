@@ -68,7 +68,7 @@ int named_descriptor(const std::string& path) {
   namespace fs = std::filesystem;
   auto fd_of = [](const std::string& p) -> int {
     static const std::string kSelf = "/proc/" + std::to_string(::getpid()) + "/fd/";
-    for (const std::string prefix : {std::string("/dev/fd/"), std::string("/proc/self/fd/"),
+    for (const std::string& prefix : {std::string("/dev/fd/"), std::string("/proc/self/fd/"),
                                      std::string("/proc/thread-self/fd/"), kSelf}) {
       if (p.size() > prefix.size() && p.size() <= prefix.size() + 6 && p.compare(0, prefix.size(), prefix) == 0 &&
           p.find_first_not_of("0123456789", prefix.size()) == std::string::npos)

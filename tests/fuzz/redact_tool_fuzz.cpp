@@ -59,7 +59,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string tail = got.substr(at);
   std::string low = tail;
   for (auto& c : low) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  for (const std::string v : {std::string("12-34-56"), std::string("0012.3456"), std::string("10.20.30.40"),
+  for (const std::string& v : {std::string("12-34-56"), std::string("0012.3456"), std::string("10.20.30.40"),
                               "to-" + host + " ", " " + host + "_eth0"})
     if (low.find(v) != std::string::npos) std::abort();
   return 0;
