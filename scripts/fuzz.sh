@@ -32,7 +32,7 @@ while [ $# -gt 0 ]; do
     --out) out=$2; shift ;;
     --build-dir) dir=$2; shift ;;
     --no-build) build=0 ;;
-    -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "fuzz.sh: unknown option '$1' (see --help)" >&2; exit 3 ;;
     *) names+=("$1") ;;
   esac
