@@ -17,23 +17,6 @@ struct CliResult {
   std::string out;
 };
 
-// args are passed to a shell: quote paths with quote().
-inline CliResult run_fabscope(const std::string& args, const std::string& env = "", bool with_stderr = true) {
-  std::string cmd = env + (env.empty() ? "" : " ") + "'" FABSCOPE_BINARY "' " + args +
-                    (with_stderr ? " 2>&1" : " 2>/dev/null");
-  CliResult r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  char buf[4096];
-  std::size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
-
-inline std::string quote(const std::string& s) { return "'" + s + "'"; }
-
 // A shell command's standard output; its exit code in *rc when given.
 inline std::string run_shell(const std::string& cmd, int* rc = nullptr) {
   std::string out;
@@ -46,6 +29,17 @@ inline std::string run_shell(const std::string& cmd, int* rc = nullptr) {
   if (rc) *rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return out;
 }
+
+// args are passed to a shell: quote paths with quote().
+inline CliResult run_fabscope(const std::string& args, const std::string& env = "", bool with_stderr = true) {
+  std::string cmd = env + (env.empty() ? "" : " ") + "'" FABSCOPE_BINARY "' " + args +
+                    (with_stderr ? " 2>&1" : " 2>/dev/null");
+  CliResult r;
+  r.out = run_shell(cmd, &r.exit_code);
+  return r;
+}
+
+inline std::string quote(const std::string& s) { return "'" + s + "'"; }
 
 // A whole file ("" when it cannot be read).
 inline std::string slurp(const std::filesystem::path& p) {
