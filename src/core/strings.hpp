@@ -20,7 +20,7 @@ std::string_view trim(std::string_view s);
 std::vector<std::string> split(std::string_view s, char sep, bool skip_empty = true);
 std::vector<std::string> split_ws(std::string_view s);
 bool starts_with(std::string_view s, std::string_view prefix);
-// Whether needle occurs in s (an empty needle does); memmem, the fastest search glibc has.
+// Whether needle occurs in s (an empty needle does).
 bool contains(std::string_view s, std::string_view needle);
 
 // "a, b, c". With max_items, the items after the first max_items become "... (N more)".

@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstring>
 #include <limits>
+#include <deque>
 #include <map>
 #include <unordered_map>
 
@@ -23,10 +24,20 @@ struct RankState {
   std::uint64_t ptr = 0;
   std::string comm_id;
   bool nvls = false;
-  Phase phase = Phase::Bootstrap;
+  Phase phase = Phase::Unknown;
   std::vector<std::pair<int, long>> transports;  // (transport id, connections); few: linear search
   std::map<std::tuple<int, int, int>, long> pairs;       // (from, to, transport index)
+  // The pair of the last Channel line: a pointer into a node of `pairs`, which stays put when
+  // the map grows and when the RankState is moved (hence no copies of a RankState).
+  std::tuple<int, int, int> last_pair{-1, -1, -1};
+  long* last_pair_count = nullptr;
   long pairs_dropped = 0;
+
+  RankState() = default;
+  RankState(RankState&&) = default;
+  RankState& operator=(RankState&&) = default;
+  RankState(const RankState&) = delete;
+  RankState& operator=(const RankState&) = delete;
 };
 
 std::vector<Nic> parse_nics(sv list, bool with_link_layer) {
@@ -86,7 +97,20 @@ struct Accumulator::State {
   LogSummary sum;
   InputInfo input;
   std::uint64_t line_no = 0;
-  std::unordered_map<std::string, std::size_t> proc_index;
+  // host:pid -> index into sum.processes, looked up without building a string: logs of several
+  // ranks interleave their lines, so the "last process" cache below misses on most lines.
+  struct ProcKey {
+    sv host;  // points into sum.processes[i].host (a std::string that never moves its bytes
+    long pid; // once the entry exists: see process())
+    bool operator==(const ProcKey& o) const { return pid == o.pid && host == o.host; }
+  };
+  struct ProcHash {
+    std::size_t operator()(const ProcKey& k) const {
+      return std::hash<sv>{}(k.host) ^ (static_cast<std::size_t>(k.pid) * 0x9E3779B97F4A7C15ull);
+    }
+  };
+  std::unordered_map<ProcKey, std::size_t, ProcHash> proc_index;
+  std::deque<std::string> proc_hosts;  // the bytes ProcKey::host points at (a deque never moves them)
   std::string last_host;
   long last_pid = -2;
   std::size_t last_proc = 0;
@@ -104,10 +128,7 @@ struct Accumulator::State {
   std::size_t process(const Line& l) {
     if (l.host.empty()) return SIZE_MAX;
     if (l.pid == last_pid && l.host == last_host) return last_proc;
-    std::string key(l.host);
-    key += ':';
-    key += std::to_string(l.pid);
-    auto it = proc_index.find(key);
+    auto it = proc_index.find(ProcKey{l.host, l.pid});
     std::size_t idx;
     if (it != proc_index.end()) {
       idx = it->second;
@@ -121,7 +142,8 @@ struct Accumulator::State {
       p.host = std::string(l.host);
       p.pid = l.pid;
       sum.processes.push_back(std::move(p));
-      proc_index.emplace(std::move(key), idx);
+      proc_hosts.emplace_back(l.host);
+      proc_index.emplace(ProcKey{proc_hosts.back(), l.pid}, idx);
     }
     last_host.assign(l.host);
     last_pid = l.pid;
@@ -242,7 +264,7 @@ struct Accumulator::State {
       std::size_t r = rank_of_line(proc, l.cuda_dev);
       if (r != SIZE_MAX) {
         f.rank = ranks[r].info.rank;
-        f.phase = ranks[r].phase;
+        if (ranks[r].phase != Phase::Unknown) f.phase = ranks[r].phase;
       }
     }
     // What the line itself proves: a QP, a memory registration or a completion belongs to a
@@ -261,17 +283,26 @@ struct Accumulator::State {
   // transport code is a connection, bootstrap.cc the rendezvous (logs quoted without INFO lines).
   std::size_t open_failure = SIZE_MAX;
   int open_traces = 0;
-  void place_failure(const Line& l) {
-    if (open_failure >= sum.failures.size() || open_traces >= 4) return;
+  // A WARN the catalog does not know is a failure, not a note, when NCCL returns an error
+  // (code != 0) right after it: the trace is NCCL's own word that the call failed.
+  void place_failure(const Line& l, long code) {
+    // The first four traces may raise a phase; later ones (up to 16) only place a failure whose
+    // phase nothing showed yet (socket.cc traces can run deep before bootstrap.cc).
+    if (open_failure >= sum.failures.size() || open_traces >= 16) return;
     if (sum.failures[open_failure].pid != l.pid || sum.failures[open_failure].host != l.host) return;
-    ++open_traces;
+    const bool deep = ++open_traces > 4;
     sv file = l.message.substr(0, l.message.find(':'));
+    std::optional<Phase> hint = phase_hint("", file);
     for (std::size_t i = open_failure; i < sum.failures.size(); ++i) {
       Failure& f = sum.failures[i];
+      if (code != 0 && f.id == "unknown_warning") f.severity = Severity::Fail;
+      if (deep && f.phase != Phase::Unknown) continue;
       if (file.substr(0, 9) == "transport" && f.phase < Phase::Connect) {
         f.phase = Phase::Connect;
       } else if (file.substr(0, 9) == "bootstrap" && f.phase < Phase::Connect) {
         f.phase = Phase::Bootstrap;
+      } else if (f.phase == Phase::Unknown && hint) {
+        f.phase = *hint;  // the deepest trace whose file names a phase ("init.cc", "proxy.cc")
       }
     }
   }
@@ -347,6 +378,8 @@ struct Accumulator::State {
     proc = process(l);
     if (proc == SIZE_MAX) return;
     ProcessInfo& p = sum.processes[proc];
+    // An INFO line of the process: its init has started, so it is at least in bootstrap.
+    if (p.phase == Phase::Unknown && l.level == Level::Info) p.phase = Phase::Bootstrap;
     switch (e.kind) {
       case EventKind::CudaDriver:
         if (!p.cuda_driver) p.cuda_driver = e.number;
@@ -377,7 +410,7 @@ struct Accumulator::State {
         if (p.env.size() < 256) p.env[std::string(e.name.substr(0, 64))] = std::string(e.value.substr(0, 256));
         break;
       case EventKind::ErrorTrace:
-        place_failure(l);
+        place_failure(l, e.number);
         if (!p.first_error_code && e.number != 0) {
           p.first_error_code = e.number;
           p.first_error_trace = std::string(l.message.substr(0, std::min<std::size_t>(l.message.find(' '), 64)));
@@ -406,6 +439,7 @@ struct Accumulator::State {
           rs.info.init_started = true;
           current_rank[{proc, l.cuda_dev}] = r;
           chan_proc = SIZE_MAX;
+          if (rs.phase == Phase::Unknown) rs.phase = Phase::Bootstrap;
           p.phase = rs.phase;  // a new communicator starts its own bootstrap
         } else {
           rs.info.init_complete = true;
@@ -440,11 +474,17 @@ struct Accumulator::State {
           ++tc->second;
         }
         auto key = std::make_tuple(e.from, e.to, t);
+        // The channels of one connection come one after another: the last pair is usually it.
+        if (rs.last_pair_count != nullptr && rs.last_pair == key) {
+          ++*rs.last_pair_count;
+          break;
+        }
         auto pit = rs.pairs.find(key);
+        if (pit == rs.pairs.end() && rs.pairs.size() < kMaxPairsPerRank) pit = rs.pairs.emplace(key, 0).first;
         if (pit != rs.pairs.end()) {
           ++pit->second;
-        } else if (rs.pairs.size() < kMaxPairsPerRank) {
-          rs.pairs.emplace(key, 1);
+          rs.last_pair = key;
+          rs.last_pair_count = &pit->second;
         } else {
           ++rs.pairs_dropped;
         }
@@ -477,9 +517,12 @@ void Accumulator::begin_input(const std::string& name) {
 void Accumulator::add_line(std::string_view raw) {
   ++s_->line_no;
   Line l;
-  if (!parse_line(raw, l)) return;
+  if (!scan_line(raw, l)) return;
   ++s_->input.nccl_lines;
-  s_->apply(l, classify(l));
+  Event e = classify(l);  // reads only the level and the message
+  if (e.kind == EventKind::None) return;
+  read_prefix(l);
+  s_->apply(l, e);
 }
 
 void Accumulator::end_input(const LineReader& reader) {

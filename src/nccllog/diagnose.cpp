@@ -376,13 +376,22 @@ void catalog_findings(const LogSummary& s, const Causality& c, std::vector<Findi
   }
 }
 
+// "during bootstrap (TCP rendezvous)", or what is said when the log does not show the phase.
+std::string during(Phase p) {
+  if (p == Phase::Unknown) return "(the log does not show in which phase)";
+  return std::string("during ") + phase_info(p).name;
+}
+
 std::string phase_of_traces(const LogSummary& s, const ProcessInfo** who) {
   for (const auto& p : s.processes)
     if (p.first_error_code && !trace_fallback(s, p)) {
       *who = &p;
       if (p.first_error_trace && p.first_error_trace->rfind("bootstrap", 0) == 0)
-        return phase_info(Phase::Bootstrap).name;
-      return phase_info(p.phase).name;
+        return during(Phase::Bootstrap);
+      // The failing call's file says where it was when the process's lines do not.
+      if (p.phase == Phase::Unknown && p.first_error_trace)
+        if (auto hint = phase_hint("", *p.first_error_trace)) return during(*hint);
+      return during(p.phase);
     }
   return "";
 }
@@ -503,7 +512,8 @@ Causality reason(const LogSummary& s) {
     c.notes.push_back(r.note(ctx));
     c.remedies.push_back(r.remedy(ctx));
   }
-  if (phase_remedy_applies(cause.id)) c.remedies.push_back(phase_info(cause.phase).remedy);
+  const char* phase_remedy = phase_info(cause.phase).remedy;
+  if (phase_remedy_applies(cause.id) && phase_remedy[0] != '\0') c.remedies.push_back(phase_remedy);
   return c;
 }
 
@@ -536,7 +546,7 @@ Diagnosis diagnose(const LogSummary& s) {
   if (failed) {
     std::string where = failure_where(*cause);
     std::string msg = failure_title(*cause) + (where.empty() ? "" : " on " + where);
-    std::string head = "NCCL failed during " + std::string(phase_info(cause->phase).name) + ": " + msg;
+    std::string head = "NCCL failed " + during(cause->phase) + ": " + msg;
     if (c.only_consequences) head += " (a consequence; the failing peer's log is not among the inputs)";
     if (c.consequences > 0)
       head += "; " + std::to_string(c.consequences) + " later error(s) follow from it";
@@ -548,7 +558,7 @@ Diagnosis diagnose(const LogSummary& s) {
     if (sig) remedy = remedy.empty() ? sig->remedy : remedy + " " + sig->remedy;
     d.findings.insert(d.findings.begin(),
                       make_finding("nccllog.first_cause", Severity::Fail, where.empty() ? "log" : where,
-                                   "first cause: " + msg + " (during " + phase_info(cause->phase).name + ")" +
+                                   "first cause: " + msg + " (" + during(cause->phase) + ")" +
                                        (c.consequences > 0 ? "; " + std::to_string(c.consequences) +
                                                                  " later error(s) follow from it"
                                                            : ""),
@@ -564,7 +574,7 @@ Diagnosis diagnose(const LogSummary& s) {
       const ProcessInfo* who = nullptr;
       std::string phase = phase_of_traces(s, &who);
       if (who) {
-        v = "NCCL failed during " + phase + ": " + nccl_result_name(*who->first_error_code) + " returned" +
+        v = "NCCL failed " + phase + ": " + nccl_result_name(*who->first_error_code) + " returned" +
             (who->first_error_trace ? " from " + *who->first_error_trace : "") + " on " + proc_name(*who) +
             " with no WARN naming the cause";
         if (who->bootstrap_if) v += "; bootstrap interface " + *who->bootstrap_if;

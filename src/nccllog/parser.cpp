@@ -1,5 +1,10 @@
 #include "nccllog/parser.hpp"
 
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <vector>
@@ -15,13 +20,51 @@ using sv = std::string_view;
 
 bool starts(sv s, sv p) { return s.size() >= p.size() && std::memcmp(s.data(), p.data(), p.size()) == 0; }
 
+// starts() for a literal: the length is a constant, so the compare is a few inlined loads
+// rather than a call to memcmp (this runs several times on every line).
+template <std::size_t N>
+bool starts(sv s, const char (&lit)[N]) {
+  return s.size() >= N - 1 && std::memcmp(s.data(), lit, N - 1) == 0;
+}
+
+// memchr for one byte of the needle, then a compare: on lines of a few hundred bytes this is
+// several times faster than glibc's memmem, whose set-up dominates for short haystacks. The
+// byte is the needle's first that is not a space: most needles here are " key " and a memchr
+// for ' ' would stop at every word.
 std::size_t find(sv s, sv needle, std::size_t from = 0) {
+  std::size_t k = 0;
+  while (k < needle.size() && needle[k] == ' ') ++k;
+  if (k == needle.size() || k == 0) return s.find(needle, from);
   if (from > s.size() || needle.size() > s.size() - from) return sv::npos;
-  const void* p = memmem(s.data() + from, s.size() - from, needle.data(), needle.size());
-  return p ? static_cast<std::size_t>(static_cast<const char*>(p) - s.data()) : sv::npos;
+  const char* b = s.data();
+  const char* p = b + from + k;
+  const char* last = b + s.size() - (needle.size() - k);  // the anchor's last possible place
+  while (p <= last) {
+    p = static_cast<const char*>(std::memchr(p, needle[k], static_cast<std::size_t>(last - p) + 1));
+    if (p == nullptr) return sv::npos;
+    if (std::memcmp(p - k, needle.data(), needle.size()) == 0) return static_cast<std::size_t>(p - k - b);
+    ++p;
+  }
+  return sv::npos;
 }
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+// The first "NCCL " at or after `from`: memchr for the 'N' (rare before the marker, host names
+// are lower case) and a 4-byte compare. glibc's memmem for a 5-byte needle was a fifth of the
+// time of `fabscope log`.
+std::size_t find_marker(sv s, std::size_t from) {
+  const char* b = s.data();
+  const char* e = b + s.size();
+  const char* p = b + std::min(from, s.size());
+  while (e - p >= 5) {
+    p = static_cast<const char*>(std::memchr(p, 'N', static_cast<std::size_t>(e - p) - 4));
+    if (p == nullptr) return sv::npos;
+    if (std::memcmp(p + 1, "CCL ", 4) == 0) return static_cast<std::size_t>(p - b);
+    ++p;
+  }
+  return sv::npos;
+}
 
 // Reads a non-negative decimal at s[i], advancing i. Bounded to 18 digits so it cannot
 // overflow; false when there is no digit.
@@ -43,9 +86,10 @@ bool read_int(sv s, std::size_t& i, int& out) {
   return true;
 }
 
-bool expect(sv s, std::size_t& i, sv lit) {
+template <std::size_t N>
+bool expect(sv s, std::size_t& i, const char (&lit)[N]) {
   if (!starts(s.substr(std::min(i, s.size())), lit)) return false;
-  i += lit.size();
+  i += N - 1;
   return true;
 }
 
@@ -100,7 +144,11 @@ bool split_host_token(sv tok, Line& out) {
   // Looked for only when the token starts like such a tag, so the common path stays one branch.
   if (out.host[0] == '[' || is_digit(out.host[0])) {
     std::size_t tag = out.host.find_last_of(">]");
-    if (tag != sv::npos && tag + 1 < out.host.size() && out.host[tag + 1] == ':') out.host.remove_prefix(tag + 2);
+    if (tag != sv::npos && tag + 1 < out.host.size() && out.host[tag + 1] == ':') {
+      out.host.remove_prefix(tag + 2);
+    } else if (out.host[0] == '[' && tag != sv::npos && tag + 1 < out.host.size()) {
+      out.host.remove_prefix(tag + 1);  // "[15]worker-23": an mpirun rank tag glued to the host
+    }
   }
   out.pid = pid;
   out.tid = tid;
@@ -116,73 +164,83 @@ bool is_dev_token(sv tok, int& dev) {
   return true;
 }
 
+// The space-separated token that ends just before `end` (trailing spaces skipped first), and
+// where the text left of it ends; false when nothing is left. memrchr: prefixes can be long
+// (timestamps, launcher tags) and this runs on every line that carries an event.
+bool token_before(const char* begin, const char*& end, sv& tok) {
+  while (end > begin && (end[-1] == ' ' || end[-1] == '\t')) --end;
+  if (end == begin) return false;
+  const void* sp = memrchr(begin, ' ', static_cast<std::size_t>(end - begin));
+  const char* b = sp ? static_cast<const char*>(sp) + 1 : begin;
+  tok = sv(b, static_cast<std::size_t>(end - b));
+  end = b;
+  return true;
+}
+
 // Parses the text before "NCCL INFO"/"NCCL WARN": "[junk] host:pid:tid [dev] [file:line [(func)]]".
-// Walks at most 6 space-separated tokens from the right; anything further left (a timestamp,
-// an mpirun "[56]" tag, a terminal colour remnant) is ignored.
+// Reads at most 6 space-separated tokens from the right, and stops at the host token once the
+// "[dev]" is found; anything further left (a timestamp, an mpirun "[56]" tag, a terminal colour
+// remnant) is never looked at.
 void parse_prefix(sv pre, Line& out) {
-  sv tokens[6];
-  int n = 0;
-  pre = trim(pre);
-  while (!pre.empty() && n < 6) {
-    std::size_t sp = pre.rfind(' ');
-    sv tok = sp == sv::npos ? pre : pre.substr(sp + 1);
-    tokens[n++] = tok;
-    pre = sp == sv::npos ? sv{} : trim(pre.substr(0, sp));
-  }
-  for (int k = 0; k < n; ++k) {
+  const char* begin = pre.data();
+  const char* end = begin + pre.size();
+  sv first;  // the rightmost token: "file:line" of a WARN, or the end of "(func)"
+  for (int k = 0; k < 6; ++k) {
+    const char* tok_end = end;
+    sv tok;
+    if (!token_before(begin, end, tok)) break;
+    if (k == 0) first = tok;
     int dev = -1;
-    if (!is_dev_token(tokens[k], dev)) continue;
+    if (!is_dev_token(tok, dev)) continue;
     out.cuda_dev = dev;
-    if (k + 1 < n) split_host_token(tokens[k + 1], out);
+    sv host;
+    if (token_before(begin, end, host)) split_host_token(host, out);
     if (k > 0) {  // WARN: "file:line" and maybe "(func)" after the device
-      const char* b = tokens[k - 1].data();
-      const char* e = tokens[0].data() + tokens[0].size();
-      out.source = sv(b, static_cast<std::size_t>(e - b));
+      const char* b = tok_end;  // where the token right of the device starts
+      out.source = sv(b, static_cast<std::size_t>(first.data() + first.size() - b));
     }
     return;
   }
   // No "[dev]": a WARN quoted without its prefix ("misc/ibvwrap.cc:187 NCCL WARN ...").
-  if (n > 0 && tokens[0].find(':') != sv::npos) out.source = tokens[0];
+  if (!first.empty() && first.find(':') != sv::npos) out.source = first;
 }
 
-Event channel_event(sv m) {
+void channel_event(sv m, Event& e) {
   // "Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM", "Channel 01 : 2[c7000] -> 0[87000] [receive]
   // via NET/IB/5/GDRDMA" (before 2.12), "Ring 00 : 51[3d000] -> 56[1a000] via P2P/IPC" (2.6).
-  Event e;
   std::size_t i = starts(m, "Channel ") ? 8 : 5;
   long ch = 0;
-  if (!read_uint(m, i, ch)) return e;
+  if (!read_uint(m, i, ch)) return;
   if (i < m.size() && m[i] == '/') {
     ++i;
     long conn = 0;
-    if (!read_uint(m, i, conn)) return e;
+    if (!read_uint(m, i, conn)) return;
   }
-  if (!expect(m, i, " : ")) return e;
+  if (!expect(m, i, " : ")) return;
   int from = -1, to = -1;
-  if (!read_int(m, i, from)) return e;
+  if (!read_int(m, i, from)) return;
   if (i < m.size() && m[i] == '[') {
     std::size_t close = m.find(']', i);
-    if (close == sv::npos) return e;
+    if (close == sv::npos) return;
     i = close + 1;
   }
-  if (!expect(m, i, " -> ")) return e;  // "Channel 00/24 : 0 1" lists a ring: not a connection
-  if (!read_int(m, i, to)) return e;
+  if (!expect(m, i, " -> ")) return;  // "Channel 00/24 : 0 1" lists a ring: not a connection
+  if (!read_int(m, i, to)) return;
   std::size_t via = find(m, " via ", i);
-  if (via == sv::npos) return e;
+  if (via == sv::npos) return;
   e.kind = EventKind::Channel;
   e.channel = static_cast<int>(ch);
   e.from = from;
   e.to = to;
   e.name = trim(m.substr(via + 5));
-  return e;
+  return;
 }
 
-Event comm_event(sv m) {
+void comm_event(sv m, Event& e) {
   // "comm 0x8f2d1c0 rank 0 nRanks 2 nNodes 1 localRanks 2 localRank 0 MNNVL 0" and the
   // Init START/COMPLETE lines, with or without the API name in front (it appeared in 2.19).
-  Event e;
   std::size_t p = find(m, "comm 0x");
-  if (p == sv::npos) return e;
+  if (p == sv::npos) return;
   sv rest = m.substr(p + 5);
   e.comm_ptr = parse_hex(rest.substr(0, rest.find(' ')));
   e.rank = field_int(m, " rank ");
@@ -196,89 +254,86 @@ Event comm_event(sv m) {
     e.nnodes = field_int(m, " nNodes ");
     e.local_ranks = field_int(m, " localRanks ");
     e.local_rank = field_int(m, " localRank ");
-    return e;
+    return;
   } else {
-    return e;
+    return;
   }
   e.nranks = field_int(m, " nranks ");
   e.comm_id = field_word(m, " commId ");
-  return e;
+  return;
 }
 
-Event timings_event(sv m) {
+void timings_event(sv m, Event& e) {
   // "Init timings - ncclCommInitRankConfig: rank 1 nranks 2 total 0.52 (...)" (2.27+) or
   // "Init timings: rank 2 nranks 16 total 1.08 (...)" (2.2x).
-  Event e;
   e.rank = field_int(m, " rank ");
   e.nranks = field_int(m, " nranks ");
   sv total = field_word(m, " total ");
-  if (e.rank < 0 || total.empty()) return e;
+  if (e.rank < 0 || total.empty()) return;
   std::string buf(total.substr(0, 32));
   char* end = nullptr;
   double v = std::strtod(buf.c_str(), &end);
-  if (end == buf.c_str() || v < 0 || v > 1e9) return e;
+  if (end == buf.c_str() || v < 0 || v > 1e9) return;
   e.kind = EventKind::InitTimings;
   e.seconds = v;
-  return e;
+  return;
 }
 
-Event error_trace_event(sv m) {
+void error_trace_event(sv m, Event& e) {
   // "init.cc:126 -> 5", "proxy.cc:878 -> 6 [Progress Thread]": the ncclResult_t that a
   // failing call returned, printed on the way up the stack.
-  Event e;
   std::size_t sp = m.find(' ');
-  if (sp == sv::npos || sp == 0 || m.substr(0, sp).find(':') == sv::npos) return e;
+  if (sp == sv::npos || sp == 0 || m.substr(0, sp).find(':') == sv::npos) return;
   std::size_t i = sp;
-  if (!expect(m, i, " -> ")) return e;
+  if (!expect(m, i, " -> ")) return;
   long code = 0;
-  if (!read_uint(m, i, code)) return e;
+  if (!read_uint(m, i, code)) return;
   e.kind = EventKind::ErrorTrace;
   e.number = code;
-  return e;
+  return;
 }
 
-Event info_event(sv m) {
-  Event e;
-  if (m.empty()) return e;
+void info_event(sv m, Event& e) {
+  if (m.empty()) return;
   switch (m[0]) {
     case 'C':
-      if (starts(m, "Channel ")) return channel_event(m);
-      if (starts(m, "Connected NVLS")) { e.kind = EventKind::Nvls; return e; }
+      if (starts(m, "Channel ")) { channel_event(m, e); return; }
+      if (starts(m, "Connected NVLS")) { e.kind = EventKind::Nvls; return; }
       break;
     case 'R':
-      if (starts(m, "Ring ")) return channel_event(m);
+      if (starts(m, "Ring ")) { channel_event(m, e); return; }
       break;
     case 'c':
-      if (starts(m, "comm 0x")) return comm_event(m);
+      if (starts(m, "comm 0x")) { comm_event(m, e); return; }
       if (starts(m, "cudaDriverVersion ")) {
         std::size_t i = 18;
         if (read_uint(m, i, e.number)) e.kind = EventKind::CudaDriver;
-        return e;
+        return;
       }
       break;
     case 'n':
-      if (starts(m, "nccl") && find(m, " comm 0x") != sv::npos) return comm_event(m);
+      if (starts(m, "nccl") && find(m, " comm 0x") != sv::npos) { comm_event(m, e); return; }
       break;
     case 'N':
       if (starts(m, "NCCL version ")) {
         e.kind = EventKind::Version;
         e.name = trim(field_word(m, "NCCL version "));
-        return e;
+        return;
       }
       if (starts(m, "NET/IB : Using") || starts(m, "NET/IB: Using")) {
         sv rest = m.substr(m.find("Using") + 5);
         e.kind = EventKind::NetIbUsing;
         e.name = rest.substr(0, rest.find(';'));
-        return e;
+        return;
       }
       if (starts(m, "NET/IB : No device found") || starts(m, "NET/IB: No device found")) {
         e.kind = EventKind::IbNoDevice;
-        return e;
+        return;
       }
       if (starts(m, "NET/Socket : Using") || starts(m, "NET/Socket: Using")) {
         e.kind = EventKind::NetSocketUsing;
         e.name = m.substr(m.find("Using") + 5);
-        return e;
+        return;
       }
       if (starts(m, "NCCL_")) {
         // "NCCL_IB_HCA set by environment to mlx5" (param.cc appends a '.'), and
@@ -292,7 +347,7 @@ Event info_event(sv m) {
           sv v = trim(m.substr(p + len));
           if (!v.empty() && v.back() == '.') v.remove_suffix(1);
           e.value = v;
-          return e;
+          return;
         }
       }
       break;
@@ -305,54 +360,62 @@ Event info_event(sv m) {
         }
         e.kind = EventKind::Bootstrap;
         e.name = rest.substr(0, rest.find(' '));
-        return e;
+        return;
       }
       break;
     case 'U':
       if (starts(m, "Using network ")) {
         e.kind = EventKind::UsingNetwork;
         e.name = trim(m.substr(14));
-        return e;
+        return;
       }
       break;
     case 'F':
       if (starts(m, "Failed to initialize NET plugin ")) {
         e.kind = EventKind::NetPluginFailed;
         e.name = trim(m.substr(32));
-        return e;
+        return;
       }
       break;
     case 'I':
-      if (starts(m, "Init timings")) return timings_event(m);
+      if (starts(m, "Init timings")) { timings_event(m, e); return; }
       break;
     default:
       break;
   }
   if (m[0] >= 'a' && m[0] <= 'z') {
-    e = error_trace_event(m);
-    if (e.kind != EventKind::None) return e;
+    error_trace_event(m, e);
+    if (e.kind != EventKind::None) return;
   }
   if (const Signature* s = match_signature(MatchOn::Info, m)) {
     e.kind = EventKind::SignatureHit;
     e.signature = s;
   }
-  return e;
+  return;
 }
 
 }  // namespace
 
-bool parse_line(std::string_view raw, Line& out) {
-  out = Line{};
+bool scan_line(std::string_view raw, Line& out) {
+  // Field by field: `out = Line{}` compiled to a `rep stos` that cost more than the rest.
   out.raw = raw;
+  out.host = {};
+  out.pid = out.tid = -1;
+  out.cuda_dev = -1;
+  out.level = Level::Info;
+  out.source = {};
+  out.message = {};
+  out.marker = sv::npos;
+  out.prefix_read = false;
   std::size_t from = 0;
   while (true) {
-    std::size_t p = find(raw, "NCCL ", from);
+    std::size_t p = find_marker(raw, from);
     if (p == sv::npos) return false;
     sv after = raw.substr(p + 5);
     if (starts(after, "INFO ") || starts(after, "WARN ") || after == "INFO" || after == "WARN") {
       out.level = after[0] == 'I' ? Level::Info : Level::Warn;
       out.message = after.size() > 5 ? after.substr(5) : sv{};
-      parse_prefix(raw.substr(0, p), out);
+      out.marker = p;
       return true;
     }
     if (starts(after, "version ") && p <= 8) {
@@ -369,6 +432,18 @@ bool parse_line(std::string_view raw, Line& out) {
     }
     from = p + 5;
   }
+}
+
+void read_prefix(Line& out) {
+  if (out.prefix_read || out.marker == sv::npos) return;
+  out.prefix_read = true;
+  parse_prefix(out.raw.substr(0, out.marker), out);
+}
+
+bool parse_line(std::string_view raw, Line& out) {
+  if (!scan_line(raw, out)) return false;
+  read_prefix(out);
+  return true;
 }
 
 std::optional<double> line_time(const Line& line) {
@@ -418,7 +493,8 @@ Event classify(const Line& line) {
   Event e;
   switch (line.level) {
     case Level::Info:
-      return info_event(line.message);
+      info_event(line.message, e);  // fills e in place: returning it by value copied it twice
+      return e;
     case Level::Bare:
       if (starts(line.message, "NCCL version ")) {
         e.kind = EventKind::Version;
@@ -483,7 +559,50 @@ void LineReader::finish(const Callback& on_line) {
   skipping_ = false;
 }
 
+namespace {
+
+// A regular file is read through read-only mappings of kMapWindow bytes, one at a time: no copy
+// from the page cache (read() copying cost about as much as parsing), and memory stays bounded
+// because each window is unmapped before the next. Returns the offset reached, or -1 when the
+// input cannot be mapped (a pipe, a terminal, a failed mmap), which leaves the stream as it was.
+constexpr std::size_t kMapWindow = 8u << 20;
+
+long long map_regular_file(std::FILE* f, LineReader& reader, const LineReader::Callback& on_line) {
+  int fd = fileno(f);
+  struct stat st {};
+  if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return -1;
+  off_t start = lseek(fd, 0, SEEK_CUR);
+  if (start < 0 || std::ftell(f) != start) return -1;  // the stream has buffered bytes: don't
+  long page = sysconf(_SC_PAGESIZE);
+  if (page <= 0) return -1;
+  off_t pos = start;
+  while (pos < st.st_size) {
+    off_t base = pos - pos % page;
+    std::size_t len = static_cast<std::size_t>(std::min<off_t>(st.st_size - base, kMapWindow));
+    void* m = mmap(nullptr, len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, base);
+    if (m == MAP_FAILED) return pos == start ? -1 : pos;
+    madvise(m, len, MADV_SEQUENTIAL);
+    std::size_t skip = static_cast<std::size_t>(pos - base);
+    try {
+      reader.feed(static_cast<const char*>(m) + skip, len - skip, on_line);
+    } catch (...) {
+      munmap(m, len);
+      throw;
+    }
+    munmap(m, len);
+    pos = base + static_cast<off_t>(len);
+  }
+  return pos;
+}
+
+}  // namespace
+
 void LineReader::read(std::FILE* f, const std::string& name, const Callback& on_line) {
+  long long mapped = map_regular_file(f, *this, on_line);
+  // What the mappings covered is done; the stream goes on from there (a file that grew while it
+  // was read, or one that could not be mapped).
+  if (mapped >= 0 && std::fseek(f, static_cast<long>(mapped), SEEK_SET) != 0)
+    throw Error(name + ": seek failed: " + std::strerror(errno));
   std::vector<char> buf(1 << 20);
   while (true) {
     std::size_t n = std::fread(buf.data(), 1, buf.size(), f);

@@ -29,12 +29,21 @@ struct Line {
   Level level = Level::Info;
   std::string_view source;   // "misc/socket.cc:483" on WARN lines (NCCL's file:line)
   std::string_view message;  // the text after "NCCL INFO " / "NCCL WARN "
+  std::size_t marker = std::string_view::npos;  // where "NCCL INFO"/"NCCL WARN" starts in raw
+  bool prefix_read = false;                     // read_prefix has filled host..source
+  // (scan_line resets every field by name: a new field must be reset there too)
 };
 
 // Lines of interest: "<prefix> NCCL INFO msg", "<prefix> file:line NCCL WARN msg", the bare
 // "NCCL version X" line older NCCLs print without a prefix, and framework lines that mention
 // an NCCL error ("... NCCL error ...: unhandled system error"). Anything else: false.
 bool parse_line(std::string_view raw, Line& out);
+
+// parse_line in two steps, so the prefix is read only for lines that matter: scan_line finds the
+// marker and sets level and message (host, pid, tid, device and source stay unset); read_prefix
+// then fills those from the text before the marker (a no-op when already read or absent).
+bool scan_line(std::string_view raw, Line& out);
+void read_prefix(Line& out);
 
 // The time of day (seconds, plus whole days when a date is given) of a line that carries a
 // timestamp before its host:pid:tid prefix ("2024-05-01 10:11:12.345 host:1:1 ..." or

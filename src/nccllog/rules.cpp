@@ -222,10 +222,11 @@ bool trace_in(const std::string& trace, sv files) {
 }
 
 const PhaseInfo kPhases[] = {
+    {Phase::Unknown, "an unknown phase (the log shows none)", ""},
     {Phase::Bootstrap, "bootstrap (TCP rendezvous)",
      "Bootstrap is plain TCP over NCCL_SOCKET_IFNAME's interface; RDMA is not used yet. Check that every "
      "rank started, the root address is reachable and the interface is the one the nodes share."},
-    {Phase::Topology, "topology and graph search",
+    {Phase::Topology, "init (devices, topology and graph search)",
      "The ranks met but setup failed before any connection: read the WARN for topology, memory or "
      "configuration errors (NCCL_TOPO_FILE, NCCL_P2P_LEVEL, GPU visibility)."},
     {Phase::Connect, "transport connect",
@@ -250,6 +251,12 @@ const PhaseHint kPhaseHints[] = {
     {"proxy_", "", Phase::Connect},        {"socket_recv_failed", "", Phase::Connect},
     {"gpu_duplicate", "", Phase::Topology}, {"gpu_shared_by_ranks", "", Phase::Topology},
     {"", "enqueue.cc", Phase::Running},    {"", "transport", Phase::Connect},
+    // Where NCCL prints from says the phase when nothing else does (a WARN's file:line, or the
+    // first "file:line -> N" trace after it): device, topology and channel setup is init; the
+    // proxy thread serves connections (and, later, collectives: the process's lines say which).
+    {"", "init.cc", Phase::Topology},      {"", "channel.cc", Phase::Topology},
+    {"", "graph/", Phase::Topology},       {"", "misc/cudawrap.cc", Phase::Topology},
+    {"", "misc/nvmlwrap.cc", Phase::Topology}, {"", "proxy.cc", Phase::Connect},
 };
 
 }  // namespace

@@ -378,11 +378,6 @@ const Signature kSignatures[] = {
      "errors; TORCH_NCCL_ASYNC_ERROR_HANDLING and a shorter timeout make it fail faster."},
 };
 
-bool starts(std::string_view s, const char* p) {
-  std::size_t n = std::strlen(p);
-  return s.size() >= n && std::memcmp(s.data(), p, n) == 0;
-}
-
 }  // namespace
 
 std::span<const Signature> signatures() { return kSignatures; }
@@ -416,11 +411,17 @@ std::optional<int> completion_status(std::string_view m) {
 }
 
 // The entries of each MatchOn, in catalog order: INFO lines that no cheap rule classified reach
-// match_signature, so they must not walk the WARN entries.
+// match_signature, so they must not walk the WARN entries. The strings' lengths are taken once.
+struct Compiled {
+  const Signature* sig;
+  std::string_view prefix, contains, contains2;
+};
+
 struct ByLevel {
-  std::vector<const Signature*> of[3];
+  std::vector<Compiled> of[3];
   ByLevel() {
-    for (const Signature& s : kSignatures) of[static_cast<int>(s.on)].push_back(&s);
+    for (const Signature& s : kSignatures)
+      of[static_cast<int>(s.on)].push_back({&s, s.prefix, s.contains, s.contains2});
   }
 };
 
@@ -428,10 +429,11 @@ const Signature* match_signature(MatchOn on, std::string_view message) {
   static const ByLevel by_level;
   std::optional<int> status;
   bool status_read = false;
-  for (const Signature* sp : by_level.of[static_cast<int>(on)]) {
-    const Signature& s = *sp;
-    if (s.prefix[0] != '\0' && !starts(message, s.prefix)) continue;
-    if (!core::contains(message, s.contains) || !core::contains(message, s.contains2)) continue;
+  for (const Compiled& c : by_level.of[static_cast<int>(on)]) {
+    if (!c.prefix.empty() && (message.empty() || message[0] != c.prefix[0] || !message.starts_with(c.prefix)))
+      continue;
+    if (!core::contains(message, c.contains) || !core::contains(message, c.contains2)) continue;
+    const Signature& s = *c.sig;
     if (s.wc_status >= 0) {
       if (!status_read) {
         status = completion_status(message);

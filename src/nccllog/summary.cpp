@@ -4,6 +4,7 @@ namespace fabscope::nccllog {
 
 const char* to_string(Phase p) {
   switch (p) {
+    case Phase::Unknown: return "unknown";
     case Phase::Bootstrap: return "bootstrap";
     case Phase::Topology: return "topology";
     case Phase::Connect: return "connect";

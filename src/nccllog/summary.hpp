@@ -15,10 +15,12 @@
 namespace fabscope::nccllog {
 
 // How far a process got through communicator setup when it logged a line. Each phase starts at the
-// first line only that phase prints: any line (bootstrap: TCP rendezvous over the OOB interface),
-// "comm 0x.. nRanks .. nNodes .." (topology and graph search: the rendezvous is done), a
-// "Channel .. via" line (transport connect), "Init COMPLETE" (the communicator runs collectives).
-enum class Phase { Bootstrap = 0, Topology, Connect, Running };
+// first line only that phase prints: any INFO line of the process (bootstrap: TCP rendezvous over
+// the OOB interface), "comm 0x.. nRanks .. nNodes .." (init: topology and graph search, the
+// rendezvous is done), a "Channel .. via" line (transport connect), "Init COMPLETE" (the
+// communicator runs collectives). Unknown: the log shows nothing of the process before the
+// failure and the failure's own source names no phase; it is never guessed.
+enum class Phase { Unknown = -1, Bootstrap = 0, Topology, Connect, Running };
 const char* to_string(Phase p);
 
 struct Nic {
@@ -42,7 +44,7 @@ struct ProcessInfo {
   long warnings = 0;
   std::optional<long> first_error_code;     // first ncclResult_t seen in "file:line -> N"
   std::optional<std::string> first_error_trace;  // its "bootstrap.cc:98" (the failing call's file)
-  Phase phase = Phase::Bootstrap;           // the furthest phase this process reached
+  Phase phase = Phase::Unknown;             // the furthest phase this process reached
   // Network channels per device index N of "NET/Socket/N" / "NET/IB/N" / "NET/IBext/N": the
   // interface (socket_ifs[N]) or HCA (ib_nics[N]) they run on. At most 64 entries each.
   std::vector<long> socket_dev_channels, ib_dev_channels;
@@ -111,7 +113,7 @@ struct Failure {
   int cuda_dev = -1;
   int rank = -1;          // the rank of the comm this process/device was setting up, -1 unknown
   std::string source;     // NCCL's "misc/socket.cc:483", when the line has one
-  Phase phase = Phase::Bootstrap;  // the phase the process was in
+  Phase phase = Phase::Unknown;    // the phase the process was in (see Phase)
   std::optional<double> time;      // seconds, from a timestamp before the host (or in the line)
 };
 

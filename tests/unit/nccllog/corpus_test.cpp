@@ -135,3 +135,57 @@ TEST(Corpus, NvlsCudaFailureIsTheFabricManagersFirstCause) {
   ASSERT_FALSE(d.causality.rules_applied.empty());
   EXPECT_EQ(d.causality.rules_applied[0], "nvls_fabric");
 }
+
+TEST(Corpus, EveryWildLogIsReadAndJudged) {
+  // Public logs gathered after the analyser was written (tests/fixtures/nccl-logs/wild/SOURCE);
+  // the ones it judges right are in EXPECTED, every one must at least be read and judged.
+  int n = 0;
+  for (const auto& e : std::filesystem::directory_iterator(fabscope::testing::fixture("nccl-logs/wild"))) {
+    if (e.path().extension() != ".log") continue;
+    ++n;
+    LogSummary s = summarize_files({e.path().string()});
+    Diagnosis d = diagnose(s);
+    EXPECT_FALSE(d.verdict.empty()) << e.path();
+  }
+  EXPECT_GE(n, 20);
+}
+
+TEST(Corpus, ThePhaseComesFromTheSourceFileNotFromMissingLines) {
+  // One WARN line and nothing else: misc/cudawrap.cc is device initialisation, not bootstrap.
+  LogSummary s =
+      summarize_files({fabscope::testing::fixture("nccl-logs/wild/cuml-5961-driver-insufficient.log").string()});
+  ASSERT_EQ(s.failures.size(), 1u);
+  EXPECT_EQ(s.failures[0].phase, Phase::Topology);
+  // A WARN whose source and process say nothing of the phase: unknown, and no phase remedy.
+  LogSummary u = summarize_text("h:1:1 [0] NCCL WARN Net : Call to recv from 10.0.0.1<1> failed : Connection timed out\n");
+  ASSERT_EQ(u.failures.size(), 1u);
+  EXPECT_EQ(u.failures[0].phase, Phase::Unknown);
+  Diagnosis d = diagnose(u);
+  EXPECT_NE(d.verdict.find("does not show in which phase"), std::string::npos) << d.verdict;
+  EXPECT_EQ(d.verdict.find("bootstrap"), std::string::npos) << d.verdict;
+  // The same WARN after an INFO line of its process is in bootstrap at least.
+  LogSummary b = summarize_text(
+      "h:1:1 [0] NCCL INFO Bootstrap: Using eth0:10.0.0.2<0>\n"
+      "h:1:1 [0] NCCL WARN Net : Call to recv from 10.0.0.1<1> failed : Connection timed out\n");
+  ASSERT_EQ(b.failures.size(), 1u);
+  EXPECT_EQ(b.failures[0].phase, Phase::Bootstrap);
+}
+
+TEST(Corpus, AWarnOutsideTheCatalogFollowedByAnErrorTraceIsTheCause) {
+  LogSummary s =
+      summarize_files({fabscope::testing::fixture("nccl-logs/wild/sglang-3820-no-route-bootstrap.log").string()});
+  Diagnosis d = diagnose(s);
+  ASSERT_TRUE(d.causality.first_cause.has_value());
+  const Failure& f = s.failures[*d.causality.first_cause];
+  EXPECT_EQ(f.id, "unknown_warning");
+  EXPECT_EQ(f.severity, fabscope::Severity::Fail);
+  EXPECT_EQ(f.phase, Phase::Bootstrap);
+  EXPECT_EQ(f.source, "misc/socket.cc:533");
+  EXPECT_EQ(d.verdict.find("no WARN naming the cause"), std::string::npos) << d.verdict;
+  // Without the trace the same WARN stays a warning: NCCL did not say the call failed.
+  LogSummary w = summarize_text(
+      "node5:240:240 [6] misc/socket.cc:533 NCCL WARN socketPollConnect: Connect to 10.0.0.4<56849> returned "
+      "113(No route to host) errno 115(Operation now in progress)\n");
+  ASSERT_EQ(w.failures.size(), 1u);
+  EXPECT_EQ(w.failures[0].severity, fabscope::Severity::Warn);
+}

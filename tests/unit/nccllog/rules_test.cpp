@@ -432,16 +432,24 @@ TEST(Reasoning, TimestampsWinOverReadingOrder) {
 }
 
 TEST(Reasoning, UsageErrorsGetTheirOwnRemedyWithoutThePhaseAdvice) {
-  // hybrik#47's line: NCCL notices the bad rank in bootstrap, but the network is not the cause.
+  // hybrik#47's line: NCCL notices the bad rank in init (init.cc), but the network is not the cause.
   Causality c = reason(summarize_text("h:6861:6861 [7] init.cc:981 NCCL WARN Invalid rank requested : 7/4\n"));
   ASSERT_TRUE(c.first_cause.has_value());
   const std::string remedy = fabscope::core::join(c.remedies, " ", 8);
   EXPECT_EQ(remedy.find(phase_info(Phase::Bootstrap).remedy), std::string::npos) << remedy;
-  // A refused connection in the same phase keeps it: there the phase is the advice.
+  // A refused connection in bootstrap keeps it: there the phase is the advice.
   Causality net = reason(summarize_text(
+      "h:1:1 [0] NCCL INFO Bootstrap: Using eth0:10.0.0.2<0>\n"
       "h:1:1 [0] misc/socket.cc:484 NCCL WARN socketStartConnect: Connect to 10.0.0.1<1234> failed : Connection refused\n"));
   ASSERT_TRUE(net.first_cause.has_value());
   EXPECT_NE(fabscope::core::join(net.remedies, " ", 8).find(phase_info(Phase::Bootstrap).remedy), std::string::npos);
+  // The same line alone: nothing shows the phase, so no phase's advice is given.
+  LogSummary alone = summarize_text(
+      "h:1:1 [0] misc/socket.cc:484 NCCL WARN socketStartConnect: Connect to 10.0.0.1<1234> failed : Connection refused\n");
+  Causality none = reason(alone);
+  ASSERT_TRUE(none.first_cause.has_value());
+  EXPECT_EQ(alone.failures[*none.first_cause].phase, Phase::Unknown);
+  EXPECT_EQ(fabscope::core::join(none.remedies, " ", 8).find(phase_info(Phase::Bootstrap).remedy), std::string::npos);
   EXPECT_FALSE(phase_remedy_applies("rank_out_of_range"));
   EXPECT_TRUE(phase_remedy_applies("socket_connection_refused"));
 }
