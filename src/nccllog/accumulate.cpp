@@ -40,6 +40,20 @@ struct RankState {
   RankState& operator=(const RankState&) = delete;
 };
 
+// The rank a framework line names: a launcher's "[rank13]:" prefix (the global rank) first, else
+// PyTorch's "[Rank 3]" (the rank in its process group); -1 when neither.
+int framework_rank(sv raw) {
+  for (sv key : {sv("[rank"), sv("[Rank ")}) {
+    std::size_t p = raw.find(key);
+    if (p == sv::npos) continue;
+    std::size_t i = p + key.size();
+    int v = 0, digits = 0;
+    while (i < raw.size() && raw[i] >= '0' && raw[i] <= '9' && digits < 9) v = v * 10 + (raw[i++] - '0'), ++digits;
+    if (digits > 0 && i < raw.size() && raw[i] == ']') return v;
+  }
+  return -1;
+}
+
 std::vector<Nic> parse_nics(sv list, bool with_link_layer) {
   // " [0]mlx5_0:1/IB [1]mlx5_1:1/RoCE [RO]" or " [0]eth0:10.0.0.1<0> [1]ib0:..."
   std::vector<Nic> out;
@@ -271,6 +285,10 @@ struct Accumulator::State {
     // connection (logs quoted without their INFO lines still place it); bootstrap.cc is bootstrap.
     if (auto hint = phase_hint(f.id, f.source); hint && f.phase < *hint) f.phase = *hint;
     if (f.source.rfind("bootstrap.cc", 0) == 0) f.phase = Phase::Bootstrap;
+    // NCCL names the subsystem first: "Bootstrap : no socket interface found".
+    if (f.phase == Phase::Unknown && l.level == Level::Warn && l.message.starts_with("Bootstrap")) f.phase = Phase::Bootstrap;
+    // A framework line has no host:pid; its launcher prefix or its text may name the rank.
+    if (l.level == Level::Framework && f.rank < 0) f.rank = framework_rank(l.raw);
     // Failures of one process printed back to back share the traces that follow them.
     const bool run = open_failure < sum.failures.size() && open_traces == 0 &&
                      sum.failures[open_failure].pid == f.pid && sum.failures[open_failure].host == f.host;
@@ -305,6 +323,33 @@ struct Accumulator::State {
         f.phase = *hint;  // the deepest trace whose file names a phase ("init.cc", "proxy.cc")
       }
     }
+  }
+
+  // NCCL's last error, quoted by the framework on the line after "Last error:" (PyTorch's
+  // ncclInternalError/ncclSystemError message): the WARN text that made the call fail, often the
+  // only one in a log run without NCCL_DEBUG. A WARN of the catalog or not, it is a failure.
+  bool last_error_pending = false;
+  std::string last_error_prefix;  // the launcher prefix of the "Last error:" line ("[trainer0|0]:")
+
+  void last_error_text(sv raw) {
+    last_error_pending = false;
+    sv text = raw;
+    if (!last_error_prefix.empty() && text.starts_with(last_error_prefix)) text.remove_prefix(last_error_prefix.size());
+    while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
+    while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
+    if (text.empty()) return;
+    Line l;
+    l.raw = text;
+    l.level = Level::Warn;
+    l.message = text;
+    l.prefix_read = true;
+    Event e;
+    e.signature = match_signature(MatchOn::Warn, text);
+    e.kind = e.signature ? EventKind::SignatureHit : EventKind::UnknownWarn;
+    if (!e.signature) e.name = text;
+    const std::size_t before = sum.failures.size();
+    apply(l, e);
+    if (sum.failures.size() > before) sum.failures.back().severity = Severity::Fail;
   }
 
   void set_phase(ProcessInfo& p, RankState* r, Phase ph) {
@@ -508,6 +553,7 @@ void Accumulator::begin_input(const std::string& name) {
   s_->input = InputInfo{};
   s_->input.name = name;
   s_->line_no = 0;
+  s_->last_error_pending = false;
   // A new file is a new stream: process/comm identities carry over (per-rank files of one
   // job), but the "last process" cache must not.
   s_->last_pid = -2;
@@ -516,8 +562,21 @@ void Accumulator::begin_input(const std::string& name) {
 
 void Accumulator::add_line(std::string_view raw) {
   ++s_->line_no;
+  if (s_->last_error_pending) {
+    s_->last_error_text(raw);
+    return;
+  }
   Line l;
-  if (!scan_line(raw, l)) return;
+  if (!scan_line(raw, l)) {
+    // "...Last error:" ends the line: the next line is the text NCCL stored for the failed call.
+    sv t = raw;
+    while (!t.empty() && (t.back() == ' ' || t.back() == '\t')) t.remove_suffix(1);
+    if (t.ends_with("Last error:")) {
+      s_->last_error_pending = true;
+      s_->last_error_prefix.assign(t.substr(0, std::min<std::size_t>(t.size() - 11, 128)));
+    }
+    return;
+  }
   ++s_->input.nccl_lines;
   Event e = classify(l);  // reads only the level and the message
   if (e.kind == EventKind::None) return;

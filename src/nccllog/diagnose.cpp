@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstring>
 #include <map>
 #include <set>
 
@@ -97,7 +98,51 @@ const Signature* signature_by_id(const std::string& id) {
 }
 
 // What a failure line says, in one line: the catalog title, or the WARN text.
+// "ALLREDUCE, SeqNum 57, 32 elements" from PyTorch's "WorkNCCL(SeqNum=57, OpType=ALLREDUCE,
+// NumelIn=32, ...)"; "" when the line has none of them.
+std::string watchdog_work(const std::string& line) {
+  auto field = [&](const char* key) -> std::string {
+    std::size_t p = line.find(key);
+    if (p == std::string::npos) return "";
+    p += std::strlen(key);
+    std::size_t e = line.find_first_of(",) ", p);
+    return line.substr(p, std::min<std::size_t>(e == std::string::npos ? line.size() - p : e - p, 40));
+  };
+  std::vector<std::string> parts;
+  if (auto op = field("OpType="); !op.empty()) parts.push_back(op);
+  if (auto seq = field("SeqNum="); !seq.empty()) parts.push_back("SeqNum " + seq);
+  if (auto n = field("NumelIn="); !n.empty()) parts.push_back(n + " elements");
+  return core::join(parts, ", ");
+}
+
+// When the ranks that timed out wait in different collectives, which rank waits in which:
+// "the timed-out ranks wait in different collectives: ALLREDUCE on rank 0; BROADCAST on ranks
+// 1,2,3" ("" when they all wait in the same one, or name none).
+std::string watchdog_groups(const LogSummary& s) {
+  std::vector<std::pair<std::string, std::vector<std::string>>> groups;  // op -> ranks, in order
+  for (const Failure& f : s.failures) {
+    if (f.id != "collective_timeout") continue;
+    std::string work = watchdog_work(f.line);
+    std::string op = work.substr(0, work.find(','));
+    if (op.empty()) continue;
+    auto g = std::find_if(groups.begin(), groups.end(), [&](const auto& x) { return x.first == op; });
+    if (g == groups.end()) g = groups.insert(groups.end(), {op, {}});
+    std::string who = f.rank >= 0 ? std::to_string(f.rank) : f.host.empty() ? "?" : f.host;
+    if (std::find(g->second.begin(), g->second.end(), who) == g->second.end()) g->second.push_back(who);
+  }
+  if (groups.size() < 2) return "";
+  std::vector<std::string> parts;
+  for (const auto& [op, who] : groups)
+    parts.push_back(op + " on rank" + (who.size() > 1 ? "s " : " ") + core::join(who, ",", 8));
+  return "the timed-out ranks wait in different collectives: " + core::join(parts, "; ", 6);
+}
+
 std::string failure_title(const Failure& f) {
+  if (f.id == "collective_timeout") {
+    std::string work = watchdog_work(f.line);
+    const Signature* sig = signature_by_id(f.id);
+    return std::string(sig ? sig->title : "collective timeout") + (work.empty() ? "" : " (" + work + ")");
+  }
   if (const Signature* sig = signature_by_id(f.id)) return sig->title;
   std::size_t w = f.line.find("NCCL WARN ");
   std::string msg = w == std::string::npos ? f.line : f.line.substr(w + 10);
@@ -106,7 +151,7 @@ std::string failure_title(const Failure& f) {
 }
 
 std::string failure_where(const Failure& f) {
-  if (f.host.empty()) return "";
+  if (f.host.empty()) return f.rank >= 0 ? "rank " + std::to_string(f.rank) : "";
   std::string w = f.rank >= 0 ? "rank " + std::to_string(f.rank) + " on " : "";
   return w + f.host + ":" + std::to_string(f.pid);
 }
@@ -173,6 +218,58 @@ void rule_ib_init_failed(const RuleInput& in, std::vector<Finding>& out) {
       "Nothing to do on nodes without RDMA NICs; otherwise check that ibv_devinfo lists the HCAs inside "
       "the job's environment and that NCCL_IB_HCA matches them.",
       kDocs));
+}
+
+// "NET/IB : No device found" and no RDMA connection: the container or node has no usable RDMA
+// device, so NCCL's network traffic (if the job has any) goes over TCP sockets. When channel lines
+// show the sockets, nccllog.net_socket_no_rdma says it with the counts instead.
+void rule_ib_no_device(const RuleInput& in, std::vector<Finding>& out) {
+  // Only where the log shows no connection at all: a job whose channels are all intra-node, or
+  // whose communicators all span one node, has no network traffic to worry about.
+  if (in.t.net > 0 || in.t.local > 0 || any_ib_nics(in.s)) return;
+  if (!in.s.comms.empty() && std::all_of(in.s.comms.begin(), in.s.comms.end(),
+                                         [](const CommSummary& c) { return c.nnodes && *c.nnodes == 1; }))
+    return;
+  auto no_dev = hosts_where(in.s, [](const ProcessInfo& p) { return p.ib_no_device; });
+  if (no_dev.empty()) return;
+  std::string ev = "\"NET/IB : No device found\" on " + core::join(no_dev, ", ", 8);
+  if (env_says(in.s, "NCCL_IB_DISABLE", "1")) ev += "; NCCL_IB_DISABLE=1 set by environment";
+  out.push_back(make_finding(
+      "nccllog.ib_no_device", Severity::Warn, core::join(no_dev, ", ", 8),
+      "NET/IB found no RDMA device: inter-node traffic would go over TCP sockets", ev,
+      "If the nodes have InfiniBand/RoCE NICs: expose /dev/infiniband to the container (docker "
+      "--device=/dev/infiniband, the RDMA device plugin in Kubernetes), install rdma-core and the "
+      "provider (libmlx5) in the image, load ib_uverbs, and leave NCCL_IB_DISABLE unset.",
+      kDocs));
+}
+
+// What an excerpt without Channel lines shows of the transport decisions ("" when nothing):
+// "NET/IB found no RDMA device on h; network Socket; NET/Socket lists eth0, eth1".
+std::string excerpt_facts(const LogSummary& s) {
+  std::vector<std::string> parts;
+  auto no_dev = hosts_where(s, [](const ProcessInfo& p) { return p.ib_no_device; });
+  if (!no_dev.empty()) parts.push_back("NET/IB found no RDMA device on " + core::join(no_dev, ", ", 4));
+  for (const char* var : {"NCCL_IB_DISABLE", "NCCL_NET", "NCCL_P2P_DISABLE", "NCCL_SHM_DISABLE"}) {
+    for (const auto& p : s.processes) {
+      auto it = p.env.find(var);
+      if (it == p.env.end()) continue;
+      parts.push_back(std::string(var) + "=" + it->second + " set by environment");
+      break;
+    }
+  }
+  std::vector<std::string> nets, socks, hcas;
+  for (const auto& p : s.processes) {
+    if (p.network && std::find(nets.begin(), nets.end(), *p.network) == nets.end()) nets.push_back(*p.network);
+    for (const auto& n : p.socket_ifs)
+      if (std::find(socks.begin(), socks.end(), interface_name(n.name)) == socks.end()) socks.push_back(interface_name(n.name));
+    for (const auto& n : p.ib_nics)
+      if (std::find(hcas.begin(), hcas.end(), n.name) == hcas.end()) hcas.push_back(n.name);
+  }
+  if (!nets.empty()) parts.push_back("network " + core::join(nets, ", ", 4));
+  if (!hcas.empty()) parts.push_back("NET/IB lists " + core::join(hcas, ", ", 8));
+  if (!socks.empty()) parts.push_back("NET/Socket lists " + core::join(socks, ", ", 6));
+  if (parts.empty()) return "";
+  return "no Channel lines in the log; it shows: " + core::join(parts, "; ", 8);
 }
 
 void rule_init_incomplete(const RuleInput& in, std::vector<Finding>& out) {
@@ -316,6 +413,7 @@ const SummaryRule kSummaryRules[] = {
     {"nccllog.net_socket_no_rdma", rule_socket_no_rdma},
     {"nccllog.gdrdma_absent", rule_gdrdma_absent},
     {"nccllog.ib_init_failed", rule_ib_init_failed},
+    {"nccllog.ib_no_device", rule_ib_no_device},
     {"nccllog.suspicious_interface", rule_suspicious_interface},
     {"nccllog.init_incomplete", rule_init_incomplete},
     {"nccllog.nccl_call_failed", rule_nccl_call_failed},
@@ -458,6 +556,7 @@ void to_json(json& j, const Causality& c) {
   for (const char* r : c.rule) rules.push_back(r ? json(r) : json(nullptr));
   j = json{{"first_cause", c.first_cause},
            {"only_consequences", c.only_consequences},
+           {"hang", c.hang},
            {"consequences", c.consequences},
            {"causes", c.causes},
            {"order", c.order},
@@ -491,6 +590,16 @@ Causality reason(const LogSummary& s) {
     c.first_cause = c.order[0];
     c.only_consequences = true;
   }
+  // A collective timeout that comes before every cause (in time, when every line has a time;
+  // or with no cause at all) is where the job stopped: NCCL's errors after it are the abort's.
+  if (n > 0 && f[c.order[0]].id == "collective_timeout" &&
+      (c.only_consequences ||
+       std::all_of(f.begin(), f.end(), [](const Failure& x) { return x.time.has_value(); }))) {
+    c.first_cause = c.order[0];
+    c.only_consequences = false;
+    c.hang = true;
+    c.rule[c.order[0]] = nullptr;
+  }
   std::map<std::pair<std::string, long>, std::size_t> last_cause;  // (host, pid) -> failure
   for (std::size_t i : c.order) {
     if (!c.rule[i]) {
@@ -513,7 +622,7 @@ Causality reason(const LogSummary& s) {
     c.remedies.push_back(r.remedy(ctx));
   }
   const char* phase_remedy = phase_info(cause.phase).remedy;
-  if (phase_remedy_applies(cause.id) && phase_remedy[0] != '\0') c.remedies.push_back(phase_remedy);
+  if (phase_remedy_applies(cause.id) && !c.hang && phase_remedy[0] != '\0') c.remedies.push_back(phase_remedy);
   return c;
 }
 
@@ -548,6 +657,11 @@ Diagnosis diagnose(const LogSummary& s) {
     std::string msg = failure_title(*cause) + (where.empty() ? "" : " on " + where);
     std::string head = "NCCL failed " + during(cause->phase) + ": " + msg;
     if (c.only_consequences) head += " (a consequence; the failing peer's log is not among the inputs)";
+    if (c.hang) {
+      head += " with no NCCL error before it: a hang (a rank that never reached this collective, "
+              "collectives issued from two threads on one communicator, or ranks out of step)";
+      if (std::string split = watchdog_groups(s); !split.empty()) head += "; " + split;
+    }
     if (c.consequences > 0)
       head += "; " + std::to_string(c.consequences) + " later error(s) follow from it";
     for (const auto& note : c.notes) head += "; " + note;
@@ -578,6 +692,8 @@ Diagnosis diagnose(const LogSummary& s) {
             (who->first_error_trace ? " from " + *who->first_error_trace : "") + " on " + proc_name(*who) +
             " with no WARN naming the cause";
         if (who->bootstrap_if) v += "; bootstrap interface " + *who->bootstrap_if;
+      } else if (std::string facts = excerpt_facts(s); !facts.empty()) {
+        v = facts;
       } else {
         v = "no transport lines in the log (NCCL_DEBUG_SUBSYS without INIT?)";
       }

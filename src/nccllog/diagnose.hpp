@@ -26,6 +26,11 @@ struct Causality {
   std::vector<const char*> rule;           // per failure: the consequence rule id, nullptr = a cause
   std::optional<std::size_t> first_cause;  // the earliest cause (the earliest failure when no cause)
   bool only_consequences = false;          // no cause in the logs: first_cause is a consequence
+  // The first failure is a framework's collective timeout with no NCCL error before it: a hang
+  // to be explained (a rank that never reached the collective, collectives issued from two
+  // threads on one communicator, ranks out of step), and what NCCL printed after the abort
+  // follows from it. first_cause is that timeout.
+  bool hang = false;
   long consequences = 0;                   // later failures that follow from the first cause
   long causes = 0;                         // failures that are causes (the first one included)
   std::vector<std::string> notes;          // what the cause rules add ("bootstrap interface ib0:...")

@@ -53,14 +53,19 @@ bool is_digit(char c) { return c >= '0' && c <= '9'; }
 // The first "NCCL " at or after `from`: memchr for the 'N' (rare before the marker, host names
 // are lower case) and a 4-byte compare. glibc's memmem for a 5-byte needle was a fifth of the
 // time of `fabscope log`.
-std::size_t find_marker(sv s, std::size_t from) {
+// `glued` is set when "NCCL" appears glued to other text ("ProcessGroupNCCL.cpp", "WorkNCCL("):
+// the mark of a framework line that quotes no NCCL message.
+std::size_t find_marker(sv s, std::size_t from, bool& glued) {
   const char* b = s.data();
   const char* e = b + s.size();
   const char* p = b + std::min(from, s.size());
-  while (e - p >= 5) {
-    p = static_cast<const char*>(std::memchr(p, 'N', static_cast<std::size_t>(e - p) - 4));
+  while (e - p >= 4) {
+    p = static_cast<const char*>(std::memchr(p, 'N', static_cast<std::size_t>(e - p) - 3));
     if (p == nullptr) return sv::npos;
-    if (std::memcmp(p + 1, "CCL ", 4) == 0) return static_cast<std::size_t>(p - b);
+    if (std::memcmp(p + 1, "CCL", 3) == 0) {
+      if (e - p >= 5 && p[4] == ' ') return static_cast<std::size_t>(p - b);
+      glued = true;
+    }
     ++p;
   }
   return sv::npos;
@@ -369,6 +374,11 @@ void info_event(sv m, Event& e) {
         e.name = trim(m.substr(14));
         return;
       }
+      if (starts(m, "Using internal Network ")) {  // NCCL 2.3-2.4: "Using internal Network Socket"
+        e.kind = EventKind::UsingNetwork;
+        e.name = trim(m.substr(23));
+        return;
+      }
       break;
     case 'F':
       if (starts(m, "Failed to initialize NET plugin ")) {
@@ -408,9 +418,19 @@ bool scan_line(std::string_view raw, Line& out) {
   out.marker = sv::npos;
   out.prefix_read = false;
   std::size_t from = 0;
+  bool glued = false;
   while (true) {
-    std::size_t p = find_marker(raw, from);
-    if (p == sv::npos) return false;
+    std::size_t p = find_marker(raw, from, glued);
+    if (p == sv::npos) {
+      // PyTorch's watchdog: "[rank3]:[E ProcessGroupNCCL.cpp:616] [Rank 3] Watchdog caught
+      // collective operation timeout: WorkNCCL(SeqNum=57, OpType=ALLREDUCE, NumelIn=32, ...)".
+      if (glued && raw.find("Watchdog caught collective operation timeout") != sv::npos) {
+        out.level = Level::Framework;
+        out.message = raw;
+        return true;
+      }
+      return false;
+    }
     sv after = raw.substr(p + 5);
     if (starts(after, "INFO ") || starts(after, "WARN ") || after == "INFO" || after == "WARN") {
       out.level = after[0] == 'I' ? Level::Info : Level::Warn;

@@ -121,6 +121,29 @@ std::string sockif_remedy(const CauseContext& c) {
          pin_socket_ifname(c.summary);
 }
 
+// --- no interface / no address, with NCCL_SOCKET_IFNAME set: the filter names what is not there
+const char* const kNoInterface[] = {"socket_no_interface", "socket_no_interface_net", "socket_address_unset"};
+// "NCCL_SOCKET_IFNAME=eth2 on twshared1016:1958" from the first process that echoed it.
+std::string ifname_setting(const LogSummary& s) {
+  for (const auto& p : s.processes) {
+    auto it = p.env.find("NCCL_SOCKET_IFNAME");
+    if (it != p.env.end()) return "NCCL_SOCKET_IFNAME=" + it->second + " on " + p.host + ":" + std::to_string(p.pid);
+  }
+  return "";
+}
+bool ifname_applies(const CauseContext& c) {
+  return std::find(std::begin(kNoInterface), std::end(kNoInterface), c.failure.id) != std::end(kNoInterface) &&
+         !ifname_setting(c.summary).empty();
+}
+std::string ifname_note(const CauseContext& c) {
+  return ifname_setting(c.summary) + " is set: NCCL looks only at the interfaces it names";
+}
+std::string ifname_remedy(const CauseContext& c) {
+  return "The job sets " + ifname_setting(c.summary) +
+         ": compare it with `ip -br addr` on every node (names differ between node types and "
+         "container network namespaces), or unset it.";
+}
+
 // --- ibv_modify_qp timed out moving to RTR with several NICs per node: a rail-optimised fabric
 bool rail_applies(const CauseContext& c) {
   // Without the process's NIC list (an excerpt), the hint still fits; with one NIC it cannot.
@@ -190,6 +213,7 @@ const CauseRule kCauseRules[] = {
     {"bootstrap_ipoib", ipoib_applies, ipoib_note, ipoib_remedy},
     {"bootstrap_interface", boot_applies, boot_note, boot_remedy},
     {"socket_interface", sockif_applies, sockif_note, sockif_remedy},
+    {"socket_ifname_set", ifname_applies, ifname_note, ifname_remedy},
     {"rail_cross_nic", rail_applies, rail_note, rail_remedy},
     {"qp_transition", qp_applies, qp_note, qp_remedy},
     {"oom_transport_buffers", oom_applies, oom_note, oom_remedy},
@@ -248,8 +272,10 @@ const PhaseHint kPhaseHints[] = {
     {"ib_wc_", "", Phase::Running},        {"ib_completion", "", Phase::Running},
     {"ib_collective_mismatch", "", Phase::Running}, {"collective_mismatch", "", Phase::Running},
     {"message_truncated", "", Phase::Running},
+    {"collective_timeout", "", Phase::Running},  // the framework's watchdog times collectives
     {"proxy_", "", Phase::Connect},        {"socket_recv_failed", "", Phase::Connect},
     {"gpu_duplicate", "", Phase::Topology}, {"gpu_shared_by_ranks", "", Phase::Topology},
+    {"topo_no_path", "", Phase::Topology},
     {"", "enqueue.cc", Phase::Running},    {"", "transport", Phase::Connect},
     // Where NCCL prints from says the phase when nothing else does (a WARN's file:line, or the
     // first "file:line -> N" trace after it): device, topology and channel setup is init; the

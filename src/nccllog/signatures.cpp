@@ -151,6 +151,19 @@ const Signature kSignatures[] = {
      "NCCL_SOCKET_IFNAME matches no interface that is up with an address (a typo, an interface that "
      "exists on some nodes only, or a container network namespace without it).",
      "Set NCCL_SOCKET_IFNAME to an interface present on every node (ip -br addr), or unset it."},
+    {"topo_no_path", S::Fail, M::Warn, "", "Failed to find reverse path", "", -1,
+     "NCCL's topology search found no way back between two nodes of this machine's topology",
+     "The topology NCCL built of the PCIe switches, CPUs, GPUs and NICs has a link with no reverse: "
+     "an NCCL release that does not know this platform (fixed in later releases), or an "
+     "NCCL_TOPO_FILE that does not match the machine.",
+     "Upgrade NCCL (the one bundled with the framework, too); unset NCCL_TOPO_FILE or regenerate it "
+     "on this machine (NCCL_TOPO_DUMP_FILE)."},
+    {"socket_address_unset", S::Fail, M::Warn, "", "is neither AF_INET(2) nor AF_INET6(10)", "", -1,
+     "A socket address NCCL was given was never filled in",
+     "NCCL tried to connect to an address with no family (an empty address): the interface it was "
+     "to take the address from was not found, most often because NCCL_SOCKET_IFNAME names an "
+     "interface that does not exist on this node.",
+     "Set NCCL_SOCKET_IFNAME to an interface present on every node (ip -br addr), or unset it."},
     {"socket_no_interface_net", S::Fail, M::Warn, "NET/Socket", "no interface found", "", -1,
      "NET/Socket found no interface",
      "As for the bootstrap: the interface filter matches nothing usable.",

@@ -189,3 +189,84 @@ TEST(Corpus, AWarnOutsideTheCatalogFollowedByAnErrorTraceIsTheCause) {
   ASSERT_EQ(w.failures.size(), 1u);
   EXPECT_EQ(w.failures[0].severity, fabscope::Severity::Warn);
 }
+
+TEST(Corpus, TheLastErrorAFrameworkQuotesIsTheCauseBehindLauncherPrefixes) {
+  // PyTorch's ncclInternalError names NCCL's last WARN on the line after "Last error:"; the
+  // launcher's prefix is on both lines (nccl#1837: "[trainer0|0]:").
+  LogSummary s = summarize_text(
+      "[trainer0|0]:host:7:7 [0] NCCL INFO NCCL_SOCKET_IFNAME set by environment to eth9\n"
+      "[trainer0|0]:RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:1201, internal error, NCCL version 2.14.3\n"
+      "[trainer0|0]:ncclInternalError: Internal check failed.\n"
+      "[trainer0|0]:Last error:\n"
+      "[trainer0|0]:Bootstrap : no socket interface found\n");
+  Diagnosis d = diagnose(s);
+  ASSERT_TRUE(d.causality.first_cause.has_value());
+  const Failure& f = s.failures[*d.causality.first_cause];
+  EXPECT_EQ(f.id, "socket_no_interface");
+  EXPECT_EQ(f.line, "Bootstrap : no socket interface found");
+  EXPECT_EQ(f.phase, Phase::Bootstrap);
+  EXPECT_FALSE(d.causality.only_consequences);
+  EXPECT_NE(d.verdict.find("NCCL_SOCKET_IFNAME=eth9"), std::string::npos) << d.verdict;
+  // A "Last error:" text outside the catalog is a failure too, kept as NCCL printed it.
+  LogSummary u = summarize_text("x [stderr] Last error:\nx [stderr] Something NCCL never said before\n");
+  ASSERT_EQ(u.failures.size(), 1u);
+  EXPECT_EQ(u.failures[0].id, "unknown_warning");
+  EXPECT_EQ(u.failures[0].severity, fabscope::Severity::Fail);
+  EXPECT_EQ(u.failures[0].line, "Something NCCL never said before");
+}
+
+TEST(Corpus, AWatchdogTimeoutWithNoNcclErrorBeforeItIsAHang) {
+  // nccl#1610: the watchdog fires on two ranks, then the abort's socket traces: the timeout is the
+  // first cause (a hang), not a consequence of what NCCL printed after it.
+  LogSummary s =
+      summarize_files({fabscope::testing::fixture("nccl-logs/wild/nccl-1610-two-threads-watchdog.log").string()});
+  Diagnosis d = diagnose(s);
+  ASSERT_TRUE(d.causality.first_cause.has_value());
+  const Failure& f = s.failures[*d.causality.first_cause];
+  EXPECT_EQ(f.id, "collective_timeout");
+  EXPECT_EQ(f.rank, 13);
+  EXPECT_TRUE(d.causality.hang);
+  EXPECT_FALSE(d.causality.only_consequences);
+  EXPECT_NE(d.verdict.find("ALLTOALL_BASE, SeqNum 216, 1379328 elements"), std::string::npos) << d.verdict;
+  // The ranks disagree on the collective: the verdict says which waits in which.
+  LogSummary a = summarize_text(
+      "[E ProcessGroupNCCL.cpp:566] [Rank 0] Watchdog caught collective operation timeout: "
+      "WorkNCCL(OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1801060 milliseconds before timing out.\n"
+      "[E ProcessGroupNCCL.cpp:566] [Rank 1] Watchdog caught collective operation timeout: "
+      "WorkNCCL(OpType=BROADCAST, Timeout(ms)=1800000) ran for 1801140 milliseconds before timing out.\n");
+  Diagnosis da = diagnose(a);
+  EXPECT_NE(da.verdict.find("different collectives: ALLREDUCE on rank 0; BROADCAST on rank 1"), std::string::npos)
+      << da.verdict;
+  // A NCCL error before the timeout stays the cause; the timeout follows from it.
+  LogSummary b = summarize_text(
+      "h:1:1 [0] transport/net_ib.cc:1 NCCL WARN NET/IB : Got completion from peer 10.0.0.1<1> with status=12 opcode=0\n"
+      "[E ProcessGroupNCCL.cpp:566] [Rank 0] Watchdog caught collective operation timeout: "
+      "WorkNCCL(SeqNum=5, OpType=ALLREDUCE, NumelIn=8) ran for 1801060 milliseconds before timing out.\n");
+  Diagnosis db = diagnose(b);
+  ASSERT_TRUE(db.causality.first_cause.has_value());
+  EXPECT_EQ(b.failures[*db.causality.first_cause].id, "ib_wc_retry_exceeded");
+  EXPECT_FALSE(db.causality.hang);
+}
+
+TEST(Corpus, AnExcerptWithoutChannelLinesSaysWhatItsInfoLinesDecided) {
+  // nccl#941: a container without /dev/infiniband: no failure, NET/IB finds no device, sockets.
+  LogSummary s =
+      summarize_files({fabscope::testing::fixture("nccl-logs/wild/nccl-941-container-no-ib-device.log").string()});
+  Diagnosis d = diagnose(s);
+  EXPECT_EQ(d.verdict.find("no transport lines"), std::string::npos) << d.verdict;
+  EXPECT_NE(d.verdict.find("NET/IB found no RDMA device on 05-06-76-200"), std::string::npos) << d.verdict;
+  auto f = std::find_if(d.findings.begin(), d.findings.end(),
+                        [](const fabscope::Finding& x) { return x.id == "nccllog.ib_no_device"; });
+  ASSERT_NE(f, d.findings.end());
+  EXPECT_EQ(f->severity, fabscope::Severity::Warn);
+  // With channel lines on sockets the counted finding says it instead; the excerpt one stays out.
+  Diagnosis c = diagnose(summarize_text(
+      "h:1:1 [0] NCCL INFO NET/IB : No device found.\n"
+      "h:1:1 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>\n"
+      "h:1:1 [0] NCCL INFO comm 0x1 rank 0 nRanks 2 nNodes 2 localRanks 1 localRank 0 MNNVL 0\n"
+      "h:1:1 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [send] via NET/Socket/0\n"));
+  EXPECT_TRUE(std::none_of(c.findings.begin(), c.findings.end(),
+                           [](const fabscope::Finding& x) { return x.id == "nccllog.ib_no_device"; }));
+  EXPECT_TRUE(std::any_of(c.findings.begin(), c.findings.end(),
+                          [](const fabscope::Finding& x) { return x.id == "nccllog.net_socket_no_rdma"; }));
+}

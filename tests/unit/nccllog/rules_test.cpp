@@ -227,12 +227,26 @@ TEST(CauseRules, NvlsFailuresPointAtTheNvswitchFabric) {
                        "nvls_fabric"));
 }
 
+TEST(CauseRules, SocketIfnameIsNamedWhenNoInterfaceOrAddressIsFound) {
+  const std::string env = "h:7:7 [0] NCCL INFO NCCL_SOCKET_IFNAME set by environment to eth2\n";
+  EXPECT_TRUE(applied(env + "h:7:7 [0] misc/socket.cc:1 NCCL WARN Bootstrap : no socket interface found\n",
+                      "socket_ifname_set"));
+  EXPECT_TRUE(applied(env + "h:7:7 [0] misc/socket.cc:1 NCCL WARN ncclSocketInit: connecting to address  with "
+                            "family 59936 is neither AF_INET(2) nor AF_INET6(10)\n",
+                      "socket_ifname_set"));
+  // Without the setting in the log there is nothing to name; another failure is not about it.
+  EXPECT_FALSE(applied("h:7:7 [0] misc/socket.cc:1 NCCL WARN Bootstrap : no socket interface found\n",
+                       "socket_ifname_set"));
+  EXPECT_FALSE(applied(env + "h:7:7 [0] misc/socket.cc:1 NCCL WARN Connect to 10.0.0.1<1> failed : Connection refused\n",
+                       "socket_ifname_set"));
+}
+
 TEST(CauseRules, EveryRuleHasATestAndIsDocumented) {
   const std::string d = docs();
   for (const auto& r : cause_rules()) {
     EXPECT_NE(d.find("`" + std::string(r.id) + "`"), std::string::npos) << r.id;
   }
-  EXPECT_EQ(cause_rules().size(), 7u) << "a new cause rule needs its own test above";
+  EXPECT_EQ(cause_rules().size(), 8u) << "a new cause rule needs its own test above";
 }
 
 namespace {
