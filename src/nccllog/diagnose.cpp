@@ -324,14 +324,38 @@ void rule_ranks_missing(const RuleInput& in, std::vector<Finding>& out) {
 void rule_version_mismatch(const RuleInput& in, std::vector<Finding>& out) {
   if (in.s.versions.size() <= 1) return;
   std::vector<std::string> per;
+  // The version most processes run is the job's; the hosts of the others are the odd ones out.
+  std::size_t most = 0;
+  std::string common;
+  std::vector<std::pair<std::string, std::vector<std::string>>> hosts_of;  // version -> hosts
+  std::vector<std::size_t> counts;                                          // processes per version
   for (const auto& v : in.s.versions) {
     std::vector<std::string> hosts;
-    for (const auto& p : in.s.processes)
-      if (p.nccl_version == v && std::find(hosts.begin(), hosts.end(), p.host) == hosts.end()) hosts.push_back(p.host);
-    per.push_back(v + (hosts.empty() ? "" : " on " + core::join(hosts, ",", 4)));
+    std::size_t procs = 0;
+    for (const auto& p : in.s.processes) {
+      if (p.nccl_version != v) continue;
+      ++procs;
+      if (std::find(hosts.begin(), hosts.end(), p.host) == hosts.end()) hosts.push_back(p.host);
+    }
+    per.push_back(v + (hosts.empty() ? "" : " on " + core::join(hosts, ",", 4)) +
+                  (procs == 0 ? "" : " (" + std::to_string(procs) + " process" + (procs == 1 ? "" : "es") + ")"));
+    if (procs > most) most = procs, common = v;
+    hosts_of.emplace_back(v, std::move(hosts));
+    counts.push_back(procs);
   }
+  std::vector<std::string> odd;
+  // A tie names no one: which side is odd is not for the log to say.
+  if (std::count(counts.begin(), counts.end(), most) > 1) hosts_of.clear();
+  for (const auto& [v, hosts] : hosts_of)
+    if (v != common)
+      for (const auto& h : hosts)
+        if (std::find(odd.begin(), odd.end(), h) == odd.end()) odd.push_back(h);
+  std::string msg = "ranks run different NCCL versions";
+  if (!odd.empty() && most > 0) msg += ": " + core::join(odd, ", ", 4) + " differ" + (odd.size() == 1 ? "s" : "") +
+                                       " from the " + common + " the other processes run";
   out.push_back(make_finding(
-      "nccllog.version_mismatch", Severity::Fail, "job", "ranks run different NCCL versions", core::join(per, "; ", 8),
+      "nccllog.version_mismatch", Severity::Fail, odd.empty() ? "job" : core::join(odd, ",", 4), msg,
+      core::join(per, "; ", 8),
       "Use one NCCL build everywhere (same container image; no system libnccl shadowing the framework's).", kDocs));
 }
 

@@ -46,6 +46,26 @@ TEST(Diagnose, DifferentVersionsAcrossProcessesAreAMismatch) {
   EXPECT_TRUE(has(d, "nccllog.version_mismatch"));
 }
 
+TEST(Diagnose, TheHostRunningTheOddVersionIsNamed) {
+  Diagnosis d = diagnose(summarize_text("a:1:1 [0] NCCL INFO NCCL version 2.28.9+cuda13.0\n"
+                                        "b:2:2 [0] NCCL INFO NCCL version 2.28.9+cuda13.0\n"
+                                        "c:3:3 [0] NCCL INFO NCCL version 2.27.3+cuda12.9\n"));
+  auto f = std::find_if(d.findings.begin(), d.findings.end(),
+                        [](const fabscope::Finding& x) { return x.id == "nccllog.version_mismatch"; });
+  ASSERT_NE(f, d.findings.end());
+  EXPECT_EQ(f->subject, "c");
+  EXPECT_NE(f->message.find("c differs from the 2.28.9+cuda13.0 the other processes run"), std::string::npos)
+      << f->message;
+  EXPECT_NE(f->evidence.find("2.27.3+cuda12.9 on c (1 process)"), std::string::npos) << f->evidence;
+  // One process each: no side is the odd one.
+  Diagnosis tie = diagnose(summarize_text("a:1:1 [0] NCCL INFO NCCL version 2.28.9+cuda13.0\n"
+                                          "b:2:2 [0] NCCL INFO NCCL version 2.27.3+cuda12.9\n"));
+  auto g = std::find_if(tie.findings.begin(), tie.findings.end(),
+                        [](const fabscope::Finding& x) { return x.id == "nccllog.version_mismatch"; });
+  ASSERT_NE(g, tie.findings.end());
+  EXPECT_EQ(g->subject, "job");
+}
+
 TEST(Diagnose, EmptyInputHasNoNcclLines) {
   Diagnosis d = diagnose(summarize_text(""));
   EXPECT_TRUE(has(d, "nccllog.no_nccl_lines"));
