@@ -85,11 +85,24 @@ std::vector<std::string> split_ws(std::string_view s) {
 
 bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
 
-bool contains(std::string_view s, std::string_view needle) {
-  // string_view::find is memchr for the first byte and a compare: on the short texts this runs
-  // on (log lines, sysfs values) it beats glibc's memmem, whose set-up cost dominates there.
-  return s.find(needle) != std::string_view::npos;
+std::size_t find(std::string_view s, std::string_view needle, std::size_t from) {
+  std::size_t k = 0;
+  while (k < needle.size() && needle[k] == ' ') ++k;
+  if (k == needle.size() || k == 0) return s.find(needle, from);  // memchr for the first byte
+  if (from > s.size() || needle.size() > s.size() - from) return std::string_view::npos;
+  const char* b = s.data();
+  const char* p = b + from + k;
+  const char* last = b + s.size() - (needle.size() - k);  // the anchor's last possible place
+  while (p <= last) {
+    p = static_cast<const char*>(std::memchr(p, needle[k], static_cast<std::size_t>(last - p) + 1));
+    if (p == nullptr) return std::string_view::npos;
+    if (std::memcmp(p - k, needle.data(), needle.size()) == 0) return static_cast<std::size_t>(p - k - b);
+    ++p;
+  }
+  return std::string_view::npos;
 }
+
+bool contains(std::string_view s, std::string_view needle) { return find(s, needle) != std::string_view::npos; }
 
 std::string join(const std::vector<std::string>& items, std::string_view sep) {
   return join(items, sep, items.size());

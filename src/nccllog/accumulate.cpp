@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "core/error.hpp"
+#include "core/strings.hpp"
 #include "nccllog/rules.hpp"
 #include "nccllog/signatures.hpp"
 
@@ -114,8 +115,8 @@ struct Accumulator::State {
   // host:pid -> index into sum.processes, looked up without building a string: logs of several
   // ranks interleave their lines, so the "last process" cache below misses on most lines.
   struct ProcKey {
-    sv host;  // points into sum.processes[i].host (a std::string that never moves its bytes
-    long pid; // once the entry exists: see process())
+    sv host;  // points into proc_hosts
+    long pid;
     bool operator==(const ProcKey& o) const { return pid == o.pid && host == o.host; }
   };
   struct ProcHash {
@@ -335,20 +336,15 @@ struct Accumulator::State {
     last_error_pending = false;
     sv text = raw;
     if (!last_error_prefix.empty() && text.starts_with(last_error_prefix)) text.remove_prefix(last_error_prefix.size());
-    while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
-    while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
+    text = core::trim(text);
     if (text.empty()) return;
-    Line l;
+    Line l;  // the text as a WARN of no process
     l.raw = text;
     l.level = Level::Warn;
     l.message = text;
     l.prefix_read = true;
-    Event e;
-    e.signature = match_signature(MatchOn::Warn, text);
-    e.kind = e.signature ? EventKind::SignatureHit : EventKind::UnknownWarn;
-    if (!e.signature) e.name = text;
     const std::size_t before = sum.failures.size();
-    apply(l, e);
+    apply(l, classify(l));
     if (sum.failures.size() > before) sum.failures.back().severity = Severity::Fail;
   }
 

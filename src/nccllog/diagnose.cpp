@@ -243,20 +243,15 @@ void rule_ib_no_device(const RuleInput& in, std::vector<Finding>& out) {
       kDocs));
 }
 
+std::string settings_named(const LogSummary& s, const std::string& text);
+
 // What an excerpt without Channel lines shows of the transport decisions ("" when nothing):
-// "NET/IB found no RDMA device on h; network Socket; NET/Socket lists eth0, eth1".
+// "NET/IB found no RDMA device on h; network Socket; NET/Socket lists eth0, eth1; NCCL_IB_DISABLE=0
+// (set by environment)".
 std::string excerpt_facts(const LogSummary& s) {
   std::vector<std::string> parts;
   auto no_dev = hosts_where(s, [](const ProcessInfo& p) { return p.ib_no_device; });
   if (!no_dev.empty()) parts.push_back("NET/IB found no RDMA device on " + core::join(no_dev, ", ", 4));
-  for (const char* var : {"NCCL_IB_DISABLE", "NCCL_NET", "NCCL_P2P_DISABLE", "NCCL_SHM_DISABLE"}) {
-    for (const auto& p : s.processes) {
-      auto it = p.env.find(var);
-      if (it == p.env.end()) continue;
-      parts.push_back(std::string(var) + "=" + it->second + " set by environment");
-      break;
-    }
-  }
   std::vector<std::string> nets, socks, hcas;
   for (const auto& p : s.processes) {
     if (p.network && std::find(nets.begin(), nets.end(), *p.network) == nets.end()) nets.push_back(*p.network);
@@ -268,8 +263,12 @@ std::string excerpt_facts(const LogSummary& s) {
   if (!nets.empty()) parts.push_back("network " + core::join(nets, ", ", 4));
   if (!hcas.empty()) parts.push_back("NET/IB lists " + core::join(hcas, ", ", 8));
   if (!socks.empty()) parts.push_back("NET/Socket lists " + core::join(socks, ", ", 6));
-  if (parts.empty()) return "";
-  return "no Channel lines in the log; it shows: " + core::join(parts, "; ", 8);
+  // "; NCCL_IB_DISABLE=0 (set by environment)": the settings that decide the transport.
+  std::string env = settings_named(s, "NCCL_IB_DISABLE NCCL_NET NCCL_P2P_DISABLE NCCL_SHM_DISABLE");
+  if (parts.empty() && env.empty()) return "";
+  std::string shown = core::join(parts, "; ", 8) + env;
+  if (parts.empty()) shown.erase(0, 2);
+  return "no Channel lines in the log; it shows: " + shown;
 }
 
 void rule_init_incomplete(const RuleInput& in, std::vector<Finding>& out) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/strings.hpp"
 #include "nccllog/signatures.hpp"
 
 namespace fabscope::nccllog {
@@ -25,27 +26,6 @@ bool starts(sv s, sv p) { return s.size() >= p.size() && std::memcmp(s.data(), p
 template <std::size_t N>
 bool starts(sv s, const char (&lit)[N]) {
   return s.size() >= N - 1 && std::memcmp(s.data(), lit, N - 1) == 0;
-}
-
-// memchr for one byte of the needle, then a compare: on lines of a few hundred bytes this is
-// several times faster than glibc's memmem, whose set-up dominates for short haystacks. The
-// byte is the needle's first that is not a space: most needles here are " key " and a memchr
-// for ' ' would stop at every word.
-std::size_t find(sv s, sv needle, std::size_t from = 0) {
-  std::size_t k = 0;
-  while (k < needle.size() && needle[k] == ' ') ++k;
-  if (k == needle.size() || k == 0) return s.find(needle, from);
-  if (from > s.size() || needle.size() > s.size() - from) return sv::npos;
-  const char* b = s.data();
-  const char* p = b + from + k;
-  const char* last = b + s.size() - (needle.size() - k);  // the anchor's last possible place
-  while (p <= last) {
-    p = static_cast<const char*>(std::memchr(p, needle[k], static_cast<std::size_t>(last - p) + 1));
-    if (p == nullptr) return sv::npos;
-    if (std::memcmp(p - k, needle.data(), needle.size()) == 0) return static_cast<std::size_t>(p - k - b);
-    ++p;
-  }
-  return sv::npos;
 }
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
@@ -106,7 +86,7 @@ sv trim(sv s) {
 
 // The int after `key` (" rank ", " nRanks "), or -1.
 int field_int(sv s, sv key) {
-  std::size_t p = find(s, key);
+  std::size_t p = core::find(s, key);
   if (p == sv::npos) return -1;
   std::size_t i = p + key.size();
   int v = -1;
@@ -115,7 +95,7 @@ int field_int(sv s, sv key) {
 
 // The word after `key`, up to a space.
 sv field_word(sv s, sv key) {
-  std::size_t p = find(s, key);
+  std::size_t p = core::find(s, key);
   if (p == sv::npos) return {};
   sv rest = s.substr(p + key.size());
   return rest.substr(0, rest.find(' '));
@@ -231,20 +211,19 @@ void channel_event(sv m, Event& e) {
   }
   if (!expect(m, i, " -> ")) return;  // "Channel 00/24 : 0 1" lists a ring: not a connection
   if (!read_int(m, i, to)) return;
-  std::size_t via = find(m, " via ", i);
+  std::size_t via = core::find(m, " via ", i);
   if (via == sv::npos) return;
   e.kind = EventKind::Channel;
   e.channel = static_cast<int>(ch);
   e.from = from;
   e.to = to;
   e.name = trim(m.substr(via + 5));
-  return;
 }
 
 void comm_event(sv m, Event& e) {
   // "comm 0x8f2d1c0 rank 0 nRanks 2 nNodes 1 localRanks 2 localRank 0 MNNVL 0" and the
   // Init START/COMPLETE lines, with or without the API name in front (it appeared in 2.19).
-  std::size_t p = find(m, "comm 0x");
+  std::size_t p = core::find(m, "comm 0x");
   if (p == sv::npos) return;
   sv rest = m.substr(p + 5);
   e.comm_ptr = parse_hex(rest.substr(0, rest.find(' ')));
@@ -253,7 +232,7 @@ void comm_event(sv m, Event& e) {
     e.kind = EventKind::InitComplete;
   } else if (m.size() >= 10 && m.substr(m.size() - 10) == "Init START") {
     e.kind = EventKind::InitStart;
-  } else if (find(m, " nNodes ") != sv::npos) {
+  } else if (core::find(m, " nNodes ") != sv::npos) {
     e.kind = EventKind::CommInfo;
     e.nranks = field_int(m, " nRanks ");
     e.nnodes = field_int(m, " nNodes ");
@@ -261,11 +240,10 @@ void comm_event(sv m, Event& e) {
     e.local_rank = field_int(m, " localRank ");
     return;
   } else {
-    return;
+    return;  // another "comm 0x" line
   }
   e.nranks = field_int(m, " nranks ");
   e.comm_id = field_word(m, " commId ");
-  return;
 }
 
 void timings_event(sv m, Event& e) {
@@ -281,7 +259,6 @@ void timings_event(sv m, Event& e) {
   if (end == buf.c_str() || v < 0 || v > 1e9) return;
   e.kind = EventKind::InitTimings;
   e.seconds = v;
-  return;
 }
 
 void error_trace_event(sv m, Event& e) {
@@ -295,7 +272,6 @@ void error_trace_event(sv m, Event& e) {
   if (!read_uint(m, i, code)) return;
   e.kind = EventKind::ErrorTrace;
   e.number = code;
-  return;
 }
 
 void info_event(sv m, Event& e) {
@@ -317,7 +293,7 @@ void info_event(sv m, Event& e) {
       }
       break;
     case 'n':
-      if (starts(m, "nccl") && find(m, " comm 0x") != sv::npos) { comm_event(m, e); return; }
+      if (starts(m, "nccl") && core::find(m, " comm 0x") != sv::npos) { comm_event(m, e); return; }
       break;
     case 'N':
       if (starts(m, "NCCL version ")) {
@@ -343,9 +319,9 @@ void info_event(sv m, Event& e) {
       if (starts(m, "NCCL_")) {
         // "NCCL_IB_HCA set by environment to mlx5" (param.cc appends a '.'), and
         // "NCCL_IB_HCA set to mlx5_4" (net_ib's own echo of string variables).
-        std::size_t p = find(m, " set by environment to ");
+        std::size_t p = core::find(m, " set by environment to ");
         std::size_t len = 23;
-        if (p == sv::npos) { p = find(m, " set to "); len = 8; }
+        if (p == sv::npos) { p = core::find(m, " set to "); len = 8; }
         if (p != sv::npos && m.substr(0, p).find(' ') == sv::npos) {
           e.kind = EventKind::EnvOverride;
           e.name = m.substr(0, p);
@@ -401,7 +377,6 @@ void info_event(sv m, Event& e) {
     e.kind = EventKind::SignatureHit;
     e.signature = s;
   }
-  return;
 }
 
 }  // namespace

@@ -91,3 +91,14 @@ TEST(Strings, ContainsFindsBytesAnywhereAndTheEmptyNeedleEverywhere) {
   EXPECT_TRUE(core::contains(std::string_view("a\0b", 3), std::string_view("\0b", 2)));
   EXPECT_FALSE(core::contains("Direct", "direct"));
 }
+
+TEST(Strings, FindAgreesWithStringViewFindForNeedlesLedBySpaces) {
+  // core::find anchors on the needle's first byte that is not a space; the answers are
+  // string_view::find's, at every start.
+  const std::string_view hay = "comm 0x1 rank 0 nRanks 2  nNodes 1 rank  3 ranks";
+  for (std::string_view needle : {" rank ", "  rank", " nNodes ", "rank", " ", "  ", "", " ranks", " x "})
+    for (std::size_t from = 0; from <= hay.size() + 1; ++from)
+      EXPECT_EQ(core::find(hay, needle, from), hay.find(needle, from)) << "'" << needle << "' from " << from;
+  EXPECT_EQ(core::find("ab", " ab"), std::string_view::npos);
+  EXPECT_EQ(core::find(" a", " a"), 0u);
+}

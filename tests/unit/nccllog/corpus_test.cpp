@@ -49,6 +49,11 @@ std::vector<Case> cases() {
   return out;
 }
 
+// One log of tests/fixtures/nccl-logs/wild, read as `fabscope log` reads it.
+LogSummary wild_log(const std::string& name) {
+  return summarize_files({fabscope::testing::fixture("nccl-logs/wild/" + name).string()});
+}
+
 }  // namespace
 
 TEST(Corpus, EveryPublicLogGetsTheVerdictItsThreadEstablishes) {
@@ -152,8 +157,7 @@ TEST(Corpus, EveryWildLogIsReadAndJudged) {
 
 TEST(Corpus, ThePhaseComesFromTheSourceFileNotFromMissingLines) {
   // One WARN line and nothing else: misc/cudawrap.cc is device initialisation, not bootstrap.
-  LogSummary s =
-      summarize_files({fabscope::testing::fixture("nccl-logs/wild/cuml-5961-driver-insufficient.log").string()});
+  LogSummary s = wild_log("cuml-5961-driver-insufficient.log");
   ASSERT_EQ(s.failures.size(), 1u);
   EXPECT_EQ(s.failures[0].phase, Phase::Topology);
   // A WARN whose source and process say nothing of the phase: unknown, and no phase remedy.
@@ -172,8 +176,7 @@ TEST(Corpus, ThePhaseComesFromTheSourceFileNotFromMissingLines) {
 }
 
 TEST(Corpus, AWarnOutsideTheCatalogFollowedByAnErrorTraceIsTheCause) {
-  LogSummary s =
-      summarize_files({fabscope::testing::fixture("nccl-logs/wild/sglang-3820-no-route-bootstrap.log").string()});
+  LogSummary s = wild_log("sglang-3820-no-route-bootstrap.log");
   Diagnosis d = diagnose(s);
   ASSERT_TRUE(d.causality.first_cause.has_value());
   const Failure& f = s.failures[*d.causality.first_cause];
@@ -218,8 +221,7 @@ TEST(Corpus, TheLastErrorAFrameworkQuotesIsTheCauseBehindLauncherPrefixes) {
 TEST(Corpus, AWatchdogTimeoutWithNoNcclErrorBeforeItIsAHang) {
   // nccl#1610: the watchdog fires on two ranks, then the abort's socket traces: the timeout is the
   // first cause (a hang), not a consequence of what NCCL printed after it.
-  LogSummary s =
-      summarize_files({fabscope::testing::fixture("nccl-logs/wild/nccl-1610-two-threads-watchdog.log").string()});
+  LogSummary s = wild_log("nccl-1610-two-threads-watchdog.log");
   Diagnosis d = diagnose(s);
   ASSERT_TRUE(d.causality.first_cause.has_value());
   const Failure& f = s.failures[*d.causality.first_cause];
@@ -250,8 +252,7 @@ TEST(Corpus, AWatchdogTimeoutWithNoNcclErrorBeforeItIsAHang) {
 
 TEST(Corpus, AnExcerptWithoutChannelLinesSaysWhatItsInfoLinesDecided) {
   // nccl#941: a container without /dev/infiniband: no failure, NET/IB finds no device, sockets.
-  LogSummary s =
-      summarize_files({fabscope::testing::fixture("nccl-logs/wild/nccl-941-container-no-ib-device.log").string()});
+  LogSummary s = wild_log("nccl-941-container-no-ib-device.log");
   Diagnosis d = diagnose(s);
   EXPECT_EQ(d.verdict.find("no transport lines"), std::string::npos) << d.verdict;
   EXPECT_NE(d.verdict.find("NET/IB found no RDMA device on 05-06-76-200"), std::string::npos) << d.verdict;
