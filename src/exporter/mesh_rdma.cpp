@@ -14,7 +14,7 @@
 
 #include "core/node_info.hpp"
 #include "core/root.hpp"
-#include "nccllog/signatures.hpp"
+#include "core/wc_status.hpp"
 #include "probe/net.hpp"
 #include "probe/rdma.hpp"
 #include "rdma/choose.hpp"
@@ -284,7 +284,7 @@ struct MeshUd::Impl {
       }
       // A receive that failed is not posted again: the queue pair is in error.
       if (status == IBV_WC_SUCCESS) post_recv(i);
-      else if (broken.empty()) broken = std::string("receive completion: ") + nccllog::wc_status_name(status);
+      else if (broken.empty()) broken = std::string("receive completion: ") + core::wc_status_name(status);
       return;
     }
     const int i = static_cast<int>(wr_id);
@@ -295,7 +295,7 @@ struct MeshUd::Impl {
       ev.kind = MeshUdEvent::Kind::Sent;
     } else {
       ev.kind = MeshUdEvent::Kind::SendFailed;
-      ev.error = std::string("send completion: ") + nccllog::wc_status_name(status);
+      ev.error = std::string("send completion: ") + core::wc_status_name(status);
       if (broken.empty()) broken = ev.error;
     }
     out.push_back(ev);

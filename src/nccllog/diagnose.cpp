@@ -7,6 +7,7 @@
 #include <set>
 
 #include "core/strings.hpp"
+#include "core/wc_status.hpp"
 #include "nccllog/rules.hpp"
 #include "nccllog/signatures.hpp"
 
@@ -486,7 +487,7 @@ void catalog_findings(const LogSummary& s, const Causality& c, std::vector<Findi
     }
     std::string ev = std::to_string(h.count) + "x";
     if (!h.hosts.empty()) ev += " on " + core::join(h.hosts, ",", 4);
-    if (h.wc_status) ev += "; status " + std::to_string(*h.wc_status) + " = " + wc_status_name(*h.wc_status);
+    if (h.wc_status) ev += "; status " + std::to_string(*h.wc_status) + " = " + core::wc_status_name(*h.wc_status);
     ev += "; first at " + h.first_input + ": " + h.first_line;
     ev += settings_named(s, std::string(sig->cause) + " " + sig->remedy);
     std::string msg = sig->title;

@@ -43,9 +43,6 @@ std::optional<int> completion_status(std::string_view message);
 // entry): what `fabscope rdma` reports for a failed work request. nullptr for 0 (success).
 const Signature* completion_signature(int wc_status);
 
-// libibverbs' name of an ibv_wc_status code ("IBV_WC_RETRY_EXC_ERR"), "?" when unknown.
-const char* wc_status_name(int code);
-
 // NCCL's name of an ncclResult_t code ("ncclSystemError"), "?" when unknown.
 const char* nccl_result_name(long code);
 

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "core/table.hpp"
+#include "core/wc_status.hpp"
 #include "nccllog/signatures.hpp"
 
 namespace fabscope::rdma {
@@ -28,7 +29,7 @@ std::string at(const Where& w) { return w.side + ", step " + w.step; }
 Finding completion_error(const Where& w, int wc_status, int opcode, unsigned vendor_err,
                          const Endpoint& local) {
   const auto* sig = nccllog::completion_signature(wc_status);
-  std::string name = nccllog::wc_status_name(wc_status);
+  std::string name = core::wc_status_name(wc_status);
   std::string title = sig ? sig->title : "completion error";
   std::string cause = sig ? sig->cause : "";
   std::string remedy = sig ? sig->remedy : "Check both ports and the peer's output.";
