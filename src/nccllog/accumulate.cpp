@@ -112,6 +112,7 @@ struct Accumulator::State {
   LogSummary sum;
   InputInfo input;
   std::uint64_t line_no = 0;
+  PrefixMemo prefix_memo;
   // host:pid -> index into sum.processes, looked up without building a string: logs of several
   // ranks interleave their lines, so the "last process" cache below misses on most lines.
   struct ProcKey {
@@ -576,7 +577,7 @@ void Accumulator::add_line(std::string_view raw) {
   ++s_->input.nccl_lines;
   Event e = classify(l);  // reads only the level and the message
   if (e.kind == EventKind::None) return;
-  read_prefix(l);
+  s_->prefix_memo.read(l);
   s_->apply(l, e);
 }
 

@@ -19,8 +19,6 @@ namespace {
 
 using sv = std::string_view;
 
-bool starts(sv s, sv p) { return s.size() >= p.size() && std::memcmp(s.data(), p.data(), p.size()) == 0; }
-
 // starts() for a literal: the length is a constant, so the compare is a few inlined loads
 // rather than a call to memcmp (this runs several times on every line).
 template <std::size_t N>
@@ -433,6 +431,43 @@ void read_prefix(Line& out) {
   if (out.prefix_read || out.marker == sv::npos) return;
   out.prefix_read = true;
   parse_prefix(out.raw.substr(0, out.marker), out);
+}
+
+void PrefixMemo::read(Line& out) {
+  if (out.prefix_read || out.marker == sv::npos) return;
+  const sv pre = out.raw.substr(0, out.marker);
+  if (out.level != Level::Info || pre.size() < 16) {
+    read_prefix(out);
+    return;
+  }
+  std::uint64_t a, b;
+  std::memcpy(&a, pre.data() + pre.size() - 16, 8);
+  std::memcpy(&b, pre.data() + pre.size() - 8, 8);
+  Slot& slot = slots_[((a * 0x9E3779B97F4A7C15ull) ^ (b * 0xC2B2AE3D27D4EB4Full)) >> 58 & (kSlots - 1)];
+  const std::size_t t = slot.tail.size();
+  if (t > 0 && pre.size() >= t && std::memcmp(pre.data() + pre.size() - t, slot.tail.data(), t) == 0 &&
+      (pre.size() == t || pre[pre.size() - t - 1] == ' ')) {
+    out.prefix_read = true;
+    out.host = pre.substr(pre.size() - t, slot.host_len);
+    out.pid = slot.pid;
+    out.tid = slot.tid;
+    out.cuda_dev = slot.dev;
+    return;
+  }
+  read_prefix(out);
+  // Remembered only when the whole prefix was understood from the host token on: an INFO line
+  // with "host:pid:tid [dev]" and nothing after the device (a WARN's "file:line" varies), whose
+  // host token starts after a space or at the line's start.
+  if (out.host.empty() || out.cuda_dev < 0 || !out.source.empty()) return;
+  const char* h = out.host.data();
+  if (h < pre.data() || h > pre.data() + pre.size()) return;
+  sv tail = pre.substr(static_cast<std::size_t>(h - pre.data()));
+  if (tail.size() > 256 || tail.size() < 16 || (h > pre.data() && h[-1] != ' ')) return;
+  slot.tail.assign(tail);
+  slot.host_len = out.host.size();
+  slot.pid = out.pid;
+  slot.tid = out.tid;
+  slot.dev = out.cuda_dev;
 }
 
 bool parse_line(std::string_view raw, Line& out) {

@@ -45,6 +45,27 @@ bool parse_line(std::string_view raw, Line& out);
 bool scan_line(std::string_view raw, Line& out);
 void read_prefix(Line& out);
 
+// read_prefix that remembers the INFO prefixes it has read: a process prints the same
+// "host:pid:tid [dev] " before every line, and a line whose text from the host token to the
+// marker is byte for byte one remembered gets the same host, pid, tid and device without being
+// parsed again. Whatever stands left of the host token (a timestamp, a launcher tag) may differ.
+// Prefixes are filed by their last 16 bytes (pid, tid and device), in a few slots, so the lines
+// of several processes interleaved in one file each find their own.
+class PrefixMemo {
+ public:
+  void read(Line& out);
+
+ private:
+  struct Slot {
+    std::string tail;          // from the host token to the marker
+    std::size_t host_len = 0;  // the host starts at the tail's first byte
+    long pid = -1, tid = -1;
+    int dev = -1;
+  };
+  static constexpr std::size_t kSlots = 64;
+  Slot slots_[kSlots];
+};
+
 // The time of day (seconds, plus whole days when a date is given) of a line that carries a
 // timestamp before its host:pid:tid prefix ("2024-05-01 10:11:12.345 host:1:1 ..." or
 // "[10:11:12] ..."); nullopt when none. Called for failure lines only, never on the hot path.

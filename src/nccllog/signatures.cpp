@@ -500,7 +500,7 @@ const Signature* match_signature(MatchOn on, std::string_view message) {
   for (const Compiled& c : by_level.of[static_cast<int>(on)]) {
     if (!c.prefix.empty() && (message.empty() || message[0] != c.prefix[0] || !message.starts_with(c.prefix)))
       continue;
-    if (c.npairs > 0) {
+    if (c.npairs > 0 && on != MatchOn::Info) {  // INFO entries all have a prefix: rarely searched
       if (!filled) {
         set.fill(message);
         filled = true;
