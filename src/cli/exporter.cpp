@@ -238,7 +238,7 @@ int cmd_exporter(int argc, char** argv) {
   if (args.has("once")) {
     auto fams = ex.scrape({});
     if (args.has("json")) std::cout << exporter::families_to_json(fams).dump(2) << "\n";
-    else std::cout << exporter::render_text(fams);
+    else std::cout << render_text(fams);
     return 0;
   }
 

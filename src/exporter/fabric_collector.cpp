@@ -9,7 +9,7 @@
 
 #include "core/clock.hpp"
 #include "core/strings.hpp"
-#include "exporter/metrics.hpp"
+#include "core/metrics.hpp"
 #include "subnet/judge.hpp"
 
 namespace fabscope::exporter {

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "core/finding.hpp"
-#include "exporter/metrics.hpp"
+#include "core/metrics.hpp"
 #include "subnet/model.hpp"
 
 namespace fabscope::exporter {

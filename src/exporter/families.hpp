@@ -10,7 +10,7 @@
 
 #include "core/finding.hpp"
 #include "core/node_info.hpp"
-#include "exporter/metrics.hpp"
+#include "core/metrics.hpp"
 
 namespace fabscope::exporter {
 

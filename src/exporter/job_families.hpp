@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "exporter/job_segment.hpp"
-#include "exporter/metrics.hpp"
+#include "core/metrics.hpp"
 
 namespace fabscope::exporter {
 

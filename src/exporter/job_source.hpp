@@ -25,7 +25,7 @@
 
 #include "exporter/job_families.hpp"
 #include "job/records.hpp"
-#include "exporter/metrics.hpp"
+#include "core/metrics.hpp"
 
 namespace fabscope::exporter {
 

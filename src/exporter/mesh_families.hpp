@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "exporter/metrics.hpp"
+#include "core/metrics.hpp"
 
 namespace fabscope::exporter {
 

@@ -18,7 +18,7 @@
 #include "exporter/job_families.hpp"
 #include "exporter/job_segment.hpp"
 #include "exporter/job_source.hpp"
-#include "exporter/metrics.hpp"
+#include "core/metrics.hpp"
 #include "profiler_caller.hpp"
 #include "segment.h"
 
@@ -405,7 +405,7 @@ TEST_F(ProfilerHarness, ExporterReadsEveryRankAndDropsADeadOneAfterGrace) {
     EXPECT_EQ(p.segment.comms[0].aggs.at(0).count, 20u);
   }
   auto fams = fabscope::exporter::job_families(procs, src.stats(), 4096);
-  std::string text = fabscope::exporter::render_text(fams);
+  std::string text = fabscope::render_text(fams);
   EXPECT_NE(text.find("fabscope_job_operations_total{job_id=\"harness-job\""), std::string::npos);
   EXPECT_NE(text.find("fabscope_job_operations_in_flight{job_id=\"harness-job\",host="), std::string::npos);
 
@@ -598,7 +598,7 @@ TEST_F(ProfilerHarness, ScrapeTextEqualsTheRenderedModel) {
   for (std::size_t cap : {std::size_t{4096}, std::size_t{5}}) {
     std::string text;
     fabscope::exporter::job_text(procs, st, cap, text);
-    EXPECT_EQ(text, fabscope::exporter::render_text(fabscope::exporter::job_families(procs, st, cap))) << "cap " << cap;
+    EXPECT_EQ(text, fabscope::render_text(fabscope::exporter::job_families(procs, st, cap))) << "cap " << cap;
   }
 }
 

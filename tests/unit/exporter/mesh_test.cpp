@@ -25,7 +25,7 @@
 #include "core/error.hpp"
 #include "core/socket.hpp"
 #include "exporter/mesh_wire.hpp"
-#include "exporter/metrics.hpp"
+#include "core/metrics.hpp"
 
 namespace fabscope::exporter {
 namespace {

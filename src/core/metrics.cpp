@@ -1,11 +1,11 @@
-#include "exporter/metrics.hpp"
+#include "core/metrics.hpp"
 
 #include <charconv>
 #include <cmath>
 
 #include "core/error.hpp"
 
-namespace fabscope::exporter {
+namespace fabscope {
 
 const char* to_string(MetricType t) {
   switch (t) {
@@ -144,4 +144,4 @@ std::string render_text(const std::vector<MetricFamily>& families) {
   return out;
 }
 
-}  // namespace fabscope::exporter
+}  // namespace fabscope

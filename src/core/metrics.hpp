@@ -2,6 +2,7 @@
 // The metric model and the Prometheus text exposition format, version 0.0.4
 // (https://prometheus.io/docs/instrumenting/exposition_formats/): families with a name, a type and
 // help text, each holding samples with labels. Rendering is a pure function over these values.
+// Every metric source (node, fabric, mesh, job) builds these; the exporter serves them.
 // A histogram family holds its series as the format spells them: one NAME_bucket sample per upper
 // bound (label le, cumulative, "+Inf" last), NAME_sum and NAME_count (add_histogram).
 #include <cstdint>
@@ -10,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-namespace fabscope::exporter {
+namespace fabscope {
 
 enum class MetricType { Counter, Gauge, Histogram };
 
@@ -81,4 +82,4 @@ std::string render_text(const std::vector<MetricFamily>& families);
 // The Content-Type of the 0.0.4 text format.
 inline constexpr const char* kTextContentType = "text/plain; version=0.0.4; charset=utf-8";
 
-}  // namespace fabscope::exporter
+}  // namespace fabscope

@@ -1,4 +1,4 @@
-#include "exporter/metrics.hpp"
+#include "core/metrics.hpp"
 
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 
 #include "core/error.hpp"
 
-namespace fabscope::exporter {
+namespace fabscope {
 namespace {
 
 TEST(Metrics, LabelValue_EscapesBackslashQuoteAndNewline) {
@@ -75,4 +75,4 @@ TEST(Metrics, Render_ThrowsNamingAnInvalidLabelName) {
 }
 
 }  // namespace
-}  // namespace fabscope::exporter
+}  // namespace fabscope
