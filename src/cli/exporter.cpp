@@ -15,7 +15,7 @@
 #include "core/root.hpp"
 #include "exporter/exporter.hpp"
 #include "exporter/http.hpp"
-#include "exporter/mesh_wire.hpp"
+#include "mesh/mesh_wire.hpp"
 #include "subnet/thresholds.hpp"
 
 namespace fabscope::cli {
@@ -29,21 +29,21 @@ const char* const kMeshFlags[] = {"mesh-listen", "mesh-peers", "mesh-dns", "mesh
                                   "mesh-rotation", "mesh-rate", "mesh-timeout-ms", "mesh-peer-limit",
                                   "mesh-transport", "mesh-rdma-device", "mesh-rdma-gid-index"};
 
-exporter::MeshOptions mesh_options(const core::ArgParser& args) {
-  exporter::MeshOptions mo;
+mesh::MeshOptions mesh_options(const core::ArgParser& args) {
+  mesh::MeshOptions mo;
   auto listen = exporter::parse_listen_address(args.get("mesh-listen"));
   mo.listen_host = listen.host;
   mo.listen_port = listen.port;
   if (args.has("mesh-token-file")) {
     const std::string path = args.get("mesh-token-file");
     mo.token = std::string(core::trim(core::read_regular_file(path, 4096)));
-    exporter::check_mesh_token(mo.token, path);
+    mesh::check_mesh_token(mo.token, path);
   } else {
     const char* t = std::getenv("FABSCOPE_MESH_TOKEN");
     if (!t || !*t)
       throw UsageError("exporter: --mesh needs the mesh's shared token: --mesh-token-file FILE or FABSCOPE_MESH_TOKEN");
     mo.token = t;
-    exporter::check_mesh_token(mo.token, "FABSCOPE_MESH_TOKEN");
+    mesh::check_mesh_token(mo.token, "FABSCOPE_MESH_TOKEN");
   }
   mo.peers_file = args.get("mesh-peers");
   mo.dns_name = args.get("mesh-dns");
@@ -203,11 +203,11 @@ int cmd_exporter(int argc, char** argv) {
       if (args.has(f)) throw UsageError(std::string("exporter: --") + f + " needs --fabric");
   }
 
-  std::shared_ptr<exporter::Mesh> mesh;
+  std::shared_ptr<mesh::Mesh> mesh;
   if (args.has("mesh")) {
     if (args.has("once")) throw UsageError("exporter: --mesh measures over time and does not go with --once");
     // Binds the responder's port now: an address in use is an error before anything is served.
-    mesh = std::make_shared<exporter::Mesh>(mesh_options(args));
+    mesh = std::make_shared<mesh::Mesh>(mesh_options(args));
   } else {
     for (const char* f : kMeshFlags)
       if (args.has(f)) throw UsageError(std::string("exporter: --") + f + " needs --mesh");

@@ -20,7 +20,7 @@
 #include "exporter/families.hpp"
 #include "exporter/http.hpp"
 #include "exporter/job_source.hpp"
-#include "exporter/mesh.hpp"
+#include "mesh/mesh.hpp"
 #include "exporter/periodic.hpp"
 #include "exporter/port_reader.hpp"
 
@@ -69,7 +69,7 @@ class Exporter {
   // and its fabric.* findings join fabscope_check_status.
   void set_fabric(std::shared_ptr<FabricCollector> fabric) { fabric_ = std::move(fabric); }
   // Mesh mode: every scrape also renders the mesh's counters (fabscope_mesh_*).
-  void set_mesh(std::shared_ptr<Mesh> mesh) { mesh_ = std::move(mesh); }
+  void set_mesh(std::shared_ptr<mesh::Mesh> mesh) { mesh_ = std::move(mesh); }
   // Job mode: every scrape also reads the profiler segments of the node's running jobs (fabscope_job_*).
   void set_jobs(std::shared_ptr<JobSource> jobs) { jobs_ = std::move(jobs); }
 
@@ -93,7 +93,7 @@ class Exporter {
   std::uint64_t checks_errors_ = 0;
 
   std::shared_ptr<FabricCollector> fabric_;
-  std::shared_ptr<Mesh> mesh_;
+  std::shared_ptr<mesh::Mesh> mesh_;
   std::shared_ptr<JobSource> jobs_;
 
   std::uint64_t cached_batch_ = 0;

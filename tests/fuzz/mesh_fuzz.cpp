@@ -11,11 +11,11 @@
 #include <string_view>
 
 #include "core/error.hpp"
-#include "exporter/mesh_peers.hpp"
-#include "exporter/mesh_wire.hpp"
+#include "mesh/mesh_peers.hpp"
+#include "mesh/mesh_wire.hpp"
 
 using namespace fabscope;
-using namespace fabscope::exporter;
+using namespace fabscope::mesh;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

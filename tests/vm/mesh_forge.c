@@ -1,6 +1,6 @@
 // A stranger on the probe mesh's RDMA segment, for tests/vm/mesh.sh (phase "strangers"). It has a
 // UD queue pair of its own on the node's soft-RoCE device and the mesh's Q_Key (a constant of the
-// source, src/exporter/mesh_rdma.cpp: not a secret), but not the mesh's token, so it never saw an
+// source, src/mesh/mesh_rdma.cpp: not a secret), but not the mesh's token, so it never saw an
 // accept: it knows no exporter's QP number and no cookie. It guesses both, as an attacker would:
 // soft-RoCE numbers a device's queue pairs from 17 up in order of creation, so an exporter's UD QP
 // is one of a few small numbers, and a cookie is 64 random bits it can only draw at random.
@@ -33,7 +33,7 @@
 #include <unistd.h>
 
 enum { kMaxTargets = 16, kSlots = 128, kSlotBytes = 1024, kMeshBytes = 40 };
-static const uint32_t kMeshQkey = 0x46534d51;  // "FSMQ", src/exporter/mesh_rdma.cpp
+static const uint32_t kMeshQkey = 0x46534d51;  // "FSMQ", src/mesh/mesh_rdma.cpp
 
 struct forge {
   struct ibv_context* ctx;
@@ -73,7 +73,7 @@ static void put64(unsigned char* b, uint64_t v) {
   for (int i = 0; i < 8; ++i) b[i] = (unsigned char)(v >> (56 - 8 * i));
 }
 
-// The mesh's datagram layout (src/exporter/mesh_wire.hpp): "FSMU", kind, 3 zero bytes, sequence,
+// The mesh's datagram layout (src/mesh/mesh_wire.hpp): "FSMU", kind, 3 zero bytes, sequence,
 // 4 zero bytes, cookie, delay, device delay.
 static void mesh_datagram(unsigned char* b, unsigned kind, uint32_t seq, uint64_t cookie, uint64_t delay,
                           uint64_t hw_delay) {

@@ -6,7 +6,7 @@
 
 #include "exporter/fabric_families.hpp"
 #include "exporter/families.hpp"
-#include "exporter/mesh_families.hpp"
+#include "mesh/mesh_families.hpp"
 #include "support/fixtures.hpp"
 
 namespace fabscope::exporter {
@@ -37,12 +37,12 @@ TEST(MetricsDoc, NamesEveryFamilyTheExporterCanProduce) {
   v.xmit_wait_tick_ns = 64;
   for (auto& f : fabric_families(v)) fams.push_back(f);
   // --mesh: a peer probed once, so its verdict series exist.
-  MeshView mesh;
-  MeshPeerStats p;
+  mesh::MeshView mesh;
+  mesh::MeshPeerStats p;
   p.peer = "node02";
   p.probed = true;
   mesh.peers.push_back(p);
-  for (auto& f : mesh_families(mesh)) fams.push_back(f);
+  for (auto& f : mesh::mesh_families(mesh)) fams.push_back(f);
   auto doc = read_doc("docs/metrics.md");
   ASSERT_FALSE(doc.empty());
   for (const auto& f : fams) EXPECT_NE(doc.find("`" + f.name + "`"), std::string::npos) << f.name;

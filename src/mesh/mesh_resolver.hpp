@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-namespace fabscope::exporter {
+namespace fabscope::mesh {
 
 inline constexpr std::size_t kMaxMeshLookups = 4;
 
@@ -51,4 +51,4 @@ class MeshResolver {
   std::shared_ptr<State> state_;
 };
 
-}  // namespace fabscope::exporter
+}  // namespace fabscope::mesh

@@ -1,4 +1,4 @@
-#include "exporter/mesh_resolver.hpp"
+#include "mesh/mesh_resolver.hpp"
 
 #include <arpa/inet.h>
 #include <netdb.h>
@@ -14,7 +14,7 @@
 
 #include "core/error.hpp"
 
-namespace fabscope::exporter {
+namespace fabscope::mesh {
 
 std::vector<std::string> mesh_resolve_getaddrinfo(const std::string& name) {
   addrinfo hints{};
@@ -155,4 +155,4 @@ MeshResolver::Answer MeshResolver::get(const std::string& name, Clock::time_poin
   return {e.addresses, e.error, e.generation, e.in_flight || e.queued};
 }
 
-}  // namespace fabscope::exporter
+}  // namespace fabscope::mesh

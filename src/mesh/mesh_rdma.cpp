@@ -1,4 +1,4 @@
-#include "exporter/mesh_rdma.hpp"
+#include "mesh/mesh_rdma.hpp"
 
 #include "probe/ibverbs.hpp"
 
@@ -20,7 +20,7 @@
 #include "rdma/choose.hpp"
 #endif
 
-namespace fabscope::exporter {
+namespace fabscope::mesh {
 
 #ifndef FABSCOPE_IBVERBS_HEADER
 
@@ -492,4 +492,4 @@ void MeshUd::poll_sends(std::vector<MeshUdEvent>& out) {
 
 #endif
 
-}  // namespace fabscope::exporter
+}  // namespace fabscope::mesh

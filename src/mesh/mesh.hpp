@@ -25,11 +25,11 @@
 #include <string>
 #include <vector>
 
-#include "exporter/mesh_families.hpp"
-#include "exporter/mesh_peers.hpp"
-#include "exporter/mesh_resolver.hpp"
+#include "mesh/mesh_families.hpp"
+#include "mesh/mesh_peers.hpp"
+#include "mesh/mesh_resolver.hpp"
 
-namespace fabscope::exporter {
+namespace fabscope::mesh {
 
 struct MeshOptions {
   std::string listen_host;          // "" every address (IPv6 dual-stack where available)
@@ -88,4 +88,4 @@ class Mesh {
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace fabscope::exporter
+}  // namespace fabscope::mesh

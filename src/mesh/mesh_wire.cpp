@@ -1,10 +1,10 @@
-#include "exporter/mesh_wire.hpp"
+#include "mesh/mesh_wire.hpp"
 
 #include <cstring>
 
 #include "core/error.hpp"
 
-namespace fabscope::exporter {
+namespace fabscope::mesh {
 
 namespace {
 constexpr char kHelloPrefix[] = "FSMESH1 ";
@@ -201,4 +201,4 @@ void check_mesh_token(const std::string& token, const std::string& source) {
   }
 }
 
-}  // namespace fabscope::exporter
+}  // namespace fabscope::mesh

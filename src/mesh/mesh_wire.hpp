@@ -27,7 +27,7 @@
 #include <string>
 #include <string_view>
 
-namespace fabscope::exporter {
+namespace fabscope::mesh {
 
 inline constexpr std::size_t kMaxMeshHelloBytes = 8 + 256 + 1;
 inline constexpr std::size_t kMeshProbeBytes = 16;
@@ -139,4 +139,4 @@ std::optional<std::uint64_t> mesh_ticks_to_ns(std::uint64_t ticks, std::uint64_t
 // naming `source` (the file or the variable) and what is wrong, never the token itself.
 void check_mesh_token(const std::string& token, const std::string& source);
 
-}  // namespace fabscope::exporter
+}  // namespace fabscope::mesh

@@ -1,4 +1,4 @@
-#include "exporter/mesh.hpp"
+#include "mesh/mesh.hpp"
 
 #include <arpa/inet.h>
 #include <ifaddrs.h>
@@ -28,11 +28,11 @@
 #include "core/regular_file.hpp"
 #include "core/socket.hpp"
 #include "core/strings.hpp"
-#include "exporter/mesh_rdma.hpp"
-#include "exporter/mesh_resolver.hpp"
-#include "exporter/mesh_wire.hpp"
+#include "mesh/mesh_rdma.hpp"
+#include "mesh/mesh_resolver.hpp"
+#include "mesh/mesh_wire.hpp"
 
-namespace fabscope::exporter {
+namespace fabscope::mesh {
 
 namespace {
 
@@ -1215,4 +1215,4 @@ MeshView Mesh::view() const {
   return v;
 }
 
-}  // namespace fabscope::exporter
+}  // namespace fabscope::mesh

@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "exporter/mesh_wire.hpp"
+#include "mesh/mesh_wire.hpp"
 
-namespace fabscope::exporter {
+namespace fabscope::mesh {
 
 struct MeshRdmaOptions {
   std::string device;               // "" choose; "mlx5_0"
@@ -89,4 +89,4 @@ class MeshUd {
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace fabscope::exporter
+}  // namespace fabscope::mesh

@@ -10,7 +10,7 @@
 
 #include "core/metrics.hpp"
 
-namespace fabscope::exporter {
+namespace fabscope::mesh {
 
 // Bucket upper bounds of the RTT and delay histograms, in seconds: 1 µs steps up to 6 µs (the
 // runbook's 5 µs InfiniBand and 10 µs RoCE thresholds are bounds), then about three per decade
@@ -86,4 +86,4 @@ struct MeshView {
 
 std::vector<MetricFamily> mesh_families(const MeshView& v);
 
-}  // namespace fabscope::exporter
+}  // namespace fabscope::mesh

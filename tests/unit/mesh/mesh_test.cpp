@@ -1,7 +1,7 @@
 // The probe mesh: histograms in the exposition, the peer list, the selection's coverage and
 // load, the wire format, and live meshes on loopback (answers, a wrong token, garbage, a peer
 // that stops). Live tests poll under deadlines; nothing depends on a sleep finishing in time.
-#include "exporter/mesh.hpp"
+#include "mesh/mesh.hpp"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -24,10 +24,10 @@
 
 #include "core/error.hpp"
 #include "core/socket.hpp"
-#include "exporter/mesh_wire.hpp"
+#include "mesh/mesh_wire.hpp"
 #include "core/metrics.hpp"
 
-namespace fabscope::exporter {
+namespace fabscope::mesh {
 namespace {
 
 const std::string kToken = "0123456789abcdef0123";
@@ -780,4 +780,4 @@ TEST(MeshLive, LabelLimit_SumsTheRestUnderOther) {
 }
 
 }  // namespace
-}  // namespace fabscope::exporter
+}  // namespace fabscope::mesh

@@ -1,4 +1,4 @@
-#include "exporter/mesh_peers.hpp"
+#include "mesh/mesh_peers.hpp"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -10,7 +10,7 @@
 #include "core/error.hpp"
 #include "core/strings.hpp"
 
-namespace fabscope::exporter {
+namespace fabscope::mesh {
 
 namespace {
 
@@ -217,4 +217,4 @@ Selection select_peers(const std::vector<MeshPeer>& peers, std::optional<std::si
   return s;
 }
 
-}  // namespace fabscope::exporter
+}  // namespace fabscope::mesh

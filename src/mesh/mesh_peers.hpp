@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-namespace fabscope::exporter {
+namespace fabscope::mesh {
 
 struct MeshPeer {
   std::string host;    // a name or an address as written (IPv6 without brackets)
@@ -81,4 +81,4 @@ struct Selection {
 Selection select_peers(const std::vector<MeshPeer>& peers, std::optional<std::size_t> self, std::uint64_t self_hash,
                        const std::string& self_switch, std::uint64_t window, const SelectOptions& opts);
 
-}  // namespace fabscope::exporter
+}  // namespace fabscope::mesh

@@ -1,6 +1,6 @@
-#include "exporter/mesh_families.hpp"
+#include "mesh/mesh_families.hpp"
 
-namespace fabscope::exporter {
+namespace fabscope::mesh {
 
 const std::vector<double>& mesh_rtt_bounds() {
   static const std::vector<double> b = {
@@ -128,4 +128,4 @@ std::vector<MetricFamily> mesh_families(const MeshView& v) {
   return out;
 }
 
-}  // namespace fabscope::exporter
+}  // namespace fabscope::mesh
