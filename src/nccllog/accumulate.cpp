@@ -330,7 +330,12 @@ struct Accumulator::State {
   // NCCL's last error, quoted by the framework on the line after "Last error:" (PyTorch's
   // ncclInternalError/ncclSystemError message): the WARN text that made the call fail, often the
   // only one in a log run without NCCL_DEBUG. A WARN of the catalog or not, it is a failure.
+  // Some frameworks leave "Last error:" out and print the text right after the result's name
+  // ("ncclUnhandledCudaError: Call to CUDA function failed." then "Failed to bind NVLink SHARP
+  // ..."): that next line is taken only when the catalog knows it (it may as well be a stack
+  // frame or the user's own output).
   bool last_error_pending = false;
+  bool last_error_known_only = false;
   std::string last_error_prefix;  // the launcher prefix of the "Last error:" line ("[trainer0|0]:")
 
   void last_error_text(sv raw) {
@@ -344,9 +349,36 @@ struct Accumulator::State {
     l.level = Level::Warn;
     l.message = text;
     l.prefix_read = true;
+    Event e = classify(l);
+    if (last_error_known_only && e.kind != EventKind::SignatureHit) return;
     const std::size_t before = sum.failures.size();
-    apply(l, classify(l));
+    apply(l, e);
     if (sum.failures.size() > before) sum.failures.back().severity = Severity::Fail;
+  }
+
+  // Where a line that is no NCCL line announces NCCL's stored error text on the next one:
+  // "...Last error:" (the text follows whatever it is), or "ncclSystemError: <description>"
+  // (the text follows when the catalog knows it, see above).
+  void expect_last_error(sv raw) {
+    sv t = raw;
+    while (!t.empty() && (t.back() == ' ' || t.back() == '\t')) t.remove_suffix(1);
+    if (t.ends_with("Last error:")) {
+      last_error_pending = true;
+      last_error_known_only = false;
+      last_error_prefix.assign(t.substr(0, std::min<std::size_t>(t.size() - 11, 128)));
+      return;
+    }
+    // "[rank0]: ncclUnhandledCudaError: Call to CUDA function failed."
+    std::size_t at = t.find("nccl");
+    if (at == sv::npos || at > 128 || (at > 0 && t[at - 1] != ' ' && t[at - 1] != ':')) return;
+    std::size_t i = at + 4;
+    if (i >= t.size() || t[i] < 'A' || t[i] > 'Z') return;
+    while (i < t.size() && ((t[i] >= 'A' && t[i] <= 'Z') || (t[i] >= 'a' && t[i] <= 'z'))) ++i;
+    if (t.substr(at, i - at).ends_with("Error") && t.substr(i).starts_with(": ")) {
+      last_error_pending = true;
+      last_error_known_only = true;
+      last_error_prefix.assign(core::trim(t.substr(0, at)));
+    }
   }
 
   void set_phase(ProcessInfo& p, RankState* r, Phase ph) {
@@ -389,6 +421,104 @@ struct Accumulator::State {
       h.hosts.emplace_back(l.host);
   }
 
+  // Events about ranks and communicators need a process; the rest are facts of whoever printed them.
+  static bool is_rank_event(EventKind k) {
+    switch (k) {
+      case EventKind::ErrorTrace:
+      case EventKind::CommInfo:
+      case EventKind::InitStart:
+      case EventKind::InitComplete:
+      case EventKind::InitTimings:
+      case EventKind::Channel:
+      case EventKind::Nvls:
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  static void add_decision(ProcessInfo& p, sv feature, bool on, std::string scope, sv reason) {
+    for (auto& d : p.decisions)
+      if (d.feature == feature && d.enabled == on && d.scope == scope && d.reason == reason) {
+        ++d.count;
+        return;
+      }
+    if (p.decisions.size() >= kMaxDecisions) return;
+    Decision d;
+    d.feature = std::string(feature.substr(0, 32));
+    d.enabled = on;
+    d.scope = std::move(scope);
+    d.reason = std::string(reason.substr(0, 160));
+    d.count = 1;
+    p.decisions.push_back(std::move(d));
+  }
+
+  // NCCL_* switches that turn a feature off (or force it on) when the environment sets them.
+  static void env_decision(ProcessInfo& p, sv name, sv value) {
+    struct Switch {
+      const char* name;
+      const char* feature;
+      const char* off_value;  // the value that turns it off
+      const char* on_value;   // the value that forces it on ("" = none)
+    };
+    static const Switch kSwitches[] = {
+        {"NCCL_P2P_DISABLE", "P2P", "1", ""},      {"NCCL_SHM_DISABLE", "SHM", "1", ""},
+        {"NCCL_IB_DISABLE", "NET/IB", "1", ""},    {"NCCL_NVLS_ENABLE", "NVLS", "0", "1"},
+        {"NCCL_COLLNET_ENABLE", "CollNet", "0", "1"}, {"NCCL_NET_GDR_LEVEL", "GDR", "LOC", ""},
+    };
+    for (const auto& sw : kSwitches) {
+      if (name != sw.name) continue;
+      const bool off = value == sw.off_value || (sv(sw.name) == "NCCL_NET_GDR_LEVEL" && value == "0");
+      const bool on = sw.on_value[0] != '\0' && value == sw.on_value;
+      if (off || on) add_decision(p, sw.feature, on, "", std::string(name) + "=" + std::string(value) + " set by environment");
+    }
+  }
+
+  void apply_fact(ProcessInfo& p, const Line& l, const Event& e) {
+    switch (e.kind) {
+      case EventKind::CudaDriver:
+        if (!p.cuda_driver) p.cuda_driver = e.number;
+        break;
+      case EventKind::Bootstrap:
+        if (!p.bootstrap_if) p.bootstrap_if = std::string(e.name.substr(0, 128));
+        break;
+      case EventKind::NetIbUsing:
+        if (p.ib_nics.empty()) p.ib_nics = parse_nics(e.name, true);
+        break;
+      case EventKind::NetSocketUsing:
+        if (p.socket_ifs.empty()) p.socket_ifs = parse_nics(e.name, false);
+        break;
+      case EventKind::IbNoDevice:
+        p.ib_no_device = true;
+        break;
+      case EventKind::NetPluginFailed: {
+        std::string n(e.name.substr(0, 64));
+        if (std::find(p.failed_plugins.begin(), p.failed_plugins.end(), n) == p.failed_plugins.end() &&
+            p.failed_plugins.size() < 8)
+          p.failed_plugins.push_back(std::move(n));
+        break;
+      }
+      case EventKind::UsingNetwork:
+        p.network = std::string(e.name.substr(0, 64));
+        break;
+      case EventKind::EnvOverride:
+        if (p.env.size() < 256) p.env[std::string(e.name.substr(0, 64))] = std::string(e.value.substr(0, 256));
+        env_decision(p, e.name, e.value);
+        break;
+      case EventKind::Decision: {
+        // "NET/IB : GPU Direct RDMA ..." names its plugin first: part of where.
+        std::string scope(e.value.substr(0, 96));
+        sv first = l.message.substr(0, l.message.find(' '));
+        if (first.starts_with("NET/") && e.value.data() != first.data())
+          scope = scope.empty() ? std::string(first) : std::string(first) + " " + scope;
+        add_decision(p, e.name, e.number != 0, std::move(scope), e.detail);
+        break;
+      }
+      default:
+        break;
+    }
+  }
+
   void apply(const Line& l, const Event& e) {
     std::size_t proc = SIZE_MAX;
     switch (e.kind) {
@@ -418,39 +548,25 @@ struct Accumulator::State {
         break;
     }
     proc = process(l);
-    if (proc == SIZE_MAX) return;
+    if (proc == SIZE_MAX) {
+      // A line without "host:pid:tid": what it says of settings and networks still counts.
+      if (l.host.empty() && !is_rank_event(e.kind)) {
+        if (!sum.unprefixed) {
+          sum.unprefixed.emplace();
+          sum.unprefixed->phase = Phase::Unknown;
+        }
+        apply_fact(*sum.unprefixed, l, e);
+      }
+      return;
+    }
     ProcessInfo& p = sum.processes[proc];
     // An INFO line of the process: its init has started, so it is at least in bootstrap.
     if (p.phase == Phase::Unknown && l.level == Level::Info) p.phase = Phase::Bootstrap;
+    if (!is_rank_event(e.kind)) {
+      apply_fact(p, l, e);
+      return;
+    }
     switch (e.kind) {
-      case EventKind::CudaDriver:
-        if (!p.cuda_driver) p.cuda_driver = e.number;
-        break;
-      case EventKind::Bootstrap:
-        if (!p.bootstrap_if) p.bootstrap_if = std::string(e.name.substr(0, 128));
-        break;
-      case EventKind::NetIbUsing:
-        if (p.ib_nics.empty()) p.ib_nics = parse_nics(e.name, true);
-        break;
-      case EventKind::NetSocketUsing:
-        if (p.socket_ifs.empty()) p.socket_ifs = parse_nics(e.name, false);
-        break;
-      case EventKind::IbNoDevice:
-        p.ib_no_device = true;
-        break;
-      case EventKind::NetPluginFailed: {
-        std::string n(e.name.substr(0, 64));
-        if (std::find(p.failed_plugins.begin(), p.failed_plugins.end(), n) == p.failed_plugins.end() &&
-            p.failed_plugins.size() < 8)
-          p.failed_plugins.push_back(std::move(n));
-        break;
-      }
-      case EventKind::UsingNetwork:
-        p.network = std::string(e.name.substr(0, 64));
-        break;
-      case EventKind::EnvOverride:
-        if (p.env.size() < 256) p.env[std::string(e.name.substr(0, 64))] = std::string(e.value.substr(0, 256));
-        break;
       case EventKind::ErrorTrace:
         place_failure(l, e.number);
         if (!p.first_error_code && e.number != 0) {
@@ -559,19 +675,27 @@ void Accumulator::begin_input(const std::string& name) {
 
 void Accumulator::add_line(std::string_view raw) {
   ++s_->line_no;
-  if (s_->last_error_pending) {
-    s_->last_error_text(raw);
-    return;
-  }
   Line l;
-  if (!scan_line(raw, l)) {
-    // "...Last error:" ends the line: the next line is the text NCCL stored for the failed call.
-    sv t = raw;
-    while (!t.empty() && (t.back() == ' ' || t.back() == '\t')) t.remove_suffix(1);
-    if (t.ends_with("Last error:")) {
-      s_->last_error_pending = true;
-      s_->last_error_prefix.assign(t.substr(0, std::min<std::size_t>(t.size() - 11, 128)));
+  bool scanned = false;
+  if (s_->last_error_pending) {
+    if (!s_->last_error_known_only) {
+      s_->last_error_text(raw);
+      return;
     }
+    // After "ncclSystemError: ...": a "Last error:" line may still come, or an NCCL line.
+    s_->last_error_pending = false;
+    if (!scan_line(raw, l)) {
+      s_->expect_last_error(raw);
+      if (!s_->last_error_pending) {
+        s_->last_error_pending = true;  // known_only is still set: catalog texts only
+        s_->last_error_text(raw);
+      }
+      return;
+    }
+    scanned = true;
+  }
+  if (!scanned && !scan_line(raw, l)) {
+    s_->expect_last_error(raw);
     return;
   }
   ++s_->input.nccl_lines;

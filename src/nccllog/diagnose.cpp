@@ -19,17 +19,44 @@ constexpr const char* kDocs = "docs/nccllog.md";
 
 std::string proc_name(const ProcessInfo& p) { return p.host + ":" + std::to_string(p.pid); }
 
+// The processes, then what the lines without a host:pid prefix said (as one more): the sources
+// of settings, networks and decisions.
+std::vector<const ProcessInfo*> fact_sources(const LogSummary& s) {
+  std::vector<const ProcessInfo*> out;
+  out.reserve(s.processes.size() + 1);
+  for (const auto& p : s.processes) out.push_back(&p);
+  if (s.unprefixed) out.push_back(&*s.unprefixed);
+  return out;
+}
+
+constexpr const char* kNoPrefix = "(lines without host:pid)";
+std::string host_label(const ProcessInfo& p) { return p.host.empty() ? kNoPrefix : p.host; }
+
+// " on h1, h2" for hosts_where's list; "" when only lines without a host prefix said it.
+std::string on_hosts(const std::vector<std::string>& hosts, std::size_t max = 4) {
+  std::vector<std::string> named;
+  for (const auto& h : hosts)
+    if (h != kNoPrefix) named.push_back(h);
+  return named.empty() ? "" : " on " + core::join(named, ", ", max);
+}
+
+// A finding's subject: the hosts, or "log" when only lines without a host prefix said it.
+std::string subject_of(const std::vector<std::string>& hosts, std::size_t max = 8) {
+  std::string on = on_hosts(hosts, max);
+  return on.empty() ? "log" : on.substr(4);
+}
+
 std::vector<std::string> hosts_where(const LogSummary& s, bool (*pred)(const ProcessInfo&)) {
   std::vector<std::string> out;
-  for (const auto& p : s.processes)
-    if (pred(p) && std::find(out.begin(), out.end(), p.host) == out.end()) out.push_back(p.host);
+  for (const ProcessInfo* p : fact_sources(s))
+    if (pred(*p) && std::find(out.begin(), out.end(), host_label(*p)) == out.end()) out.push_back(host_label(*p));
   return out;
 }
 
 std::string nic_list(const LogSummary& s) {
   std::vector<std::string> nics;
-  for (const auto& p : s.processes)
-    for (const auto& n : p.ib_nics) {
+  for (const ProcessInfo* pp : fact_sources(s))
+    for (const auto& n : pp->ib_nics) {
       std::string t = n.name + (n.link_layer.empty() ? "" : "/" + n.link_layer);
       if (std::find(nics.begin(), nics.end(), t) == nics.end()) nics.push_back(t);
     }
@@ -50,9 +77,9 @@ std::string transport_mix(const LogSummary& s, bool network) {
 }
 
 bool env_says(const LogSummary& s, const std::string& name, const std::string& value) {
-  for (const auto& p : s.processes) {
-    auto it = p.env.find(name);
-    if (it != p.env.end() && it->second == value) return true;
+  for (const ProcessInfo* p : fact_sources(s)) {
+    auto it = p->env.find(name);
+    if (it != p->env.end() && it->second == value) return true;
   }
   return false;
 }
@@ -182,7 +209,7 @@ void rule_socket_no_rdma(const RuleInput& in, std::vector<Finding>& out) {
                    " network connections";
   if (env_says(in.s, "NCCL_IB_DISABLE", "1")) ev += "; NCCL_IB_DISABLE=1 set by environment";
   auto no_dev = hosts_where(in.s, [](const ProcessInfo& p) { return p.ib_no_device; });
-  if (!no_dev.empty()) ev += "; \"NET/IB : No device found\" on " + core::join(no_dev, ", ", 8);
+  if (!no_dev.empty()) ev += "; \"NET/IB : No device found\"" + on_hosts(no_dev, 8);
   out.push_back(make_finding(
       "nccllog.net_socket_no_rdma", Severity::Warn, "network", "network traffic on TCP sockets: no RDMA device was usable",
       ev,
@@ -213,12 +240,65 @@ void rule_ib_init_failed(const RuleInput& in, std::vector<Finding>& out) {
   auto no_dev = hosts_where(in.s, [](const ProcessInfo& p) { return p.ib_no_device; });
   out.push_back(make_finding(
       "nccllog.ib_init_failed", in.t.net > 0 && any_ib_nics(in.s) ? Severity::Warn : Severity::Info,
-      core::join(failed, ", ", 8),
+      subject_of(failed),
       "the NET/IB transport failed to initialise" + std::string(no_dev.empty() ? "" : " (\"NET/IB : No device found\")"),
-      "\"Failed to initialize NET plugin IB\" on " + core::join(failed, ", ", 8),
+      "\"Failed to initialize NET plugin IB\"" + on_hosts(failed, 8),
       "Nothing to do on nodes without RDMA NICs; otherwise check that ibv_devinfo lists the HCAs inside "
       "the job's environment and that NCCL_IB_HCA matches them.",
       kDocs));
+}
+
+// "GDR off (NET/OFI: Could not disable CUDA API usage for HMEM)", "NVLS off (NCCL_NVLS_ENABLE=0 set
+// by environment)", "NCCL_PROTO=simple (set by NET/OFI)": one decision in a line of text.
+std::string decision_text(const Decision& d) {
+  if (d.feature.rfind("NCCL_", 0) == 0) return d.feature + "=" + d.reason + (d.scope.empty() ? "" : " (set by " + d.scope + ")");
+  std::string why = d.scope;
+  if (!d.reason.empty()) why += (why.empty() ? "" : ": ") + d.reason;
+  return d.feature + (d.enabled ? " on" : " off") + (why.empty() ? "" : " (" + why + ")");
+}
+
+// GPUDirect RDMA turned off where the network could use it: per HCA ("no module"), per GPU/HCA
+// pair (the PCIe distance is beyond NCCL_NET_GDR_LEVEL), by a network plugin, by the environment,
+// or for the rings as a whole ("Connected all rings, use ring PXN 0 GDR 0"). Sockets never use GDR,
+// so what NET/Socket says about it is no finding; neither are the rings of a job with no RDMA.
+void rule_gdr_disabled(const RuleInput& in, std::vector<Finding>& out) {
+  std::vector<std::string> hosts, items;
+  bool module = false, distance = false, plugin = false, env = false;
+  const bool rdma = in.t.rdma > 0 || any_ib_nics(in.s);
+  for (const ProcessInfo* p : fact_sources(in.s))
+    for (const auto& d : p->decisions) {
+      if (d.feature != "GDR" || d.enabled || d.scope.rfind("NET/Socket", 0) == 0) continue;
+      if (d.scope == "rings" && !rdma) continue;
+      const bool by_env = d.reason.find("set by environment") != std::string::npos;
+      module = module || d.reason.find("module") != std::string::npos;
+      distance = distance || d.reason.rfind("distance", 0) == 0;
+      env = env || by_env;
+      plugin = plugin || (d.scope.rfind("NET/", 0) == 0 && d.scope.rfind("NET/IB", 0) != 0 && !by_env);
+      std::string t = decision_text(d);
+      if (std::find(items.begin(), items.end(), t) == items.end()) items.push_back(t);
+      if (std::find(hosts.begin(), hosts.end(), host_label(*p)) == hosts.end()) hosts.push_back(host_label(*p));
+    }
+  if (items.empty()) return;
+  std::vector<std::string> fix;
+  if (module)
+    fix.push_back("Load nvidia_peermem (modprobe nvidia-peermem) on the hosts named, or use DMA-BUF (NCCL 2.19+, "
+                  "Linux 5.12+, the open GPU kernel modules).");
+  if (distance)
+    fix.push_back("The GPU and the NIC are farther apart on PCIe than NCCL_NET_GDR_LEVEL allows: use the NIC under "
+                  "the GPU's own PCIe switch (fabscope probe shows the paths, NCCL_IB_HCA picks the NIC), or raise "
+                  "NCCL_NET_GDR_LEVEL (PHB, SYS) where peer traffic through the CPU performs well (ACS off).");
+  if (plugin)
+    fix.push_back("The network plugin turned GDR off (its reason is in the evidence): check what the plugin needs "
+                  "for GPU memory (aws-ofi-nccl: a libfabric provider with CUDA HMEM support and, on EFA, "
+                  "FI_EFA_USE_DEVICE_RDMA=1 where the instance supports it).");
+  if (env) fix.push_back("The job's environment turns it off: unset NCCL_NET_GDR_LEVEL=LOC unless that is intended.");
+  if (fix.empty())
+    fix.push_back("Load nvidia_peermem or use DMA-BUF, keep GPU and NIC under one PCIe switch, and check "
+                  "NCCL_NET_GDR_LEVEL (fabscope check reports the node's GPUDirect state).");
+  out.push_back(make_finding(
+      "nccllog.gdr_disabled", Severity::Warn, subject_of(hosts),
+      "GPUDirect RDMA is off: network data is staged through host memory", core::join(items, "; ", 6) + on_hosts(hosts),
+      core::join(fix, " ", 4), kDocs));
 }
 
 // "NET/IB : No device found" and no RDMA connection: the container or node has no usable RDMA
@@ -233,10 +313,10 @@ void rule_ib_no_device(const RuleInput& in, std::vector<Finding>& out) {
     return;
   auto no_dev = hosts_where(in.s, [](const ProcessInfo& p) { return p.ib_no_device; });
   if (no_dev.empty()) return;
-  std::string ev = "\"NET/IB : No device found\" on " + core::join(no_dev, ", ", 8);
+  std::string ev = "\"NET/IB : No device found\"" + on_hosts(no_dev, 8);
   if (env_says(in.s, "NCCL_IB_DISABLE", "1")) ev += "; NCCL_IB_DISABLE=1 set by environment";
   out.push_back(make_finding(
-      "nccllog.ib_no_device", Severity::Warn, core::join(no_dev, ", ", 8),
+      "nccllog.ib_no_device", Severity::Warn, subject_of(no_dev),
       "NET/IB found no RDMA device: inter-node traffic would go over TCP sockets", ev,
       "If the nodes have InfiniBand/RoCE NICs: expose /dev/infiniband to the container (docker "
       "--device=/dev/infiniband, the RDMA device plugin in Kubernetes), install rdma-core and the "
@@ -246,30 +326,83 @@ void rule_ib_no_device(const RuleInput& in, std::vector<Finding>& out) {
 
 std::string settings_named(const LogSummary& s, const std::string& text);
 
+// The name of the device in "NET/IB : Unable to open device mlx5_bond_0", "" when none.
+std::string unopened_device(const LogSummary& s) {
+  for (const auto& h : s.hits) {
+    if (h.id != "ib_unable_to_open_device") continue;
+    std::size_t p = h.first_line.find("Unable to open device ");
+    if (p == std::string::npos) return "";
+    std::string rest = h.first_line.substr(p + 22);
+    return rest.substr(0, rest.find(' '));
+  }
+  return "";
+}
+
+// The distinct decisions of every process that turned something off or that a plugin made, in
+// the order first seen ("GDR on (rings)" and NVLS channel counts are left to the tables).
+std::vector<std::string> notable_decisions(const LogSummary& s) {
+  std::vector<std::string> out;
+  for (const ProcessInfo* p : fact_sources(s))
+    for (const auto& d : p->decisions) {
+      if (d.feature == "DMA-BUF" || (d.enabled && d.feature.rfind("NCCL_", 0) != 0)) continue;
+      if (d.feature == "NVLS" && d.reason.find("nvls channels") != std::string::npos) continue;
+      std::string t = decision_text(d);
+      if (std::find(out.begin(), out.end(), t) == out.end()) out.push_back(t);
+    }
+  return out;
+}
+
+bool has_decision(const LogSummary& s, const char* feature, bool enabled) {
+  for (const ProcessInfo* p : fact_sources(s))
+    for (const auto& d : p->decisions)
+      if (d.feature == feature && d.enabled == enabled) return true;
+  return false;
+}
+
 // What an excerpt without Channel lines shows of the transport decisions ("" when nothing):
-// "NET/IB found no RDMA device on h; network Socket; NET/Socket lists eth0, eth1; NCCL_IB_DISABLE=0
-// (set by environment)".
+// "NET/IB found no usable RDMA device on h (mlx5_bond_0 could not be opened); NCCL uses network
+// Socket; NET/Socket lists bond0; GDR off (...); NCCL_IB_DISABLE=0 (set by environment: IB was not
+// disabled)".
 std::string excerpt_facts(const LogSummary& s) {
   std::vector<std::string> parts;
   auto no_dev = hosts_where(s, [](const ProcessInfo& p) { return p.ib_no_device; });
-  if (!no_dev.empty()) parts.push_back("NET/IB found no RDMA device on " + core::join(no_dev, ", ", 4));
+  if (!no_dev.empty()) {
+    std::string dev = unopened_device(s);
+    parts.push_back("NET/IB found no RDMA device" + on_hosts(no_dev) +
+                    (dev.empty() ? "" : " (" + dev + " could not be opened)"));
+  }
   std::vector<std::string> nets, socks, hcas;
-  for (const auto& p : s.processes) {
+  for (const ProcessInfo* pp : fact_sources(s)) {
+    const ProcessInfo& p = *pp;
     if (p.network && std::find(nets.begin(), nets.end(), *p.network) == nets.end()) nets.push_back(*p.network);
     for (const auto& n : p.socket_ifs)
       if (std::find(socks.begin(), socks.end(), interface_name(n.name)) == socks.end()) socks.push_back(interface_name(n.name));
     for (const auto& n : p.ib_nics)
       if (std::find(hcas.begin(), hcas.end(), n.name) == hcas.end()) hcas.push_back(n.name);
   }
-  if (!nets.empty()) parts.push_back("network " + core::join(nets, ", ", 4));
+  if (!nets.empty()) {
+    std::string net = "NCCL uses network " + core::join(nets, ", ", 4);
+    if (nets.size() == 1 && nets[0] == "Socket" && !socks.empty()) net += " (TCP) over " + core::join(socks, ", ", 6);
+    if (nets.size() == 1 && nets[0] == "Socket" && !no_dev.empty())
+      net += ": inter-node traffic runs at a fraction of RDMA's bandwidth";
+    parts.push_back(net);
+  }
   if (!hcas.empty()) parts.push_back("NET/IB lists " + core::join(hcas, ", ", 8));
-  if (!socks.empty()) parts.push_back("NET/Socket lists " + core::join(socks, ", ", 6));
+  if (!socks.empty() && !(nets.size() == 1 && nets[0] == "Socket")) parts.push_back("NET/Socket lists " + core::join(socks, ", ", 6));
+  for (const auto& d : notable_decisions(s)) parts.push_back(d);
+  if (has_decision(s, "DMA-BUF", true) && has_decision(s, "GDR", false))
+    parts.push_back("\"DMA-BUF is available\" is a check NCCL makes at every init, not a sign that DMA-BUF or GDR is used");
   // "; NCCL_IB_DISABLE=0 (set by environment)": the settings that decide the transport.
   std::string env = settings_named(s, "NCCL_IB_DISABLE NCCL_NET NCCL_P2P_DISABLE NCCL_SHM_DISABLE");
+  if (!no_dev.empty() && env_says(s, "NCCL_IB_DISABLE", "0")) {
+    const std::string set = "NCCL_IB_DISABLE=0 (set by environment)";
+    if (std::size_t at = env.find(set); at != std::string::npos)
+      env.replace(at, set.size(), "NCCL_IB_DISABLE=0 (set by environment: IB was not disabled, no device was usable)");
+  }
   if (parts.empty() && env.empty()) return "";
-  std::string shown = core::join(parts, "; ", 8) + env;
+  std::string shown = core::join(parts, "; ", 12) + env;
   if (parts.empty()) shown.erase(0, 2);
-  return "no Channel lines in the log; it shows: " + shown;
+  return "no NCCL failure in the log; no Channel lines; it shows: " + shown;
 }
 
 void rule_init_incomplete(const RuleInput& in, std::vector<Finding>& out) {
@@ -436,6 +569,7 @@ const SummaryRule kSummaryRules[] = {
     {"nccllog.net_socket_with_rdma_nics", rule_socket_with_rdma_nics},
     {"nccllog.net_socket_no_rdma", rule_socket_no_rdma},
     {"nccllog.gdrdma_absent", rule_gdrdma_absent},
+    {"nccllog.gdr_disabled", rule_gdr_disabled},
     {"nccllog.ib_init_failed", rule_ib_init_failed},
     {"nccllog.ib_no_device", rule_ib_no_device},
     {"nccllog.suspicious_interface", rule_suspicious_interface},
@@ -466,8 +600,8 @@ std::string settings_named(const LogSummary& s, const std::string& text) {
   std::string out;
   for (const auto& name : names) {
     std::vector<std::string> values;
-    for (const auto& p : s.processes)
-      if (auto it = p.env.find(name); it != p.env.end() && std::find(values.begin(), values.end(), it->second) == values.end())
+    for (const ProcessInfo* p : fact_sources(s))
+      if (auto it = p->env.find(name); it != p->env.end() && std::find(values.begin(), values.end(), it->second) == values.end())
         values.push_back(it->second);
     if (values.empty()) continue;
     out += "; " + name + "=" + core::join(values, " | ", 4) + " (set by environment)";

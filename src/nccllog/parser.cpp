@@ -272,12 +272,79 @@ void error_trace_event(sv m, Event& e) {
   e.number = code;
 }
 
+// "GPU Direct RDMA Disabled for HCA 0 'mlx5_0' (no module)", "GPU Direct RDMA (DMABUF) enabled for
+// HCA 0 'mlx5_0'", "GPU Direct RDMA Disabled for GPU 0 / HCA 1 (distance 8 > 5)", "GPU Direct RDMA
+// Enabled for GPU 3 / HCA 3 (distance 4 <= 5), read 1 mode Default": `rest` starts after "GPU
+// Direct RDMA ".
+void gdr_event(sv rest, Event& e) {
+  if (starts(rest, "(DMABUF) ")) rest.remove_prefix(9);
+  bool on;
+  if (starts(rest, "Enabled for ") || starts(rest, "enabled for ")) {
+    on = true;
+    rest.remove_prefix(12);
+  } else if (starts(rest, "Disabled for ") || starts(rest, "disabled for ")) {
+    on = false;
+    rest.remove_prefix(13);
+  } else {
+    return;
+  }
+  std::size_t open = rest.find(" (");
+  sv scope = rest.substr(0, open);
+  sv why;
+  if (open != sv::npos) {
+    why = rest.substr(open + 2);
+    why = why.substr(0, why.find(')'));
+  }
+  e.kind = EventKind::Decision;
+  e.name = "GDR";
+  e.number = on ? 1 : 0;
+  e.value = scope;  // the plugin ("NET/IB") is the message's first word when it names one
+  e.detail = why;
+}
+
+// "16 coll channels, 16 collnet channels, 0 nvls channels, 32 p2p channels, 2 p2p channels per
+// peer" (2.17+; 2.2x dropped collnet): NVLS is used when it has channels.
+void channel_counts_event(sv m, Event& e) {
+  std::size_t p = core::find(m, " nvls channels");
+  if (p == sv::npos) return;
+  std::size_t b = p;
+  while (b > 0 && is_digit(m[b - 1])) --b;
+  if (b == p) return;
+  e.kind = EventKind::Decision;
+  e.name = "NVLS";
+  e.number = m.substr(b, p - b) == "0" ? 0 : 1;
+  e.detail = m.substr(b, p + 14 - b);
+}
+
 void info_event(sv m, Event& e) {
   if (m.empty()) return;
   switch (m[0]) {
     case 'C':
       if (starts(m, "Channel ")) { channel_event(m, e); return; }
       if (starts(m, "Connected NVLS")) { e.kind = EventKind::Nvls; return; }
+      if (starts(m, "Connected all rings, use ring PXN ")) {  // 2.20+: "... PXN 0 GDR 1"
+        std::size_t g = core::find(m, " GDR ");
+        if (g != sv::npos && g + 5 < m.size() && is_digit(m[g + 5])) {
+          e.kind = EventKind::Decision;
+          e.name = "GDR";
+          e.number = m[g + 5] == '0' ? 0 : 1;
+          e.value = "rings";
+          return;
+        }
+      }
+      break;
+    case 'G':
+      if (starts(m, "GPU Direct RDMA ")) { gdr_event(m.substr(16), e); return; }
+      break;
+    case 'D':
+      if (starts(m, "DMA-BUF is available on ")) {  // a check of every init, not a choice to use it
+        e.kind = EventKind::Decision;
+        e.name = "DMA-BUF";
+        e.number = 1;
+        e.value = trim(m.substr(24));
+        e.detail = "checked at every init; not a sign that it is used";
+        return;
+      }
       break;
     case 'R':
       if (starts(m, "Ring ")) { channel_event(m, e); return; }
@@ -312,6 +379,48 @@ void info_event(sv m, Event& e) {
       if (starts(m, "NET/Socket : Using") || starts(m, "NET/Socket: Using")) {
         e.kind = EventKind::NetSocketUsing;
         e.name = m.substr(m.find("Using") + 5);
+        return;
+      }
+      if (starts(m, "NET/")) {
+        // "NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0' (no module)"
+        const std::size_t g = core::find(m, "GPU Direct RDMA ");
+        if (g != sv::npos && g < 40) {
+          gdr_event(m.substr(g + 16), e);
+          if (e.kind != EventKind::None) return;
+        }
+        // aws-ofi-nccl: "NET/OFI Could not disable CUDA API usage for HMEM, disabling GDR" and
+        // "NET/OFI Setting NCCL_PROTO to \"simple\"".
+        if (m.ends_with(", disabling GDR")) {
+          e.kind = EventKind::Decision;
+          e.name = "GDR";
+          e.number = 0;
+          e.value = m.substr(0, m.find(' '));
+          sv why = m.substr(e.value.size(), m.size() - e.value.size() - 15);
+          e.detail = trim(why);
+          return;
+        }
+        const std::size_t st = core::find(m, " Setting NCCL_");
+        if (st != sv::npos && st < 40) {
+          sv rest = m.substr(st + 9);
+          std::size_t to = rest.find(" to ");
+          if (to != sv::npos) {
+            e.kind = EventKind::Decision;
+            e.name = rest.substr(0, to);
+            e.number = 1;
+            sv v = trim(rest.substr(to + 4));
+            if (v.size() >= 2 && v.front() == '"' && v.back() == '"') v = v.substr(1, v.size() - 2);
+            e.detail = v;
+            e.value = m.substr(0, m.find(' '));
+            return;
+          }
+        }
+      }
+      if (starts(m, "NVLS multicast support is not available on dev ")) {  // transport/nvls.cc
+        e.kind = EventKind::Decision;
+        e.name = "NVLS";
+        e.number = 0;
+        e.value = trim(m.substr(43));
+        e.detail = "multicast support not available";
         return;
       }
       if (starts(m, "NCCL_")) {
@@ -369,6 +478,10 @@ void info_event(sv m, Event& e) {
   }
   if (m[0] >= 'a' && m[0] <= 'z') {
     error_trace_event(m, e);
+    if (e.kind != EventKind::None) return;
+  }
+  if (is_digit(m[0])) {
+    channel_counts_event(m, e);
     if (e.kind != EventKind::None) return;
   }
   if (const Signature* s = match_signature(MatchOn::Info, m)) {

@@ -91,6 +91,9 @@ enum class EventKind {
   ErrorTrace,       // number = ncclResult_t returned ("init.cc:126 -> 5")
   SignatureHit,     // signature = the catalog entry matched
   UnknownWarn,      // a WARN that no signature matched (name = message)
+  Decision,         // a feature NCCL turned on or off: name = feature ("GDR", "NVLS", "CollNet",
+                    // "NCCL_PROTO"), number = 1 on / 0 off, value = where ("HCA 0 'mlx5_0'",
+                    // "GPU 0 / HCA 1", "NET/OFI"), detail = why ("no module", "distance 8 > 5")
 };
 
 struct Event {
@@ -98,6 +101,7 @@ struct Event {
   std::string_view name;
   std::string_view value;
   std::string_view comm_id;
+  std::string_view detail;
   std::uint64_t comm_ptr = 0;
   long number = 0;
   int rank = -1, nranks = -1, nnodes = -1, local_ranks = -1, local_rank = -1;

@@ -1,5 +1,6 @@
 #include "nccllog/report.hpp"
 
+#include <algorithm>
 #include <sstream>
 
 #include "core/finding_text.hpp"
@@ -38,9 +39,13 @@ std::string render_text(const LogSummary& s, const Diagnosis& d, const ReportOpt
     cut += in.cut_lines;
   }
   const SeverityCounts n = count_severities(d.findings);
-  o << "input: " << s.inputs.size() << " file(s), " << lines << " lines, " << nccl << " NCCL lines";
-  if (cut) o << ", " << cut << " cut";
-  o << "; " << s.processes.size() << " process(es), " << s.comms.size() << " communicator(s)\n";
+  std::string input = "input: " + std::to_string(s.inputs.size()) + " file(s), " + std::to_string(lines) + " lines, " +
+                      std::to_string(nccl) + " NCCL lines";
+  if (cut) input += ", " + std::to_string(cut) + " cut";
+  input += "; " + std::to_string(s.processes.size()) + " process(es)";
+  if (s.unprefixed) input += " (and lines without host:pid)";
+  input += ", " + std::to_string(s.comms.size()) + " communicator(s)";
+  o << core::wrap(input, w, "");
   o << "findings: " << n.fail << " fail, " << n.warn << " warn, " << n.info << " info\n";
 
   if (!d.findings.empty()) o << "\nFindings\n" << core::render_finding_blocks(d.findings, w);
@@ -75,6 +80,42 @@ std::string render_text(const LogSummary& s, const Diagnosis& d, const ReportOpt
       t.add({p.host + ":" + std::to_string(p.pid), opt_str(p.nccl_version), driver(p.cuda_driver),
              opt_str(p.bootstrap_if), opt_str(p.network), nics(p)});
     o << t.render(w);
+  }
+
+  // What NCCL turned on or off, once per distinct decision, with the hosts that said it.
+  {
+    struct Row {
+      const Decision* d;
+      std::vector<std::string> hosts;
+      long lines = 0;
+    };
+    std::vector<Row> rows;
+    auto add = [&](const ProcessInfo& p) {
+      for (const auto& d : p.decisions) {
+        auto it = std::find_if(rows.begin(), rows.end(), [&](const Row& r) {
+          return r.d->feature == d.feature && r.d->enabled == d.enabled && r.d->scope == d.scope && r.d->reason == d.reason;
+        });
+        if (it == rows.end()) it = rows.insert(rows.end(), Row{&d, {}, 0});
+        it->lines += d.count;
+        const std::string h = p.host.empty() ? "(no host:pid)" : p.host;
+        if (std::find(it->hosts.begin(), it->hosts.end(), h) == it->hosts.end()) it->hosts.push_back(h);
+      }
+    };
+    for (const auto& p : s.processes) add(p);
+    if (s.unprefixed) add(*s.unprefixed);
+    if (!rows.empty()) {
+      o << "\nDecisions NCCL reported\n";
+      core::Table t({"feature", "state", "where", "why", "lines", "hosts"});
+      t.align_right(4);
+      for (const auto& r : rows) {
+        const bool setting = r.d->feature.rfind("NCCL_", 0) == 0;
+        const bool capability = r.d->feature == "DMA-BUF";  // a check of every init, not a choice
+        t.add({r.d->feature, setting ? r.d->reason : capability ? "available" : (r.d->enabled ? "on" : "off"), r.d->scope.empty() ? "-" : r.d->scope,
+               setting ? "set by the plugin" : (r.d->reason.empty() ? "-" : r.d->reason), std::to_string(r.lines),
+               core::join(r.hosts, ",", 4)});
+      }
+      o << t.render(w);
+    }
   }
 
   if (opt.hosts) {

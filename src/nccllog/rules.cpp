@@ -200,12 +200,18 @@ std::string qp_remedy(const CauseContext& c) {
 bool nvls_applies(const CauseContext& c) {
   return c.failure.id == "nvls_bind_failed" || prefix(c.failure.source, "transport/nvls.cc");
 }
-std::string nvls_note(const CauseContext&) {
-  return "in NVLS (NVLink SHARP) setup: the NVSwitch fabric, run by the Fabric Manager";
+std::string nvls_note(const CauseContext& c) {
+  std::string n = "in NVLS (NVLink SHARP) setup: CUDA refused the multicast object NCCL asked for (the NVSwitch "
+                  "fabric, run by the Fabric Manager, or a container without the multicast devices)";
+  // CUDA error 2 from the bind: the fabric's multicast resources, not the GPU's memory.
+  if (core::contains(c.failure.line, "CUDA error 2")) n += "; CUDA error 2 there: multicast resources used up, not GPU memory";
+  return n;
 }
 std::string nvls_remedy(const CauseContext&) {
   return "NVLS multicast needs a healthy NVSwitch fabric: check nvidia-smi -q (Fabric State Completed, Status "
          "Success) and the Fabric Manager service; after a Fabric Manager restart reset the GPUs or reboot. "
+         "In a container, check that the host's /dev/nvidia-caps devices are exposed to it: without them "
+         "CUDA can refuse the multicast object (invalid argument). "
          "NCCL_NVLS_ENABLE=0 runs without NVLS meanwhile.";
 }
 
@@ -253,7 +259,7 @@ const PhaseInfo kPhases[] = {
     {Phase::Topology, "init (devices, topology and graph search)",
      "The ranks met but setup failed before any connection: read the WARN for topology, memory or "
      "configuration errors (NCCL_TOPO_FILE, NCCL_P2P_LEVEL, GPU visibility)."},
-    {Phase::Connect, "transport connect",
+    {Phase::Connect, "transport connect (communicator init)",
      "Connections between ranks (P2P, SHM, NET) failed: the first cause names the transport."},
     {Phase::Running, "collectives (after Init COMPLETE)",
      "The communicator was set up; a failure now is a peer failing, a network error or an application "
@@ -276,6 +282,7 @@ const PhaseHint kPhaseHints[] = {
     {"proxy_", "", Phase::Connect},        {"socket_recv_failed", "", Phase::Connect},
     {"gpu_duplicate", "", Phase::Topology}, {"gpu_shared_by_ranks", "", Phase::Topology},
     {"topo_no_path", "", Phase::Topology},
+    {"nvls_bind_failed", "", Phase::Connect},  // NVLS setup follows the ring and tree connects
     {"", "enqueue.cc", Phase::Running},    {"", "transport", Phase::Connect},
     // Where NCCL prints from says the phase when nothing else does (a WARN's file:line, or the
     // first "file:line -> N" trace after it): device, topology and channel setup is init; the

@@ -142,6 +142,23 @@ const Signature kSignatures[] = {
      "NET/IB found no IP interface for its out-of-band connection",
      "NCCL_SOCKET_IFNAME / NCCL_IB_OOB_IFNAME matches no interface that is up with an address.",
      "Point NCCL_SOCKET_IFNAME at an interface that exists on every node (ip -br addr)."},
+    // --- An RDMA device that NET/IB lists but cannot open: "Call to ibv_open_device failed" and
+    // "NET/IB : Unable to open device mlx5_bond_0", then "NET/IB : No device found" (nccl#451).
+    {"ib_open_device_failed", S::Warn, M::Warn, "", "ibv_open_device", "", -1,
+     "an RDMA device could not be opened (ibv_open_device failed)",
+     "The device is listed under /sys/class/infiniband but its /dev/infiniband/uverbsN node is missing or "
+     "not accessible where the job runs: a container started without the RDMA devices, wrong permissions, "
+     "or a device in a bad state. NET/IB then skips it; with none left, NCCL's network traffic goes over TCP "
+     "sockets.",
+     "Expose /dev/infiniband to the container (docker --device=/dev/infiniband, --cap-add=IPC_LOCK; "
+     "Kubernetes: an RDMA device plugin), and check ls -l /dev/infiniband and ibv_devinfo inside the job's "
+     "environment."},
+    {"ib_unable_to_open_device", S::Warn, M::Warn, "NET/IB", "Unable to open device", "", -1,
+     "NET/IB could not open an RDMA device and skips it",
+     "NET/IB lists the device but opening it failed (the ibv_open_device WARN before it says how): a "
+     "container without /dev/infiniband, wrong permissions, or a device in a bad state.",
+     "Expose /dev/infiniband to the container (docker --device=/dev/infiniband, --cap-add=IPC_LOCK; "
+     "Kubernetes: an RDMA device plugin), and check ibv_devinfo inside the job's environment."},
     {"ib_verbs_missing", S::Warn, M::Warn, "", "Failed to open libibverbs", "", -1,
      "libibverbs could not be loaded: InfiniBand/RoCE disabled",
      "rdma-core (libibverbs.so.1) is not installed in this environment, typically a container image "
@@ -221,7 +238,22 @@ const Signature kSignatures[] = {
      "Receiving on an NCCL socket failed",
      "The peer closed the connection or the network dropped it while a rank waited for data.",
      "Read the peer's log for the first error; check the interface NCCL's sockets use."},
-    // --- Memory
+    // --- Memory. nvls_bind_failed comes before cuda_oom: the bind fails with CUDA error 2 'out of
+    // memory' when the fabric's multicast resources are used up, which is no shortage of GPU memory.
+    {"nvls_bind_failed", S::Fail, M::Warn, "", "Failed to bind NVLink SHARP", "", -1,
+     "NVLink SHARP (NVLS) multicast memory could not be bound",
+     "The NVSwitch fabric refused the multicast group NCCL set up for NVLS: the NVSwitch Fabric Manager "
+     "is not running, was restarted without a GPU reset, or reports an error, or an NVLink or NVSwitch "
+     "is degraded; or its multicast resources are used up: the NVSwitches hold a fixed number of "
+     "multicast objects, and a job that sets up NVLS on many communicators can take them all (CUDA then "
+     "reports error 2, 'out of memory', about those resources, not about GPU memory). NCCL 2.29+ fails the "
+     "communicator with this WARN (2.27-2.28 only when NVLS is forced with "
+     "NCCL_NVLS_ENABLE=1, else an INFO line and no NVLS); older releases print a Cuda failure from "
+     "transport/nvls.cc instead.",
+     "Check the fabric state of each GPU (nvidia-smi -q, Fabric: State Completed, Status Success) and "
+     "the Fabric Manager service and log; after a Fabric Manager restart reset the GPUs (or reboot). "
+     "With CUDA error 2, count the communicators that use NVLS (sub-communicators included) or "
+     "compare with the NCCL version that worked. NCCL_NVLS_ENABLE=0 avoids NVLS and this error."},
     {"cuda_oom", S::Fail, M::Warn, "", "out of memory", "", -1,
      "CUDA out of memory inside NCCL",
      "The GPU has no room for NCCL's buffers (channels x buffer size x peers), typically because the "
@@ -254,16 +286,6 @@ const Signature kSignatures[] = {
      "/dev/shm is full or too small (container default 64 MB).",
      "Run the container with --ipc=host or a larger --shm-size."},
     // --- NVLink SHARP (NVLS, through the NVSwitches) and CollNet (SHARP in the IB switches)
-    {"nvls_bind_failed", S::Fail, M::Warn, "", "Failed to bind NVLink SHARP", "", -1,
-     "NVLink SHARP (NVLS) multicast memory could not be bound",
-     "The NVSwitch fabric refused the multicast group NCCL set up for NVLS: the NVSwitch Fabric Manager "
-     "is not running, was restarted without a GPU reset, or reports an error, or an NVLink or NVSwitch "
-     "is degraded. NCCL 2.29+ fails the communicator with this WARN (2.27-2.28 only when NVLS is forced with "
-     "NCCL_NVLS_ENABLE=1, else an INFO line and no NVLS); older releases print a Cuda failure from "
-     "transport/nvls.cc instead.",
-     "Check the fabric state of each GPU (nvidia-smi -q, Fabric: State Completed, Status Success) and "
-     "the Fabric Manager service and log; after a Fabric Manager restart reset the GPUs (or reboot). "
-     "NCCL_NVLS_ENABLE=0 runs without NVLS until the node is fixed."},
     {"collnet_fallback", S::Info, M::Warn, "", "Cannot initialize CollNet", "", -1,
      "CollNet (SHARP) could not be set up: NCCL uses the point-to-point network instead",
      "A rank of the node could not connect CollNet (the SHARP plugin is missing or failed, the switches "

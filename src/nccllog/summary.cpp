@@ -15,6 +15,10 @@ const char* to_string(Phase p) {
 
 void to_json(json& j, const Nic& v) { j = json{{"name", v.name}, {"link_layer", v.link_layer}}; }
 
+void to_json(json& j, const Decision& v) {
+  j = json{{"feature", v.feature}, {"enabled", v.enabled}, {"scope", v.scope}, {"reason", v.reason}, {"count", v.count}};
+}
+
 void to_json(json& j, const ProcessInfo& v) {
   j = json{{"host", v.host},
            {"pid", v.pid},
@@ -32,7 +36,8 @@ void to_json(json& j, const ProcessInfo& v) {
            {"first_error_trace", v.first_error_trace},
            {"phase", to_string(v.phase)},
            {"socket_dev_channels", v.socket_dev_channels},
-           {"ib_dev_channels", v.ib_dev_channels}};
+           {"ib_dev_channels", v.ib_dev_channels},
+           {"decisions", v.decisions}};
 }
 
 void to_json(json& j, const RankInfo& v) {
@@ -100,6 +105,7 @@ void to_json(json& j, const Failure& v) {
 void to_json(json& j, const LogSummary& v) {
   j = json{{"inputs", v.inputs},
            {"processes", v.processes},
+           {"unprefixed", v.unprefixed ? json(*v.unprefixed) : json(nullptr)},
            {"communicators", v.comms},
            {"signature_hits", v.hits},
            {"nccl_versions", v.versions},

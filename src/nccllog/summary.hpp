@@ -28,6 +28,18 @@ struct Nic {
   std::string link_layer;  // "IB", "RoCE"; "" for sockets
 };
 
+// A feature NCCL turned on or off and said so in an INFO line: GPUDirect RDMA per HCA or GPU/HCA
+// pair, NVLS, CollNet, a setting a network plugin chose, or a switch set by environment
+// (NCCL_P2P_DISABLE=1). Identical ones are counted, not repeated.
+struct Decision {
+  std::string feature;  // "GDR", "NVLS", "CollNet", "P2P", "SHM", "NET/IB", "NCCL_PROTO"
+  bool enabled = false;
+  std::string scope;    // where: "NET/IB HCA 0 'mlx5_0'", "GPU 0 / HCA 1", "rings", "" (the process)
+  std::string reason;   // why, as NCCL says it: "no module", "distance 8 > 5", "NCCL_P2P_DISABLE=1"
+  long count = 0;       // lines that said it
+};
+constexpr std::size_t kMaxDecisions = 32;  // per process
+
 // One NCCL process, identified by host and pid (one or more ranks, one per GPU it drives).
 struct ProcessInfo {
   std::string host;
@@ -48,6 +60,7 @@ struct ProcessInfo {
   // Network channels per device index N of "NET/Socket/N" / "NET/IB/N" / "NET/IBext/N": the
   // interface (socket_ifs[N]) or HCA (ib_nics[N]) they run on. At most 64 entries each.
   std::vector<long> socket_dev_channels, ib_dev_channels;
+  std::vector<Decision> decisions;  // at most kMaxDecisions
 };
 
 // One rank of a communicator, as seen by the process that owns it.
@@ -125,6 +138,10 @@ struct InputInfo {
 struct LogSummary {
   std::vector<InputInfo> inputs;
   std::vector<ProcessInfo> processes;
+  // What lines without a "host:pid:tid" prefix say (excerpts quoted as "NCCL INFO ..." or
+  // "[0] NCCL INFO ..."): their settings, networks and decisions, as one process of host "" and
+  // pid -1, kept apart from the processes above. Absent when every line has a prefix.
+  std::optional<ProcessInfo> unprefixed;
   std::vector<CommSummary> comms;
   std::vector<SignatureHit> hits;           // catalog matches, in catalog order
   std::vector<std::string> versions;        // distinct NCCL versions, all lines (bare ones too)
@@ -139,6 +156,7 @@ struct LogSummary {
 constexpr std::size_t kMaxFailures = 1024;
 
 void to_json(json& j, const Nic& v);
+void to_json(json& j, const Decision& v);
 void to_json(json& j, const ProcessInfo& v);
 void to_json(json& j, const RankInfo& v);
 void to_json(json& j, const TransportCount& v);
