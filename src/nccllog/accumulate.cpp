@@ -58,6 +58,12 @@ int framework_rank(sv raw) {
 std::vector<Nic> parse_nics(sv list, bool with_link_layer) {
   // " [0]mlx5_0:1/IB [1]mlx5_1:1/RoCE [RO]" or " [0]eth0:10.0.0.1<0> [1]ib0:..."
   std::vector<Nic> out;
+  if (!with_link_layer && list.find('[') == sv::npos) {  // "ib0:12.12.12.102<0>" (NCCL 2.3-2.4: no index)
+    sv tok = core::trim(list);
+    tok = tok.substr(0, tok.find(' '));
+    if (!tok.empty()) out.push_back(Nic{std::string(tok), ""});
+    return out;
+  }
   while (!list.empty() && out.size() < 64) {
     std::size_t open = list.find('[');
     if (open == sv::npos) break;

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "core/strings.hpp"
 #include "core/wc_status.hpp"
@@ -17,7 +18,7 @@ namespace {
 
 constexpr const char* kDocs = "docs/nccllog.md";
 
-std::string proc_name(const ProcessInfo& p) { return p.host + ":" + std::to_string(p.pid); }
+std::string proc_name(const ProcessInfo& p) { return host_pid(p.host, p.pid); }
 
 // The processes, then what the lines without a host:pid prefix said (as one more): the sources
 // of settings, networks and decisions.
@@ -171,6 +172,10 @@ std::string failure_title(const Failure& f) {
     const Signature* sig = signature_by_id(f.id);
     return std::string(sig ? sig->title : "collective timeout") + (work.empty() ? "" : " (" + work + ")");
   }
+  if (f.id == "ib_completion_error") {  // the generic entry: the status code says which error
+    if (auto st = completion_status(f.line))
+      return "IB completion error status " + std::to_string(*st) + " (" + core::wc_status_name(*st) + ")";
+  }
   if (const Signature* sig = signature_by_id(f.id)) return sig->title;
   std::size_t w = f.line.find("NCCL WARN ");
   std::string msg = w == std::string::npos ? f.line : f.line.substr(w + 10);
@@ -181,7 +186,7 @@ std::string failure_title(const Failure& f) {
 std::string failure_where(const Failure& f) {
   if (f.host.empty()) return f.rank >= 0 ? "rank " + std::to_string(f.rank) : "";
   std::string w = f.rank >= 0 ? "rank " + std::to_string(f.rank) + " on " : "";
-  return w + f.host + ":" + std::to_string(f.pid);
+  return w + host_pid(f.host, f.pid);
 }
 
 // --- summary rules -----------------------------------------------------------------------------
@@ -390,6 +395,16 @@ std::string excerpt_facts(const LogSummary& s) {
   if (!hcas.empty()) parts.push_back("NET/IB lists " + core::join(hcas, ", ", 8));
   if (!socks.empty() && !(nets.size() == 1 && nets[0] == "Socket")) parts.push_back("NET/Socket lists " + core::join(socks, ", ", 6));
   for (const auto& d : notable_decisions(s)) parts.push_back(d);
+  // Sockets over an ib* interface are IPoIB: TCP over the InfiniBand fabric, not IB verbs.
+  for (const auto& sk : socks)
+    if (sk.rfind("ib", 0) == 0 && nets.size() == 1 && nets[0] == "Socket") {
+      parts.push_back(sk + " is IPoIB: TCP over the InfiniBand fabric, not IB verbs (RDMA)");
+      break;
+    }
+  // Catalog notes (severity info) the excerpt holds: said, so that they are not taken for errors.
+  for (const auto& h : s.hits)
+    if (h.severity == Severity::Info)
+      if (const Signature* sig = signature_by_id(h.id)) parts.push_back(std::string("a note: ") + sig->title);
   if (has_decision(s, "DMA-BUF", true) && has_decision(s, "GDR", false))
     parts.push_back("\"DMA-BUF is available\" is a check NCCL makes at every init, not a sign that DMA-BUF or GDR is used");
   // "; NCCL_IB_DISABLE=0 (set by environment)": the settings that decide the transport.
@@ -410,7 +425,7 @@ void rule_init_incomplete(const RuleInput& in, std::vector<Finding>& out) {
   for (const auto& c : in.s.comms)
     for (const auto& r : c.ranks)
       if ((r.init_started || r.nnodes) && !r.init_complete)
-        incomplete.push_back("rank " + std::to_string(r.rank) + " on " + r.host + ":" + std::to_string(r.pid) +
+        incomplete.push_back("rank " + std::to_string(r.rank) + " on " + host_pid(r.host, r.pid) +
                              " (comm " + c.key + ")");
   if (incomplete.empty()) return;
   out.push_back(make_finding(
@@ -758,6 +773,15 @@ Causality reason(const LogSummary& s) {
     c.hang = true;
     c.rule[c.order[0]] = nullptr;
   }
+  // The same WARN again on the same process (an async event NCCL prints per poll) is that failure
+  // repeated, not another cause.
+  {
+    std::set<std::tuple<std::string, std::string, long>> seen;
+    for (std::size_t i : c.order) {
+      if (c.rule[i] || f[i].host.empty()) continue;
+      if (!seen.insert({f[i].id, f[i].host, f[i].pid}).second && i != *c.first_cause) c.rule[i] = "repeated";
+    }
+  }
   std::map<std::pair<std::string, long>, std::size_t> last_cause;  // (host, pid) -> failure
   for (std::size_t i : c.order) {
     if (!c.rule[i]) {
@@ -814,7 +838,15 @@ Diagnosis diagnose(const LogSummary& s) {
     std::string where = failure_where(*cause);
     std::string msg = failure_title(*cause) + (where.empty() ? "" : " on " + where);
     std::string head = "NCCL failed " + during(cause->phase) + ": " + msg;
-    if (c.only_consequences) head += " (a consequence; the failing peer's log is not among the inputs)";
+    if (c.only_consequences) {
+      // Only a framework's lines (no NCCL WARN at all): NCCL's own words are missing, not a peer's.
+      const bool framework_only = std::none_of(s.failures.begin(), s.failures.end(), [](const Failure& f) {
+        return f.line.find("NCCL WARN") != std::string::npos || !f.source.empty();
+      });
+      head += framework_only ? " (the cause is not in these lines: the log has no NCCL WARN; run with NCCL_DEBUG=WARN "
+                               "or INFO to see it)"
+                             : " (a consequence; the failing peer's log is not among the inputs)";
+    }
     if (c.hang) {
       head += " with no NCCL error before it: a hang (a rank that never reached this collective, "
               "collectives issued from two threads on one communicator, or ranks out of step)";
@@ -837,7 +869,10 @@ Diagnosis diagnose(const LogSummary& s) {
                                    ev, remedy, kDocs));
     v = head;
     std::string tv = transport_verdict(s, t);
-    if (!tv.empty()) v += "; transports: " + tv;
+    // A failure while connecting: the Channel lines name connections NCCL set out to make, which
+    // need not have worked.
+    if (!tv.empty())
+      v += (cause->phase == Phase::Connect ? "; channels listed before the failure: " : "; transports: ") + tv;
   } else if (nccl_lines == 0) {
     v = "no NCCL log lines found (run with NCCL_DEBUG=INFO)";
   } else {

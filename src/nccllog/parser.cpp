@@ -111,9 +111,26 @@ std::uint64_t parse_hex(sv s) {
   return v;
 }
 
-// "host:pid:tid" -> parts; false when the token is not of that shape.
+// A host name alone, as some launchers and log collectors print the prefix ("gpu-server320 [5]
+// NCCL INFO ..."): letters, digits, '-', '.' and '_', starting with a letter.
+bool bare_host(sv tok) {
+  if (tok.empty() || tok.size() > 64 || !((tok[0] >= 'a' && tok[0] <= 'z') || (tok[0] >= 'A' && tok[0] <= 'Z')))
+    return false;
+  for (char c : tok)
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || is_digit(c) || c == '-' || c == '.' || c == '_'))
+      return false;
+  return true;
+}
+
+// "host:pid:tid" -> parts; false when the token is not of that shape. A bare host name (no pid, no
+// tid) is taken too, with pid and tid -1: its lines are one process per host.
 bool split_host_token(sv tok, Line& out) {
   std::size_t c2 = tok.rfind(':');
+  if (c2 == sv::npos && bare_host(tok)) {
+    out.host = tok;
+    out.pid = out.tid = -1;
+    return true;
+  }
   if (c2 == sv::npos || c2 == 0) return false;
   std::size_t c1 = tok.rfind(':', c2 - 1);
   if (c1 == sv::npos || c1 == 0) return false;
@@ -374,6 +391,11 @@ void info_event(sv m, Event& e) {
       }
       if (starts(m, "NET/IB : No device found") || starts(m, "NET/IB: No device found")) {
         e.kind = EventKind::IbNoDevice;
+        return;
+      }
+      if (starts(m, "NET : Using interface ")) {  // NCCL 2.3-2.4: the socket transport's interface
+        e.kind = EventKind::NetSocketUsing;
+        e.name = m.substr(22);
         return;
       }
       if (starts(m, "NET/Socket : Using") || starts(m, "NET/Socket: Using")) {

@@ -77,7 +77,7 @@ std::string render_text(const LogSummary& s, const Diagnosis& d, const ReportOpt
     o << "\nProcesses\n";
     core::Table t({"host:pid", "NCCL", "CUDA", "bootstrap", "network", "RDMA NICs"});
     for (const auto& p : s.processes)
-      t.add({p.host + ":" + std::to_string(p.pid), opt_str(p.nccl_version), driver(p.cuda_driver),
+      t.add({host_pid(p.host, p.pid), opt_str(p.nccl_version), driver(p.cuda_driver),
              opt_str(p.bootstrap_if), opt_str(p.network), nics(p)});
     o << t.render(w);
   }
@@ -125,7 +125,7 @@ std::string render_text(const LogSummary& s, const Diagnosis& d, const ReportOpt
       core::Table t({"rank", "host:pid", "dev", "nNodes", "localRanks", "init", "init_s"});
       t.align_right(0).align_right(2).align_right(3).align_right(4).align_right(6);
       for (const auto& r : c.ranks)
-        t.add({std::to_string(r.rank), r.host + ":" + std::to_string(r.pid), std::to_string(r.cuda_dev),
+        t.add({std::to_string(r.rank), host_pid(r.host, r.pid), std::to_string(r.cuda_dev),
                r.nnodes ? std::to_string(*r.nnodes) : "-", r.local_ranks ? std::to_string(*r.local_ranks) : "-",
                r.init_complete ? "COMPLETE" : r.init_started ? "started" : "-",
                r.init_total_s ? core::format_double(*r.init_total_s, 2) : "-"});
@@ -146,7 +146,7 @@ std::string render_text(const LogSummary& s, const Diagnosis& d, const ReportOpt
       o << "\nEnvironment overrides reported by NCCL\n";
       core::Table t({"host:pid", "variable", "value"});
       for (const auto& p : s.processes)
-        for (const auto& [k, v] : p.env) t.add({p.host + ":" + std::to_string(p.pid), k, v});
+        for (const auto& [k, v] : p.env) t.add({host_pid(p.host, p.pid), k, v});
       o << t.render(w);
     }
   }

@@ -28,6 +28,7 @@ const ConsequenceRule kConsequences[] = {
     {"peer_not_ready", "ib_wc_rnr_retry_exceeded", "", "a peer that stopped posting receives (it failed first)"},
     {"peer_rejected_access", "ib_wc_remote_access", "", "a peer whose buffers were freed after its own failure"},
     {"peer_remote_op", "ib_wc_remote_op", "", "a peer whose QP failed first"},
+    {"peer_invalid_request", "ib_wc_remote_invalid_request", "", "a peer whose QP failed first"},
     {"proxy_call_failed", "proxy_call_failed", "", "a peer whose proxy failed first"},
     {"proxy_receive_failed", "", "Could not receive type from localRank", "a local rank that failed first"},
     {"alloc_after_cuda_failure", "", "Failed to CUDA calloc", "the CUDA failure just before it"},
@@ -127,7 +128,7 @@ const char* const kNoInterface[] = {"socket_no_interface", "socket_no_interface_
 std::string ifname_setting(const LogSummary& s) {
   for (const auto& p : s.processes) {
     auto it = p.env.find("NCCL_SOCKET_IFNAME");
-    if (it != p.env.end()) return "NCCL_SOCKET_IFNAME=" + it->second + " on " + p.host + ":" + std::to_string(p.pid);
+    if (it != p.env.end()) return "NCCL_SOCKET_IFNAME=" + it->second + " on " + host_pid(p.host, p.pid);
   }
   return "";
 }
@@ -215,6 +216,26 @@ std::string nvls_remedy(const CauseContext&) {
          "NCCL_NVLS_ENABLE=0 runs without NVLS meanwhile.";
 }
 
+// --- a completion error on a host whose RoCE GID table changed earlier in the job (nccl#394): the
+// address behind the GID index the QPs use changed under them.
+const Failure* gid_change_before(const CauseContext& c) {
+  for (const auto& f : c.summary.failures)
+    if (f.id == "ib_gid_table_changed" && f.host == c.failure.host && f.seq < c.failure.seq) return &f;
+  return nullptr;
+}
+bool gid_applies(const CauseContext& c) {
+  return !c.failure.host.empty() && (prefix(c.failure.id, "ib_wc_") || c.failure.id == "ib_completion_error") &&
+         gid_change_before(c) != nullptr;
+}
+std::string gid_note(const CauseContext& c) {
+  return "after a GID table change on " + c.failure.host + " (" + gid_change_before(c)->input +
+         "): the RoCE address behind the GID index changed under the running job";
+}
+std::string gid_remedy(const CauseContext&) {
+  return "Keep the RoCE interfaces' addresses static while jobs run (NetworkManager, DHCP renewals, cloud "
+         "agents), and pin the GID with NCCL_IB_GID_INDEX or NCCL_IB_ADDR_FAMILY/NCCL_IB_ADDR_RANGE.";
+}
+
 const CauseRule kCauseRules[] = {
     {"bootstrap_ipoib", ipoib_applies, ipoib_note, ipoib_remedy},
     {"bootstrap_interface", boot_applies, boot_note, boot_remedy},
@@ -224,6 +245,7 @@ const CauseRule kCauseRules[] = {
     {"qp_transition", qp_applies, qp_note, qp_remedy},
     {"oom_transport_buffers", oom_applies, oom_note, oom_remedy},
     {"nvls_fabric", nvls_applies, nvls_note, nvls_remedy},
+    {"gid_changed", gid_applies, gid_note, gid_remedy},
 };
 
 // NCCL 2.18-2.19 (and later) give up CollNet when a rank of a node cannot connect it: the check
@@ -282,7 +304,8 @@ const PhaseHint kPhaseHints[] = {
     {"proxy_", "", Phase::Connect},        {"socket_recv_failed", "", Phase::Connect},
     {"gpu_duplicate", "", Phase::Topology}, {"gpu_shared_by_ranks", "", Phase::Topology},
     {"topo_no_path", "", Phase::Topology},
-    {"nvls_bind_failed", "", Phase::Connect},  // NVLS setup follows the ring and tree connects
+    {"nvls_bind_failed", "", Phase::Connect},
+    {"ib_async_local_access", "", Phase::Running},  // work requests were posted: data was moving  // NVLS setup follows the ring and tree connects
     {"", "enqueue.cc", Phase::Running},    {"", "transport", Phase::Connect},
     // Where NCCL prints from says the phase when nothing else does (a WARN's file:line, or the
     // first "file:line -> N" trace after it): device, topology and channel setup is init; the

@@ -54,6 +54,13 @@ const Signature kSignatures[] = {
      "The peer rejected the RDMA write: its memory registration is gone or invalid (peer aborted, "
      "mismatched NCCL versions or buffers freed under NCCL).",
      "Check the peer's log for an earlier abort; make sure all ranks run the same NCCL version."},
+    {"ib_wc_remote_invalid_request", S::Fail, M::Warn, "", "Got completion", "", 9,
+     "IB completion status 9 (IBV_WC_REM_INV_REQ_ERR): the peer rejected the request as invalid",
+     "The responder found the request invalid: its QP went to the error state first (its own failure, "
+     "such as a local access violation), or the message is longer than the responder accepts (ports set "
+     "to different MTUs).",
+     "Read the peer's log (the address in the line) for its first error; compare the active MTU of both "
+     "ends (ibv_devinfo -v)."},
     {"ib_wc_remote_op", S::Fail, M::Warn, "", "Got completion", "", 11,
      "IB completion status 11 (IBV_WC_REM_OP_ERR): remote operation error",
      "The responder could not complete the operation, typically because its QP failed first.",
@@ -124,16 +131,29 @@ const Signature kSignatures[] = {
      "HCA reported a fatal asynchronous event",
      "The adapter or a QP entered a fatal state (firmware error, PCIe error, device reset).",
      "Check dmesg for mlx5 health/syndrome messages; reset or replace the adapter."},
+    // "Got async event : GID table change" (before the generic async event entry, which it is too)
+    {"ib_gid_table_changed", S::Warn, M::Warn, "NET/IB", "GID table change", "", -1,
+     "GID table changed during the job",
+     "An IP address was added or removed on a RoCE interface while NCCL was running, so GID indices "
+     "may now point at different addresses.",
+     "Keep RoCE interface addresses static during jobs (NetworkManager, DHCP renewals, cloud agents)."},
+    // A work-queue error the HCA raises by itself: the QP is in error, and the peer's completions
+    // fail next (nccl#1710: status 9 on the other node).
+    {"ib_async_local_access", S::Fail, M::Warn, "NET/IB", "async event", "local access violation", -1,
+     "the HCA stopped a queue pair: local access violation (IB async event)",
+     "A work request of this queue pair broke the HCA's local checks: memory outside its registration or "
+     "without the access rights it needs, or a message larger than the path allows (hosts or ports set to "
+     "different MTUs). The QP goes to the error state and its peer then gets completion errors (remote "
+     "invalid request, status 9, or flushes). Reported with one NCCL network plugin and not another, it "
+     "points at that plugin's memory registration.",
+     "Compare the active MTU of every port the job uses (ibv_devinfo -v, fabscope check) and make them "
+     "equal; check which net plugin ran (NCCL_NET_PLUGIN, the container's plugin) and try the other one; "
+     "look for the peer's completion errors, which follow from this one."},
     {"ib_async_event", S::Warn, M::Warn, "NET/IB", "async event", "", -1,
      "HCA reported an asynchronous event (port error, link change)",
      "A port went down or changed state during the job: a link flap, a cable or transceiver problem.",
      "Check the port's link_downed and symbol error counters and the switch port; replace the cable "
      "if they grow."},
-    {"ib_gid_table_changed", S::Warn, M::Warn, "NET/IB", "GID table changed", "", -1,
-     "GID table changed during the job",
-     "An IP address was added or removed on a RoCE interface while NCCL was running, so GID indices "
-     "may now point at different addresses.",
-     "Keep RoCE interface addresses static during jobs (NetworkManager, DHCP renewals, cloud agents)."},
     {"ib_incompatible_devices", S::Fail, M::Warn, "", "incompatible devices", "", -1,
      "NCCL tried to connect NICs of different link layers",
      "One side uses an InfiniBand port and the other a RoCE (Ethernet) port.",
@@ -159,6 +179,13 @@ const Signature kSignatures[] = {
      "container without /dev/infiniband, wrong permissions, or a device in a bad state.",
      "Expose /dev/infiniband to the container (docker --device=/dev/infiniband, --cap-add=IPC_LOCK; "
      "Kubernetes: an RDMA device plugin), and check ibv_devinfo inside the job's environment."},
+    {"no_algorithm", S::Fail, M::Warn, "", "no algorithm/protocol available", "", -1,
+     "NCCL found no algorithm and protocol to run a collective",
+     "Every algorithm/protocol pair NCCL could use for this collective is excluded: NCCL_ALGO or NCCL_PROTO "
+     "allow only ones this job cannot run (NCCL_ALGO=CollNet without CollNet/SHARP, NVLS without "
+     "NVSwitches, a protocol list with a typo), or a tuner plugin disabled them all.",
+     "Unset NCCL_ALGO / NCCL_PROTO or let them include Ring and Tree (fabscope env lint checks them); with "
+     "a tuner plugin, run once without it (NCCL_TUNER_PLUGIN=none)."},
     {"ib_verbs_missing", S::Warn, M::Warn, "", "Failed to open libibverbs", "", -1,
      "libibverbs could not be loaded: InfiniBand/RoCE disabled",
      "rdma-core (libibverbs.so.1) is not installed in this environment, typically a container image "
@@ -171,6 +198,13 @@ const Signature kSignatures[] = {
      "NCCL_SOCKET_IFNAME matches no interface that is up with an address (a typo, an interface that "
      "exists on some nodes only, or a container network namespace without it).",
      "Set NCCL_SOCKET_IFNAME to an interface present on every node (ip -br addr), or unset it."},
+    {"topo_net_not_found", S::Fail, M::Warn, "", "Could not find NET with id", "", -1,
+     "NCCL's topology graph has no network device with the id it looked up",
+     "NCCL's graph code (graph/topo.h) asked for a NIC its own topology does not hold: a defect of some NCCL "
+     "releases with some NIC layouts or network plugins (a container's bundled NCCL is the usual suspect), "
+     "seen with NCCL_TOPO_FILE or NCCL_IB_HCA that do not match the node too.",
+     "Upgrade NCCL (the container's or the framework wheel's bundled library); check NCCL_TOPO_FILE, "
+     "NCCL_IB_HCA and NCCL_NET_PLUGIN against the node (fabscope probe lists its NICs)."},
     {"topo_no_path", S::Fail, M::Warn, "", "Failed to find reverse path", "", -1,
      "NCCL's topology search found no way back between two nodes of this machine's topology",
      "The topology NCCL built of the PCIe switches, CPUs, GPUs and NICs has a link with no reverse: "
@@ -328,6 +362,12 @@ const Signature kSignatures[] = {
      "or PCIe P2P bandwidth).",
      "If the GPUs should talk directly: disable ACS on the PCIe switches (fabscope check), set the "
      "IOMMU to passthrough (iommu=pt), pass P2P through in the VM; otherwise this is expected."},
+    {"net_plugin_symbol_probe", S::Info, M::Info, "NET/Plugin", "Failed to find ncclNetPlugin", "", -1,
+     "NCCL looked for a network plugin interface version the plugin (or its absence) does not offer",
+     "NCCL probes the plugin library for each interface version it knows, newest first, and says so for "
+     "each miss; with no plugin at all, or an older one, these lines are expected (nccl#1292).",
+     "Nothing to do unless a plugin is expected: then check NCCL_NET_PLUGIN and that the plugin's version "
+     "matches NCCL's."},
     {"net_plugin_load_failed", S::Warn, M::Info, "NET/Plugin", "undefined symbol", "", -1,
      "An external network plugin failed to load (undefined symbol)",
      "The libnccl-net plugin was built against other libraries than those present (a HPC-X, AWS OFI "

@@ -15,6 +15,10 @@ const char* to_string(Phase p) {
 
 void to_json(json& j, const Nic& v) { j = json{{"name", v.name}, {"link_layer", v.link_layer}}; }
 
+std::string host_pid(const std::string& host, long pid) {
+  return pid < 0 ? host : host + ":" + std::to_string(pid);
+}
+
 void to_json(json& j, const Decision& v) {
   j = json{{"feature", v.feature}, {"enabled", v.enabled}, {"scope", v.scope}, {"reason", v.reason}, {"count", v.count}};
 }

@@ -23,6 +23,9 @@ namespace fabscope::nccllog {
 enum class Phase { Unknown = -1, Bootstrap = 0, Topology, Connect, Running };
 const char* to_string(Phase p);
 
+// "host:pid", or the host alone when the log names no pid ("gpu-server320 [5] NCCL INFO ...").
+std::string host_pid(const std::string& host, long pid);
+
 struct Nic {
   std::string name;        // "mlx5_0:1" (device:port) or "eth0"
   std::string link_layer;  // "IB", "RoCE"; "" for sockets

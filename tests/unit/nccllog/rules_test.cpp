@@ -57,6 +57,8 @@ const std::map<std::string, std::string> kConsequenceSamples = {
     {"peer_not_ready", "h:1:1 [0] NCCL WARN NET/IB : Got completion from peer 10.0.0.1<1> with status=13 opcode=0"},
     {"peer_rejected_access", "h:1:1 [0] NCCL WARN NET/IB : Got completion from peer 10.0.0.1<1> with status=10"},
     {"peer_remote_op", "h:1:1 [0] NCCL WARN NET/IB : Got completion from peer 10.0.0.1<1> with status=11"},
+    {"peer_invalid_request", "node023:10214:10303 [0] transport/net_ib.cc:1909 NCCL WARN NET/IB : Got completion "
+                             "from peer 10.1.3.201<33057> with status=9 opcode=0 len=0 vendor err 138"},
     {"proxy_call_failed", "host:22337:22400 [6] proxy.cc:862 NCCL WARN Proxy Call to rank 14 failed (Connect)"},
     {"proxy_receive_failed", "Fri Aug 11 12:31:45 2023[1,0]<stdout>:tomte401:1850301:1881358 [0] proxy.cc:1495 NCCL "
                              "WARN [Service thread] Could not receive type from localRank 0, res=3, closed=0"},
@@ -241,12 +243,23 @@ TEST(CauseRules, SocketIfnameIsNamedWhenNoInterfaceOrAddressIsFound) {
                        "socket_ifname_set"));
 }
 
+TEST(CauseRules, GidTableChangeBeforeACompletionErrorOnTheSameHostIsNamed) {
+  const std::string gid = "VM-0-14-centos:106:196 [0] transport/net_ib.cc:73 NCCL WARN NET/IB : Got async event : GID table change\n";
+  const std::string wc = "VM-0-14-centos:108:593 [0] transport/net_ib.cc:816 NCCL WARN NET/IB : Got completion with error 12, "
+                         "opcode 0, len 32633, vendor err 129\n";
+  EXPECT_TRUE(applied(gid + wc, "gid_changed"));
+  // after the error, or on another host, it explains nothing
+  EXPECT_FALSE(applied(wc + gid, "gid_changed"));
+  EXPECT_FALSE(applied("other:1:1 [0] transport/net_ib.cc:73 NCCL WARN NET/IB : Got async event : GID table change\n" + wc,
+                       "gid_changed"));
+}
+
 TEST(CauseRules, EveryRuleHasATestAndIsDocumented) {
   const std::string d = docs();
   for (const auto& r : cause_rules()) {
     EXPECT_NE(d.find("`" + std::string(r.id) + "`"), std::string::npos) << r.id;
   }
-  EXPECT_EQ(cause_rules().size(), 8u) << "a new cause rule needs its own test above";
+  EXPECT_EQ(cause_rules().size(), 9u) << "a new cause rule needs its own test above";
 }
 
 namespace {

@@ -63,7 +63,9 @@ TEST(CompletionStatus, ReadsEveryFormatNcclUsed) {
 TEST(MatchSignature, CompletionStatusPicksTheCodeSpecificEntry) {
   EXPECT_EQ(id_of(MatchOn::Warn, "NET/IB : Got completion from peer x with status=12 opcode=1"), "ib_wc_retry_exceeded");
   EXPECT_EQ(id_of(MatchOn::Warn, "NET/IB : Got completion with error 4, opcode 0"), "ib_wc_local_protection");
-  EXPECT_EQ(id_of(MatchOn::Warn, "NET/IB : Got completion with error 9, opcode 0"), "ib_completion_error");
+  EXPECT_EQ(id_of(MatchOn::Warn, "NET/IB : Got completion with error 9, opcode 0"), "ib_wc_remote_invalid_request");
+  // a status without an entry of its own: the generic one
+  EXPECT_EQ(id_of(MatchOn::Warn, "NET/IB : Got completion with error 7, opcode 0"), "ib_completion_error");
 }
 
 TEST(MatchSignature, ModifyQpUnreachableIsRoceRoutingNotSocket) {
