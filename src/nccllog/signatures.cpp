@@ -541,8 +541,13 @@ struct Compiled {
   }
 };
 
+// Per level, the entries a message can match given its first byte: those whose prefix starts
+// with it, and those without a prefix, in catalog order (an INFO line that reaches the catalog
+// is tried against one or two entries instead of every one).
 struct ByLevel {
   std::vector<Compiled> of[3];
+  std::vector<const Compiled*> by_first[3][256];
+  std::vector<const Compiled*> no_prefix[3];
   ByLevel() {
     for (const Signature& s : kSignatures) {
       Compiled c{&s, s.prefix, s.contains, s.contains2, {}, 0};
@@ -550,18 +555,27 @@ struct ByLevel {
       c.add_pairs(c.contains2);
       of[static_cast<int>(s.on)].push_back(c);
     }
+    for (int l = 0; l < 3; ++l)
+      for (const Compiled& c : of[l]) {
+        if (c.prefix.empty()) no_prefix[l].push_back(&c);
+        for (int b = 0; b < 256; ++b)
+          if (c.prefix.empty() || static_cast<unsigned char>(c.prefix[0]) == b) by_first[l][b].push_back(&c);
+      }
   }
 };
 
 const Signature* match_signature(MatchOn on, std::string_view message) {
   static const ByLevel by_level;
+  const int level = static_cast<int>(on);
   std::optional<int> status;
   bool status_read = false;
   thread_local PairSet set{};
   bool filled = false;  // the set is filled at the first entry that needs a search
-  for (const Compiled& c : by_level.of[static_cast<int>(on)]) {
-    if (!c.prefix.empty() && (message.empty() || message[0] != c.prefix[0] || !message.starts_with(c.prefix)))
-      continue;
+  const auto& candidates = message.empty() ? by_level.no_prefix[level]
+                                           : by_level.by_first[level][static_cast<unsigned char>(message[0])];
+  for (const Compiled* cp : candidates) {
+    const Compiled& c = *cp;
+    if (!c.prefix.empty() && !message.starts_with(c.prefix)) continue;
     if (c.npairs > 0 && on != MatchOn::Info) {  // INFO entries all have a prefix: rarely searched
       if (!filled) {
         set.fill(message);
