@@ -10,8 +10,8 @@ namespace fabscope::checks {
 
 bool is_pci_rdma(const RdmaDevice& dev) { return !dev.pci_address.empty(); }
 
-const std::vector<CheckInfo>& registry() {
-  static const std::vector<CheckInfo> r = {
+const std::vector<FindingInfo>& registry() {
+  static const std::vector<FindingInfo> r = finding_table("docs/checks.md", {
       {"link.port_down", "link", Severity::Fail, "RDMA port not ACTIVE"},
       {"link.phys_state", "link", Severity::Fail, "physical link not LinkUp"},
       {"link.rate_degraded", "link", Severity::Warn, "port slower than the node's fastest port of its link layer"},
@@ -61,7 +61,7 @@ const std::vector<CheckInfo>& registry() {
       {"verbs.library_missing", "verbs", Severity::Warn, "RDMA devices in sysfs but libibverbs not loadable"},
       {"verbs.device_not_visible", "verbs", Severity::Warn, "device in sysfs that libibverbs cannot use"},
       {"verbs.sysfs_mismatch", "verbs", Severity::Warn, "sysfs and libibverbs disagree about a port"},
-  };
+  });
   return r;
 }
 
@@ -70,13 +70,9 @@ namespace {
 void sort_findings(std::vector<Finding>& out) {
   // Most severe first; registry order, then each family's own order, within a severity.
   const auto& reg = registry();
-  auto rank = [&](const std::string& id) {
-    auto it = std::find_if(reg.begin(), reg.end(), [&](const CheckInfo& c) { return c.id == id; });
-    return static_cast<std::size_t>(it - reg.begin());
-  };
   std::stable_sort(out.begin(), out.end(), [&](const Finding& a, const Finding& b) {
     if (a.severity != b.severity) return a.severity > b.severity;
-    return rank(a.id) < rank(b.id);
+    return finding_rank(reg, a.id) < finding_rank(reg, b.id);
   });
 }
 

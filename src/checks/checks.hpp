@@ -6,19 +6,13 @@
 #include <vector>
 
 #include "core/finding.hpp"
+#include "core/finding_registry.hpp"
 #include "core/node_info.hpp"
 
 namespace fabscope::checks {
 
-struct CheckInfo {
-  std::string id;      // "link.port_down"
-  std::string family;  // "link"
-  Severity severity;   // the highest severity this id is reported with
-  std::string title;   // one line, what the check looks at
-};
-
-// One entry per finding id (the verbs.* ids included), in family order.
-const std::vector<CheckInfo>& registry();
+// One entry per finding id (the verbs.* ids included), in family order; docs/checks.md.
+const std::vector<FindingInfo>& registry();
 
 // Every family over one node. Findings come most severe first; within one severity in registry
 // order, then in the order each family met its subjects. Unknown facts give no finding.

@@ -1,14 +1,9 @@
 #include "cluster/registry.hpp"
 
-#include <algorithm>
-
-#include "checks/families.hpp"
-#include "core/error.hpp"
-
 namespace fabscope::cluster {
 
-const std::vector<checks::CheckInfo>& registry() {
-  static const std::vector<checks::CheckInfo> r = {
+const std::vector<FindingInfo>& registry() {
+  static const std::vector<FindingInfo> r = finding_table("docs/checks.md", {
       {"cluster.node_missing", "cluster", Severity::Fail, "a node of the job never joined or left before the end"},
       {"cluster.version_mismatch", "cluster", Severity::Fail, "nodes run different fabscope versions"},
       {"cluster.node_fails_check", "cluster", Severity::Fail, "a node's own check reports failures"},
@@ -28,17 +23,14 @@ const std::vector<checks::CheckInfo>& registry() {
       {"cluster.slow_switch", "cluster", Severity::Warn, "the slow pairs share one switch, on all its cables"},
       {"cluster.pair_failed", "cluster", Severity::Fail, "a pairwise measurement did not complete"},
       {"cluster.pair_engine_fallback", "cluster", Severity::Warn, "a node's pairs ran over tcp, not RDMA"},
-  };
+  });
   return r;
 }
 
 Finding registered_finding(const std::string& id, Severity severity, std::string subject, std::string message,
                            std::string evidence, std::string remedy) {
-  const auto& r = registry();
-  if (std::none_of(r.begin(), r.end(), [&](const checks::CheckInfo& c) { return c.id == id; }))
-    throw Error("cluster: finding id '" + id + "' is not registered");
-  return fabscope::make_finding(id, severity, std::move(subject), std::move(message), std::move(evidence),
-                                std::move(remedy));
+  return fabscope::registered_finding(registry(), id, severity, std::move(subject), std::move(message),
+                                      std::move(evidence), std::move(remedy));
 }
 
 }  // namespace fabscope::cluster

@@ -5,12 +5,12 @@
 #include <string>
 #include <vector>
 
-#include "checks/checks.hpp"
 #include "core/finding.hpp"
+#include "core/finding_registry.hpp"
 
 namespace fabscope::cluster {
 
-const std::vector<checks::CheckInfo>& registry();
+const std::vector<FindingInfo>& registry();
 
 // fabscope::make_finding for a registered cluster id. Throws Error for an id that is not
 // registered: an unregistered id would link to no documentation.

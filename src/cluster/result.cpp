@@ -10,12 +10,6 @@ namespace fabscope::cluster {
 
 namespace {
 
-std::size_t registry_rank(const std::string& id) {
-  const auto& r = registry();
-  auto it = std::find_if(r.begin(), r.end(), [&](const checks::CheckInfo& c) { return c.id == id; });
-  return static_cast<std::size_t>(it - r.begin());
-}
-
 std::string reason_for(const std::set<std::string>& ids) {
   std::string reason = "fabscope:";
   for (const auto& id : ids) reason += " " + id;
@@ -103,7 +97,7 @@ ClusterResult judge(ClusterInput input, const OutlierOptions& opts) {
     r.findings.insert(r.findings.end(), fs->begin(), fs->end());
   std::stable_sort(r.findings.begin(), r.findings.end(), [](const Finding& a, const Finding& b) {
     if (a.severity != b.severity) return a.severity > b.severity;
-    return registry_rank(a.id) < registry_rank(b.id);
+    return finding_rank(registry(), a.id) < finding_rank(registry(), b.id);
   });
 
   // Who to drain: every node a failing verdict names.

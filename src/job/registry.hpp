@@ -5,14 +5,9 @@
 #include <vector>
 
 #include "core/finding.hpp"
+#include "core/finding_registry.hpp"
 
 namespace fabscope::job {
-
-struct FindingInfo {
-  const char* id;
-  Severity severity;
-  const char* what;
-};
 
 const std::vector<FindingInfo>& registry();
 

@@ -422,22 +422,22 @@ void rule_contradiction(Ctx& c) {
 
 }  // namespace
 
-const std::vector<LintRule>& lint_rules() {
-  static const std::vector<LintRule> rules = {
-      {"env.syntax", Severity::Warn, "a line of an env-file or nccl.conf that its reader would misread"},
-      {"env.duplicate", Severity::Warn, "a variable set more than once; which setting wins"},
-      {"env.unknown_variable", Severity::Warn, "an NCCL_* name NCCL does not read (typo: closest known name)"},
-      {"env.bad_value", Severity::Warn, "a value of the wrong type or out of range"},
-      {"env.debug_variable", Severity::Warn, "NCCL_DEBUG=INFO/TRACE or a debug-only variable left set"},
-      {"env.hca_matches_nothing", Severity::Fail, "NCCL_IB_HCA (or one of its entries) matches no RDMA port"},
-      {"env.hca_port_down", Severity::Fail, "NCCL_IB_HCA selects ports that are not ACTIVE/LinkUp"},
-      {"env.ifname_matches_nothing", Severity::Fail, "NCCL_SOCKET_IFNAME matches no interface that is up"},
-      {"env.ifname_loopback", Severity::Warn, "NCCL_SOCKET_IFNAME selects only lo: no other node is reachable"},
-      {"env.gid_index_invalid", Severity::Fail, "NCCL_IB_GID_INDEX names an empty, RoCE v1 or non-IPv4 GID"},
-      {"env.ib_disabled_with_rdma", Severity::Warn, "NCCL_IB_DISABLE=1 while RDMA ports are active"},
-      {"env.p2p_or_shm_disabled", Severity::Warn, "GPU peer-to-peer or shared memory turned off"},
-      {"env.contradiction", Severity::Fail, "settings that contradict each other"},
-  };
+const std::vector<FindingInfo>& lint_rules() {
+  static const std::vector<FindingInfo> rules = finding_table("docs/ncclenv.md", {
+      {"env.syntax", "env", Severity::Warn, "a line of an env-file or nccl.conf that its reader would misread"},
+      {"env.duplicate", "env", Severity::Warn, "a variable set more than once; which setting wins"},
+      {"env.unknown_variable", "env", Severity::Warn, "an NCCL_* name NCCL does not read (typo: closest known name)"},
+      {"env.bad_value", "env", Severity::Warn, "a value of the wrong type or out of range"},
+      {"env.debug_variable", "env", Severity::Warn, "NCCL_DEBUG=INFO/TRACE or a debug-only variable left set"},
+      {"env.hca_matches_nothing", "env", Severity::Fail, "NCCL_IB_HCA (or one of its entries) matches no RDMA port"},
+      {"env.hca_port_down", "env", Severity::Fail, "NCCL_IB_HCA selects ports that are not ACTIVE/LinkUp"},
+      {"env.ifname_matches_nothing", "env", Severity::Fail, "NCCL_SOCKET_IFNAME matches no interface that is up"},
+      {"env.ifname_loopback", "env", Severity::Warn, "NCCL_SOCKET_IFNAME selects only lo: no other node is reachable"},
+      {"env.gid_index_invalid", "env", Severity::Fail, "NCCL_IB_GID_INDEX names an empty, RoCE v1 or non-IPv4 GID"},
+      {"env.ib_disabled_with_rdma", "env", Severity::Warn, "NCCL_IB_DISABLE=1 while RDMA ports are active"},
+      {"env.p2p_or_shm_disabled", "env", Severity::Warn, "GPU peer-to-peer or shared memory turned off"},
+      {"env.contradiction", "env", Severity::Fail, "settings that contradict each other"},
+  });
   return rules;
 }
 

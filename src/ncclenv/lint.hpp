@@ -7,20 +7,15 @@
 #include <vector>
 
 #include "core/finding.hpp"
+#include "core/finding_registry.hpp"
 #include "core/node_info.hpp"
 #include "ncclenv/envfile.hpp"
 #include "ncclenv/vars.hpp"
 
 namespace fabscope::ncclenv {
 
-struct LintRule {
-  std::string id;     // "env.unknown_variable"
-  Severity severity;  // the highest severity this id is reported with
-  std::string title;  // one line
-};
-
-// Every lint id, in the order docs/ncclenv.md lists them.
-const std::vector<LintRule>& lint_rules();
+// Every lint id (family "env"), in the order docs/ncclenv.md lists them.
+const std::vector<FindingInfo>& lint_rules();
 
 // entries come in precedence order: the first setting of a key is the one NCCL uses, later
 // ones are shadowed (env.duplicate). Keys that do not start with NCCL_ are ignored.

@@ -26,6 +26,34 @@ std::string at(const Where& w) { return w.side + ", step " + w.step; }
 
 }  // namespace
 
+const std::vector<FindingInfo>& finding_infos() {
+  static const std::vector<FindingInfo> r = finding_table(kDocs, {
+      {"rdma.completion_error", "rdma", Severity::Fail, "a work request completed with an error status"},
+      {"rdma.cm_addr_error", "rdma", Severity::Fail, "RDMA CM: no RDMA device owns the route to the peer"},
+      {"rdma.cm_route_error", "rdma", Severity::Fail, "RDMA CM: no path to the peer"},
+      {"rdma.cm_unreachable", "rdma", Severity::Fail, "RDMA CM: the peer did not answer the connection in time"},
+      {"rdma.cm_rejected", "rdma", Severity::Fail, "RDMA CM: nothing listens at the peer, or it rejected"},
+      {"rdma.cm_connect_error", "rdma", Severity::Fail, "RDMA CM: the queue pairs could not be connected"},
+      {"rdma.cm_event", "rdma", Severity::Fail, "RDMA CM: another unexpected event during setup"},
+      {"rdma.verbs_call", "rdma", Severity::Fail, "a libibverbs or librdmacm call failed"},
+      {"rdma.no_server", "rdma", Severity::Fail, "the control connection was refused: no server"},
+      {"rdma.tcp_timeout", "rdma", Severity::Fail, "the control connection timed out"},
+      {"rdma.tcp_unreachable", "rdma", Severity::Fail, "the host does not resolve or has no route"},
+      {"rdma.control_lost", "rdma", Severity::Fail, "the control connection closed or carried no fabscope peer"},
+      {"rdma.auth_refused", "rdma", Severity::Fail, "the server refused this client's token"},
+      {"rdma.peer_failed", "rdma", Severity::Fail, "the peer ended the session with an error"},
+      {"rdma.peer_note", "rdma", Severity::Warn, "a warning the server sent in its welcome"},
+      {"rdma.timeout", "rdma", Severity::Fail, "nothing moved for --timeout seconds"},
+      {"rdma.memlock", "rdma", Severity::Fail, "the buffers need more locked memory than allowed"},
+      {"rdma.gid_index", "rdma", Severity::Fail, "the GID index cannot carry RoCE v2 traffic to the peer"},
+      {"rdma.port_down", "rdma", Severity::Fail, "the chosen port is not ACTIVE"},
+      {"rdma.no_device", "rdma", Severity::Fail, "no usable RDMA device"},
+      {"rdma.mtu_mismatch", "rdma", Severity::Warn, "the two ends' active MTUs differ"},
+      {"rdma.low_bandwidth", "rdma", Severity::Warn, "bandwidth below 80% of the port's rate"},
+  });
+  return r;
+}
+
 Finding completion_error(const Where& w, int wc_status, int opcode, unsigned vendor_err,
                          const Endpoint& local) {
   const auto* sig = nccllog::completion_signature(wc_status);

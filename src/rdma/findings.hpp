@@ -2,12 +2,17 @@
 // Every failure `fabscope rdma` explains, as a Finding with evidence and remedy. Ids are
 // documented in docs/rdma.md under "Findings" (anchor = id with '.' replaced by '-').
 #include <string>
+#include <vector>
 
 #include "core/error.hpp"
 #include "core/finding.hpp"
+#include "core/finding_registry.hpp"
 #include "rdma/types.hpp"
 
 namespace fabscope::rdma {
+
+// Every id the functions below report (family "rdma"), in the order docs/rdma.md lists them.
+const std::vector<FindingInfo>& finding_infos();
 
 // Where in a session something happened: "client", "server".
 struct Where {

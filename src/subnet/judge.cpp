@@ -8,33 +8,33 @@
 
 namespace fabscope::subnet {
 
-const std::vector<FabricCheck>& fabric_checks() {
-  static const std::vector<FabricCheck> r = {
-      {"fabric.sm_none", Severity::Fail, "no master subnet manager"},
-      {"fabric.sm_multiple_masters", Severity::Fail, "more than one master subnet manager"},
-      {"fabric.duplicate_guid", Severity::Fail, "a node or port GUID held twice"},
-      {"fabric.duplicate_lid", Severity::Fail, "a LID held twice"},
-      {"fabric.node_missing", Severity::Fail, "a node of the expected topology is gone"},
-      {"fabric.link_missing", Severity::Warn, "a link of the expected topology is gone"},
-      {"fabric.link_moved", Severity::Warn, "a link joins the same nodes on other ports"},
-      {"fabric.link_degraded", Severity::Warn, "a link runs narrower or slower than its ends and its tier"},
-      {"fabric.link_mixed_speed", Severity::Warn, "a link is slower than its tier; its ends support no more"},
-      {"fabric.port_not_active", Severity::Warn, "a linked port stuck in Init or Armed"},
-      {"fabric.mtu_below_usual", Severity::Warn, "a link's active MTU is below the subnet's usual"},
-      {"fabric.error_counters", Severity::Warn, "error counters above their thresholds"},
-      {"fabric.errors_growing", Severity::Warn, "error counters grew during the interval"},
-      {"fabric.xmit_discards_growing", Severity::Warn, "PortXmitDiscards grew during the interval"},
-      {"fabric.xmit_wait", Severity::Warn, "PortXmitWait grew: the port waited for credits"},
-      {"fabric.counter_saturated", Severity::Warn, "a counter stuck at its maximum"},
-      {"fabric.counter_reset", Severity::Info, "a counter went backwards (cleared by someone)"},
-      {"fabric.sm_no_standby", Severity::Warn, "no standby subnet manager"},
-      {"fabric.sm_priority", Severity::Warn, "subnet manager priorities: a standby above the master, or ties"},
-      {"fabric.firmware_differs", Severity::Warn, "firmware differs among devices of one model"},
-      {"fabric.not_answered", Severity::Warn, "nodes or ports did not answer the sweep"},
-      {"fabric.tier_below_capability", Severity::Info, "a tier's links run below what their ends support"},
-      {"fabric.node_new", Severity::Info, "a node not in the expected topology"},
-      {"fabric.link_new", Severity::Info, "a link not in the expected topology"},
-  };
+const std::vector<FindingInfo>& fabric_checks() {
+  static const std::vector<FindingInfo> r = finding_table("docs/checks.md", {
+      {"fabric.sm_none", "fabric", Severity::Fail, "no master subnet manager"},
+      {"fabric.sm_multiple_masters", "fabric", Severity::Fail, "more than one master subnet manager"},
+      {"fabric.duplicate_guid", "fabric", Severity::Fail, "a node or port GUID held twice"},
+      {"fabric.duplicate_lid", "fabric", Severity::Fail, "a LID held twice"},
+      {"fabric.node_missing", "fabric", Severity::Fail, "a node of the expected topology is gone"},
+      {"fabric.link_missing", "fabric", Severity::Warn, "a link of the expected topology is gone"},
+      {"fabric.link_moved", "fabric", Severity::Warn, "a link joins the same nodes on other ports"},
+      {"fabric.link_degraded", "fabric", Severity::Warn, "a link runs narrower or slower than its ends and its tier"},
+      {"fabric.link_mixed_speed", "fabric", Severity::Warn, "a link is slower than its tier; its ends support no more"},
+      {"fabric.port_not_active", "fabric", Severity::Warn, "a linked port stuck in Init or Armed"},
+      {"fabric.mtu_below_usual", "fabric", Severity::Warn, "a link's active MTU is below the subnet's usual"},
+      {"fabric.error_counters", "fabric", Severity::Warn, "error counters above their thresholds"},
+      {"fabric.errors_growing", "fabric", Severity::Warn, "error counters grew during the interval"},
+      {"fabric.xmit_discards_growing", "fabric", Severity::Warn, "PortXmitDiscards grew during the interval"},
+      {"fabric.xmit_wait", "fabric", Severity::Warn, "PortXmitWait grew: the port waited for credits"},
+      {"fabric.counter_saturated", "fabric", Severity::Warn, "a counter stuck at its maximum"},
+      {"fabric.counter_reset", "fabric", Severity::Info, "a counter went backwards (cleared by someone)"},
+      {"fabric.sm_no_standby", "fabric", Severity::Warn, "no standby subnet manager"},
+      {"fabric.sm_priority", "fabric", Severity::Warn, "subnet manager priorities: a standby above the master, or ties"},
+      {"fabric.firmware_differs", "fabric", Severity::Warn, "firmware differs among devices of one model"},
+      {"fabric.not_answered", "fabric", Severity::Warn, "nodes or ports did not answer the sweep"},
+      {"fabric.tier_below_capability", "fabric", Severity::Info, "a tier's links run below what their ends support"},
+      {"fabric.node_new", "fabric", Severity::Info, "a node not in the expected topology"},
+      {"fabric.link_new", "fabric", Severity::Info, "a link not in the expected topology"},
+  });
   return r;
 }
 
@@ -724,14 +724,9 @@ std::vector<Finding> judge(const Subnet& now, const JudgeOptions& opt) {
   out.findings = std::move(merged);
   // Most severe first; within a severity, registry order, then the order met.
   const auto& reg = fabric_checks();
-  auto rank = [&](const Finding& f) {
-    for (std::size_t i = 0; i < reg.size(); ++i)
-      if (reg[i].id == f.id) return i;
-    return reg.size();
-  };
   std::stable_sort(out.findings.begin(), out.findings.end(), [&](const Finding& a, const Finding& b) {
     if (a.severity != b.severity) return a.severity > b.severity;
-    return rank(a) < rank(b);
+    return finding_rank(reg, a.id) < finding_rank(reg, b.id);
   });
   return out.findings;
 }

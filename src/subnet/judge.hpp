@@ -7,19 +7,16 @@
 #include <vector>
 
 #include "core/finding.hpp"
+#include "core/finding_registry.hpp"
 #include "core/json.hpp"
 #include "subnet/model.hpp"
 #include "subnet/thresholds.hpp"
 
 namespace fabscope::subnet {
 
-// The ids judge() reports, with the highest severity each is reported with.
-struct FabricCheck {
-  std::string id;
-  Severity severity;
-  std::string title;
-};
-const std::vector<FabricCheck>& fabric_checks();
+// The ids judge() reports (family "fabric", docs/checks.md), with the highest severity each is
+// reported with.
+const std::vector<FindingInfo>& fabric_checks();
 
 // One cable as judged: both ends active with PortInfo read. "Could be" is iblinkinfo's: the
 // widest width and fastest speed both ends support (LinkWidthSupported/LinkSpeedSupported of

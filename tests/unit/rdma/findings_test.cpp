@@ -4,9 +4,11 @@
 
 #include <cerrno>
 #include <chrono>
+#include <set>
 #include <thread>
 
 #include "core/finding.hpp"
+#include "core/finding_registry.hpp"
 #include "rdma/findings.hpp"
 #include "rdma/render.hpp"
 #include "rdma/watchdog.hpp"
@@ -85,6 +87,52 @@ TEST(RdmaFindings, ModifyQpInvalid_PointsAtTheGidIndex) {
   Finding f = verbs_call({"client", "ibv_modify_qp(RTR)"}, "ibv_modify_qp(RTR)", EINVAL, rxe1());
   EXPECT_EQ(f.id, "rdma.verbs_call");
   EXPECT_NE(f.remedy.find("GID index"), std::string::npos) << f.remedy;
+}
+
+// Every id a finding function can report is in finding_infos() (so its docs are tested with
+// every registered id: tests/unit/cli/findings_docs_test.cpp), at most with its registered
+// severity, linked to docs/rdma.md; and every registered id is one a function reports.
+TEST(RdmaFindings, EveryReportedIdIsRegisteredAndEveryRegisteredIdIsReported) {
+  const Where w{"client", "rdma_connect"};
+  Finding peer = make_finding("rdma.memlock", Severity::Warn, "server", "m", "e", "r", "docs/rdma.md");
+  Result r;
+  r.local = rxe1();
+  Endpoint here = rxe1(), there = rxe1();
+  here.active_mtu = 4096;
+  there.active_mtu = 1024;
+  std::vector<Finding> all = {
+      completion_error(w, 12, 0, 0, rxe1()),
+      verbs_call(w, "ibv_modify_qp(RTR)", EINVAL, rxe1()),
+      tcp_connect("h", 1, ECONNREFUSED),
+      tcp_connect("h", 1, ETIMEDOUT),
+      tcp_connect("h", 1, ENETUNREACH),
+      tcp_resolve("h", "Name or service not known"),
+      control_lost(w, "closed"),
+      timeout(w, 5, "nothing"),
+      memlock(w, 2 << 20, 1 << 16, ENOMEM),
+      gid_index(rxe1(), 3, "fe80::1", "RoCE v2", "1"),
+      port_not_active(rxe1(), "DOWN", "Disabled"),
+      no_device("no RDMA device", "install rdma-core"),
+      mtu_mismatch(here, there),
+      low_bandwidth(r, 1.0),
+      from_peer(peer, "server"),
+      peer_note(peer, "server"),
+      auth_refused(w),
+  };
+  for (const char* ev : {"RDMA_CM_EVENT_ADDR_ERROR", "RDMA_CM_EVENT_ROUTE_ERROR", "RDMA_CM_EVENT_UNREACHABLE",
+                         "RDMA_CM_EVENT_REJECTED", "RDMA_CM_EVENT_CONNECT_ERROR", "RDMA_CM_EVENT_DISCONNECTED"})
+    all.push_back(cm_event(w, 0, ev, -110, "10.9.0.1", rxe1()));
+  std::set<std::string> reported;
+  for (const auto& f : all) {
+    const FindingInfo* info = find_finding(finding_infos(), f.id);
+    ASSERT_NE(info, nullptr) << f.id << " is not in rdma::finding_infos()";
+    EXPECT_EQ(info->family, "rdma");
+    EXPECT_LE(f.severity, info->severity) << f.id;
+    EXPECT_EQ(f.docs, docs_anchor(f.id, info->docs)) << f.id;
+    reported.insert(f.id);
+  }
+  for (const auto& info : finding_infos()) EXPECT_TRUE(reported.count(info.id)) << info.id << " is never reported";
+  EXPECT_GE(reported.size(), 15u);
 }
 
 TEST(RdmaFindings, Watchdog_ThrowsTimeoutNamingSideAndStep) {

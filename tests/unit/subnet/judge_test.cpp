@@ -40,7 +40,7 @@ TEST(Judge, EveryIdIsRegisteredWithItsAnchorAndEvidence) {
   (*port_of(s, kLeaf.hca1, 1).counters)[Counter::SymbolErrorCounter] = 5;
   for (const auto& f : judged(s)) {
     const auto& reg = subnet::fabric_checks();
-    auto it = std::find_if(reg.begin(), reg.end(), [&](const subnet::FabricCheck& c) { return c.id == f.id; });
+    auto it = std::find_if(reg.begin(), reg.end(), [&](const FindingInfo& c) { return c.id == f.id; });
     ASSERT_NE(it, reg.end()) << f.id;
     EXPECT_LE(f.severity, it->severity) << f.id;
     EXPECT_EQ(f.docs, docs_anchor(f.id));
