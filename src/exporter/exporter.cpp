@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "core/clock.hpp"
+#include "core/finding_registry.hpp"
 #include "probe/probe.hpp"
 #include "probe/rdma.hpp"
 #include "subnet/judge.hpp"
@@ -24,6 +25,24 @@ const char* const kIndexPage =
     "<h1>fabscope exporter</h1>\n<p>RDMA port counters, RoCE congestion counters and node health "
     "checks for Prometheus.</p>\n<ul><li><a href=\"/metrics\">/metrics</a> (Prometheus text format "
     "0.0.4)</li>\n<li><a href=\"/healthz\">/healthz</a></li></ul>\n</body></html>\n";
+
+// The ids fabscope_check_status has a series for: those of the node's checks once they ran, of
+// the fabric's judge once it swept, each module's table joined in one registry.
+const FindingRegistry& exporter_judged_ids(bool node_checks, bool fabric) {
+  auto join = [](bool node, bool fab) {
+    FindingRegistry r;
+#if FABSCOPE_EXPORTER_WITH_CHECKS
+    if (node) r.add(checks::registry());
+#else
+    (void)node;
+#endif
+    if (fab) r.add(subnet::fabric_checks());
+    return r;
+  };
+  static const FindingRegistry none, node_only = join(true, false), fabric_only = join(false, true),
+                               both = join(true, true);
+  return node_checks ? (fabric ? both : node_only) : (fabric ? fabric_only : none);
+}
 
 }  // namespace
 
@@ -91,7 +110,7 @@ std::vector<MetricFamily> Exporter::scrape_families(const ServerStats& http, con
     // One fabscope_check_status family for the node's checks and the fabric's. Before the first
     // complete collection the fabric's ids have no series: nothing was judged, nothing is ok.
     auto merged = checks ? std::make_shared<CheckResults>(*checks) : std::make_shared<CheckResults>();
-    for (const auto& c : subnet::fabric_checks()) merged->ids.push_back(c.id);
+    merged->ids = exporter_judged_ids(checks != nullptr, true).ids();
     merged->findings.insert(merged->findings.end(), fabric->findings.begin(), fabric->findings.end());
     checks = std::move(merged);
   }
@@ -127,7 +146,7 @@ void Exporter::refresh_checks() {
       facts.peermem_loaded = node.has_module("nvidia_peermem") || node.has_module("nv_peer_mem");
     auto results = std::make_shared<CheckResults>();
 #if FABSCOPE_EXPORTER_WITH_CHECKS
-    for (const auto& c : checks::registry()) results->ids.push_back(c.id);
+    results->ids = exporter_judged_ids(true, false).ids();
     results->findings = checks::run(node);
 #endif
     results->duration_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
