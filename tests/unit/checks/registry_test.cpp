@@ -1,37 +1,14 @@
-// The registry against docs/checks.md and against what run() reports.
+// The registry against what run() reports (its ids against docs/checks.md:
+// tests/unit/cli/findings_docs_test.cpp).
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <regex>
 #include <set>
-#include <sstream>
 
 #include "checks/checks.hpp"
 #include "node_builders.hpp"
 
 using namespace fabscope;
 using namespace fabscope::testing;
-
-namespace {
-
-std::set<std::string> doc_anchors() {
-  std::ifstream in(std::string(FABSCOPE_SOURCE_DIR) + "/docs/checks.md");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string text = ss.str();
-  std::set<std::string> out;
-  std::regex re("<a id=\"([^\"]+)\"></a>");
-  for (auto it = std::sregex_iterator(text.begin(), text.end(), re); it != std::sregex_iterator(); ++it)
-    out.insert((*it)[1]);
-  return out;
-}
-
-std::string anchor_of(const std::string& id) {
-  std::string a = docs_anchor(id);
-  return a.substr(a.find('#') + 1);
-}
-
-}  // namespace
 
 TEST(Registry, IdsAreUniqueAndPrefixedByTheirFamily) {
   std::set<std::string> seen;
@@ -50,39 +27,6 @@ TEST(Registry, IdsUsedByShippedAlertRulesExist) {
                          "gdr.peermem_missing", "verbs.library_missing", "verbs.device_not_visible",
                          "verbs.sysfs_mismatch"})
     EXPECT_TRUE(ids.count(id)) << id;
-}
-
-TEST(Registry, EveryIdHasItsAnchorInDocsChecksMd) {
-  auto anchors = doc_anchors();
-  ASSERT_FALSE(anchors.empty()) << "cannot read docs/checks.md";
-  for (const auto& c : checks::registry()) EXPECT_TRUE(anchors.count(anchor_of(c.id))) << c.id;
-}
-
-TEST(Registry, EveryAnchorInDocsChecksMdIsARegisteredId) {
-  std::set<std::string> registered;
-  for (const auto& c : checks::registry()) registered.insert(anchor_of(c.id));
-  // cluster-* anchors are the ids of `fabscope cluster` (cluster::registry(), tested in
-  // tests/unit/cluster/registry_docs_test.cpp): they judge many nodes, not one. fabric-* are
-  // `fabscope fabric`'s (subnet::fabric_checks(), tests/unit/subnet/registry_docs_test.cpp).
-  for (const auto& a : doc_anchors()) {
-    if (a.rfind("cluster-", 0) != 0 && a.rfind("fabric-", 0) != 0) {
-      EXPECT_TRUE(registered.count(a)) << "docs/checks.md#" << a << " is no check id";
-    }
-  }
-}
-
-TEST(Registry, DocsStateTheRegisteredSeverity) {
-  // Each section starts "**warn**" / "**fail**" / "**info**" right after its heading.
-  std::ifstream in(std::string(FABSCOPE_SOURCE_DIR) + "/docs/checks.md");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string text = ss.str();
-  for (const auto& c : checks::registry()) {
-    auto pos = text.find("### " + c.id + "\n");
-    ASSERT_NE(pos, std::string::npos) << c.id;
-    auto body = text.substr(pos, 200);
-    EXPECT_NE(body.find(std::string("**") + to_string(c.severity)), std::string::npos) << c.id << ": " << body;
-  }
 }
 
 TEST(Run, HealthyNodesHaveNoFindings) {

@@ -321,20 +321,6 @@ TEST(JobRecords, JsonRoundTripAndRefusals) {
   EXPECT_NE(bad("\"alive\": true", "\"alive\": 1").find("'alive'"), std::string::npos);
 }
 
-TEST(JobRegistry, EveryIdHasItsAnchorInJobMd) {
-  std::ifstream f(std::string(FABSCOPE_SOURCE_DIR) + "/docs/job.md");
-  std::stringstream ss;
-  ss << f.rdbuf();
-  const std::string doc = ss.str();
-  ASSERT_FALSE(doc.empty());
-  for (const auto& info : registry()) {
-    const std::string id = info.id;
-    const std::string anchor = "<a id=\"" + docs_anchor(id, "").substr(docs_anchor(id, "").find('#') + 1) + "\"></a>";
-    EXPECT_NE(doc.find(anchor), std::string::npos) << id << ": " << anchor << " missing from docs/job.md";
-    EXPECT_NE(doc.find("# " + id + "\n"), std::string::npos) << id << ": no heading";
-  }
-}
-
 TEST(JobSources, PrometheusAnswersOfAnotherShapeAreErrors) {
   std::map<std::string, std::string> answers;
   for (const auto& [name, q] : prometheus_queries("1m")) answers[name] = R"({"status":"success","data":{}})";

@@ -141,17 +141,6 @@ TEST(EnvDocs, EveryVariableAppearsInTheDocs) {
     EXPECT_NE(docs.find("`" + std::string(v.name) + "`"), std::string::npos) << v.name;
 }
 
-TEST(EnvDocs, EveryLintIdHasAnAnchor) {
-  const std::string docs = read_docs();
-  for (const auto& r : lint_rules()) {
-    std::string anchor = r.id;
-    for (auto& c : anchor)
-      if (c == '.') c = '-';
-    EXPECT_NE(docs.find("<a id=\"" + anchor + "\"></a>"), std::string::npos) << r.id;
-    EXPECT_NE(docs.find("### " + r.id), std::string::npos) << r.id;
-  }
-}
-
 TEST(EnvDocs, EveryPlannedVariableIsExplained) {
   const std::string docs = read_docs();
   for (const char* v : {"NCCL_IB_HCA", "NCCL_IB_GID_INDEX", "NCCL_SOCKET_IFNAME", "NCCL_IB_TC", "NCCL_IB_SL",
