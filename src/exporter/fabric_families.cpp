@@ -100,7 +100,7 @@ void port_families(const Subnet& s, std::vector<MetricFamily>& out) {
                           "Packets received by the port (PortRcvPkts; 64-bit where extended).");
   auto wait = counter("fabscope_fabric_port_transmit_wait_ticks_total",
                       "Ticks the port had data to send but no flow-control credit (PortXmitWait, 32 bits): "
-                      "congestion. The tick is device-specific (fabscope_fabric_xmit_wait_tick_seconds).");
+                      "congestion. The tick is device-specific (fabscope_fabric_transmit_wait_tick_seconds).");
   std::vector<MetricFamily> errors;
   for (const auto& c : kErrorCounters) errors.push_back(counter(c.metric, c.help));
   auto saturated = gauge("fabscope_fabric_port_counter_saturated",
@@ -156,11 +156,14 @@ void link_families(const FabricView& v, std::vector<MetricFamily>& out) {
                     "PortPhysicalState of the end that is not LinkUp (else LinkUp): 1 Sleep, 2 Polling, "
                     "3 Disabled, 4 Training, 5 LinkUp, 6 ErrorRecovery, 7 PhyTest; 0 unknown.");
   auto width = gauge("fabscope_fabric_link_width_lanes", "Active width of an Active link: lanes of the narrower end.");
-  auto speed = gauge("fabscope_fabric_link_lane_speed_gbps",
-                     "Signalling rate of one lane of an Active link (the slower end's), in Gbit/s: "
-                     "SDR 2.5 ... HDR 53.125, NDR 106.25.");
-  auto rate = gauge("fabscope_fabric_link_rate_gbps",
-                    "Signalling rate of an Active link, width times lane speed, in Gbit/s.");
+  // Data rates as the kernel's rate file and ibstat give them (HDR 50 Gb/s a lane, not its 53.125
+  // signalling rate), in bytes per second: the node's fabscope_port_rate_bytes_per_second of an
+  // HCA's port equals its link's here, and utilisation is rate(data bytes) divided by either.
+  auto speed = gauge("fabscope_fabric_link_lane_rate_bytes_per_second",
+                     "Data rate of one lane of an Active link (the slower end's), in bytes per second: "
+                     "SDR 2.5 ... HDR 50, NDR 100 Gb/s times 10^9 / 8.");
+  auto rate = gauge("fabscope_fabric_link_rate_bytes_per_second",
+                    "Data rate of an Active link, width times lane rate, in bytes per second.");
   auto below_cap = gauge("fabscope_fabric_link_below_capability",
                          "1 when an Active link runs narrower or slower than both its ends support, else 0.");
   auto below_tier = gauge("fabscope_fabric_link_below_tier",
@@ -189,8 +192,9 @@ void link_families(const FabricView& v, std::vector<MetricFamily>& out) {
     const auto& f = *it->second;
     if (f.width > 0) width.samples.push_back(Sample::of(labels, f.width));
     if (f.speed != subnet::Speed::Unknown) {
-      speed.samples.push_back(Sample::of(labels, subnet::lane_gbps(f.speed)));
-      if (f.width > 0) rate.samples.push_back(Sample::of(labels, f.width * subnet::lane_gbps(f.speed)));
+      const double lane = subnet::lane_data_gbps(f.speed) * 1e9 / 8;
+      speed.samples.push_back(Sample::of(labels, lane));
+      if (f.width > 0) rate.samples.push_back(Sample::of(labels, f.width * lane));
     }
     below_cap.samples.push_back(Sample::of(labels, f.below_capability ? 1 : 0));
     below_tier.samples.push_back(Sample::of(labels, f.below_tier ? 1 : 0));
@@ -288,7 +292,7 @@ void collector_families(const FabricView& v, std::vector<MetricFamily>& out) {
   }
   for (auto* f : {&interval, &runs, &errors, &duration, &last, &mads, &timeouts}) out.push_back(std::move(*f));
   if (v.xmit_wait_tick_ns > 0)
-    out.push_back({"fabscope_fabric_xmit_wait_tick_seconds", MetricType::Gauge,
+    out.push_back({"fabscope_fabric_transmit_wait_tick_seconds", MetricType::Gauge,
                    "Length of one PortXmitWait tick as configured (--fabric-xmit-wait-tick-ns), in seconds.",
                    {Sample::of({}, v.xmit_wait_tick_ns * 1e-9)}});
 }

@@ -48,8 +48,9 @@ const std::vector<KnownCounter>& known_counters() {
        "Times consecutive flow control update periods had buffer overruns."},
       {"VL15_dropped", "fabscope_port_vl15_dropped_total",
        "Incoming VL15 (subnet management) packets dropped for lack of buffers."},
-      {"port_xmit_wait", "fabscope_port_transmit_wait_total",
-       "Ticks during which the port had data to send but no flow-control credits (congestion)."},
+      {"port_xmit_wait", "fabscope_port_transmit_wait_ticks_total",
+       "Ticks during which the port had data to send but no flow-control credits (congestion); "
+       "the tick length is the device's."},
   };
   return table;
 }
@@ -85,7 +86,7 @@ std::vector<MetricFamily> port_families(const std::vector<RdmaDevice>& devices) 
                   "(out_of_sequence, packet_seq_err, local_ack_timeout_err) counters.", {}};
   MetricFamily state{"fabscope_port_state", MetricType::Gauge,
                      "Logical port state code: 1 DOWN, 2 INIT, 3 ARMED, 4 ACTIVE, 5 ACTIVE_DEFER.", {}};
-  MetricFamily phys{"fabscope_port_phys_state", MetricType::Gauge,
+  MetricFamily phys{"fabscope_port_physical_state", MetricType::Gauge,
                     "Physical port state code: 1 Sleep, 2 Polling, 3 Disabled, 4 "
                     "PortConfigurationTraining, 5 LinkUp, 6 LinkErrorRecovery, 7 PhyTest.", {}};
   MetricFamily rate{"fabscope_port_rate_bytes_per_second", MetricType::Gauge,

@@ -88,8 +88,9 @@ const FamDef kFams[kFamCount] = {
      "Completed operations timed by the GPU's clock (the rest by the proxy thread's)"},
     {"fabscope_job_operation_seconds", MetricType::Histogram,
      "Time inside each operation: first channel's start to last channel's stop"},
-    {"fabscope_job_recent_busbw_gbytes_per_second", MetricType::Gauge,
-     "Bus bandwidth of the communicator's last completed operations (at most 64) per op and size"},
+    {"fabscope_job_recent_busbw_bytes_per_second", MetricType::Gauge,
+     "Bus bandwidth of the communicator's last completed operations (at most 64) per op and size, in bytes "
+     "per second"},
     {"fabscope_job_last_seq", MetricType::Gauge,
      "The highest sequence number completed, per op (NCCL's count of that op)"},
     {"fabscope_job_started_operations_total", MetricType::Counter, "Operations started on the host, every op and size"},
@@ -334,7 +335,7 @@ void emit_all(Sink& out, const std::vector<JobProcess>& processes, const JobScra
         out.histogram(kHist, cl, al, h);
         auto it = recent_sum.find({a.op, a.size_class});
         if (it != recent_sum.end() && it->second.second > 0)
-          out.dbl(kRecent, cl, al, it->second.first / static_cast<double>(it->second.second));
+          out.dbl(kRecent, cl, al, it->second.first * 1e9 / static_cast<double>(it->second.second));
       }
       for (const auto& e : c.peers) {
         const std::string peer = std::to_string(e.peer);

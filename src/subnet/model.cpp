@@ -67,6 +67,23 @@ double lane_gbps(Speed s) {
   }
 }
 
+// The kernel's rate_show (drivers/infiniband/core/sysfs.c) and ibstat's "Rate": FDR 14, EDR 25,
+// HDR 50 a lane, what "200 Gb/sec (4X HDR)" says; the encoding and FEC overhead is not in it.
+double lane_data_gbps(Speed s) {
+  switch (s) {
+    case Speed::SDR: return 2.5;
+    case Speed::DDR: return 5.0;
+    case Speed::QDR: return 10.0;
+    case Speed::FDR10: return 10.0;
+    case Speed::FDR: return 14.0;
+    case Speed::EDR: return 25.0;
+    case Speed::HDR: return 50.0;
+    case Speed::NDR: return 100.0;
+    case Speed::XDR: return 200.0;
+    default: return 0;
+  }
+}
+
 Speed fastest(SpeedMask m) {
   for (int s = static_cast<int>(Speed::XDR); s > 0; --s)
     if (m & speed_bit(static_cast<Speed>(s))) return static_cast<Speed>(s);

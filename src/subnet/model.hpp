@@ -36,6 +36,7 @@ const char* to_string(PhysState s);   // "Sleep", "Polling", "Disabled", "PortCo
 enum class Speed { Unknown = 0, SDR, DDR, QDR, FDR10, FDR, EDR, HDR, NDR, XDR };
 const char* to_string(Speed s);       // "SDR", ..., "?"
 double lane_gbps(Speed s);            // signalling rate of one lane: SDR 2.5 ... HDR 53.125, NDR 106.25
+double lane_data_gbps(Speed s);       // data rate of one lane, the kernel's `rate` file's: ... HDR 50, NDR 100
 // Bit (1u << static_cast<int>(Speed)) in a SpeedMask.
 using SpeedMask = std::uint32_t;
 constexpr SpeedMask speed_bit(Speed s) { return 1u << static_cast<unsigned>(s); }

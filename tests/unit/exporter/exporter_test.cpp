@@ -82,8 +82,8 @@ TEST_F(ExporterOnCapture, PhysStateNotTheKernelsNameForItsCode_IsAValueUnreadNot
   EXPECT_TRUE(has_line(text, "fabscope_values_unread{kind=\"bad_value\"} 1")) << text;
   EXPECT_TRUE(has_line(text, "fabscope_scrape_errors_total{reason=\"read\"} 0")) << text;
   EXPECT_TRUE(has_line(text, "fabscope_scrape_read_problems_total{kind=\"bad_value\"} 0")) << text;
-  EXPECT_EQ(text.find("fabscope_port_phys_state{device=\"mlx5_0\""), std::string::npos);
-  EXPECT_TRUE(has_line(text, "fabscope_port_phys_state{device=\"mlx4_0\",port=\"1\"} 5"));
+  EXPECT_EQ(text.find("fabscope_port_physical_state{device=\"mlx5_0\""), std::string::npos);
+  EXPECT_TRUE(has_line(text, "fabscope_port_physical_state{device=\"mlx4_0\",port=\"1\"} 5"));
 }
 
 TEST_F(ExporterOnCapture, GarbageCounterFile_IsAValueUnreadAndTheScrapeStillSucceeds) {
@@ -120,7 +120,7 @@ TEST_F(ExporterOnCapture, ValueTurningUnreadable_IsCountedOnceAndLeavesWhenReadA
   fabscope::testing::write_file(port_dir("mlx5_0", 1), "phys_state", "5: LinkUp\n");
   text = ex.scrape_text({});
   EXPECT_TRUE(has_line(text, "fabscope_values_unread{kind=\"bad_value\"} 0")) << text;
-  EXPECT_TRUE(has_line(text, "fabscope_port_phys_state{device=\"mlx5_0\",port=\"1\"} 5")) << text;
+  EXPECT_TRUE(has_line(text, "fabscope_port_physical_state{device=\"mlx5_0\",port=\"1\"} 5")) << text;
   fabscope::testing::write_file(port_dir("mlx5_0", 1), "phys_state", "4: ACTIVE\n");
   text = ex.scrape_text({});
   EXPECT_TRUE(has_line(text, "fabscope_scrape_errors_total{reason=\"read\"} 2")) << text;
@@ -226,7 +226,7 @@ TEST(ExporterOnRxe, StaticEmptyFwVer_IsTwoValuesUnreadAndNoErrorAtAnyWalk) {
   EXPECT_TRUE(has("fabscope_values_unread{kind=\"empty\"} 2")) << text;
   EXPECT_TRUE(has("fabscope_scrape_errors_total{reason=\"read\"} 0")) << text;
   EXPECT_TRUE(has("fabscope_scrape_read_problems_total{kind=\"empty\"} 0")) << text;
-  EXPECT_TRUE(has("fabscope_port_phys_state{device=\"rxe0\",port=\"1\"} 5")) << text;
+  EXPECT_TRUE(has("fabscope_port_physical_state{device=\"rxe0\",port=\"1\"} 5")) << text;
 }
 
 // A device that appears later with a value not read is news once, then a value unread.

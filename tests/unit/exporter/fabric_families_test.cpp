@@ -128,8 +128,9 @@ TEST(FabricFamilies, ActiveLinkHasBothEndsLowerGuidFirstWithWidthSpeedAndRate) {
   EXPECT_EQ(sample(fams, "fabscope_fabric_link_state", kNode1Link).value, 4);
   EXPECT_EQ(sample(fams, "fabscope_fabric_link_physical_state", kNode1Link).value, 5);
   EXPECT_EQ(sample(fams, "fabscope_fabric_link_width_lanes", kNode1Link).value, 4);
-  EXPECT_DOUBLE_EQ(sample(fams, "fabscope_fabric_link_lane_speed_gbps", kNode1Link).value, 53.125);
-  EXPECT_DOUBLE_EQ(sample(fams, "fabscope_fabric_link_rate_gbps", kNode1Link).value, 212.5);
+  // 4X HDR: 50 Gb/s a lane (the kernel's rate, not the 53.125 of signalling), 200 Gb/s the link.
+  EXPECT_DOUBLE_EQ(sample(fams, "fabscope_fabric_link_lane_rate_bytes_per_second", kNode1Link).value, 6.25e9);
+  EXPECT_DOUBLE_EQ(sample(fams, "fabscope_fabric_link_rate_bytes_per_second", kNode1Link).value, 25e9);
   EXPECT_EQ(sample(fams, "fabscope_fabric_link_below_tier", kNode1Link).value, 0);
   // ibsim-style ports support 12X: every link is below what both ends support.
   EXPECT_EQ(sample(fams, "fabscope_fabric_link_below_capability", kNode1Link).value, 1);
@@ -143,7 +144,7 @@ TEST(FabricFamilies, LinkNarrowerThanItsTierIsFlagged) {
   auto fams = fabric_families(view_of(std::move(s)));
   EXPECT_EQ(sample(fams, "fabscope_fabric_link_width_lanes", kNode1Link).value, 1);
   EXPECT_EQ(sample(fams, "fabscope_fabric_link_below_tier", kNode1Link).value, 1);
-  EXPECT_DOUBLE_EQ(sample(fams, "fabscope_fabric_link_rate_gbps", kNode1Link).value, 53.125);
+  EXPECT_DOUBLE_EQ(sample(fams, "fabscope_fabric_link_rate_bytes_per_second", kNode1Link).value, 6.25e9);
 }
 
 TEST(FabricFamilies, LinkWithAnEndInInitIsNotUp) {
@@ -204,7 +205,7 @@ TEST(FabricFamilies, BeforeTheFirstCollectionOnlyTheCollectorsOwnSeries) {
   EXPECT_EQ(sample(fams, "fabscope_fabric_collection_errors_total", {{"kind", "discovery"}}).integer, 2u);
   EXPECT_EQ(sample(fams, "fabscope_fabric_collection_interval_seconds", {{"kind", "discovery"}}).value, 300);
   EXPECT_EQ(sample(fams, "fabscope_fabric_last_success_timestamp_seconds", {{"kind", "counters"}}).value, 0);
-  EXPECT_EQ(find(fams, "fabscope_fabric_xmit_wait_tick_seconds"), nullptr);
+  EXPECT_EQ(find(fams, "fabscope_fabric_transmit_wait_tick_seconds"), nullptr);
 }
 
 TEST(FabricFamilies, RendersAsValidExposition) {
@@ -215,7 +216,7 @@ TEST(FabricFamilies, RendersAsValidExposition) {
   auto text = render_text(fabric_families(v));
   EXPECT_NE(text.find("# TYPE fabscope_fabric_port_symbol_errors_total counter"), std::string::npos);
   EXPECT_NE(text.find("node_name=\"sw \\\"quoted\\\"\\\\ \\n\""), std::string::npos);
-  EXPECT_NE(text.find("fabscope_fabric_xmit_wait_tick_seconds 6.4e-08"), std::string::npos);
+  EXPECT_NE(text.find("fabscope_fabric_transmit_wait_tick_seconds 6.4e-08"), std::string::npos);
 }
 
 }  // namespace

@@ -78,7 +78,7 @@ TEST(Families, Rate_IsInBytesPerSecond) {
 TEST(Families, States_AreTheKernelCodes) {
   auto fams = port_families({device_with_port()});
   EXPECT_EQ(family(fams, "fabscope_port_state").samples[0].value, 4);
-  EXPECT_EQ(family(fams, "fabscope_port_phys_state").samples[0].value, 5);
+  EXPECT_EQ(family(fams, "fabscope_port_physical_state").samples[0].value, 5);
 }
 
 TEST(Families, UnknownStateAndRate_HaveNoSample) {
