@@ -73,6 +73,8 @@ void define(core::ArgParser& a, bool watch) {
       .option("--window", "N", "the last N collectives compared per communicator (2-4096)", "64")
       .option("--min-ops", "N", "collectives compared before a straggler can be named (2-4096)", "16")
       .option("--min-wait-share", "FRACTION", "name a straggler when the others' wait is this share of the time", "0.05")
+      .option("--min-wait-dominance", "FRACTION",
+              "or when this share of all the waiting was for it (time-weighted; few ranks)", "0.8")
       .option("--hang-after", "SECONDS", "an operation in flight this long and no progress: a hang", "10")
       .option("--timeout-ms", "MS", "per node or query", "3000")
       .option("--fabric", "FILE", "locate slow connections in a saved fabric sweep (fabscope fabric --routes --save): "
@@ -173,6 +175,7 @@ job::Options analysis_options(const core::ArgParser& a) {
   o.window = static_cast<std::size_t>(a.get_int("window", 2, 4096));
   o.min_ops = static_cast<std::size_t>(a.get_int("min-ops", 2, 4096));
   o.min_wait_share = a.get_double("min-wait-share", 0, 1);
+  o.min_wait_dominance = a.get_double("min-wait-dominance", 0.5, 1);
   o.hang_after_s = a.get_double("hang-after", 0.1, 86400 * 7);
   return o;
 }

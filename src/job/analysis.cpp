@@ -90,6 +90,7 @@ void judge_straggler(CommView& view, const Group& g, const Options& opt, std::ma
 
   std::vector<double> d(k), others;
   std::vector<std::vector<double>> per_rank(k);
+  std::vector<double> biggest(k, 0);  // per rank: its largest single margin
   for (const auto& row : rows) {
     for (std::size_t i = 0; i < k; i++) d[i] = static_cast<double>(row[i]->duration_ns());
     std::size_t m = 0;
@@ -104,6 +105,7 @@ void judge_straggler(CommView& view, const Group& g, const Options& opt, std::ma
     if (margin > 0) {
       view.ranks[m].least++;
       view.ranks[m].wait_ns += margin;
+      biggest[m] = std::max(biggest[m], margin);
     }
   }
   std::vector<double> spans;
@@ -150,8 +152,27 @@ void judge_straggler(CommView& view, const Group& g, const Options& opt, std::ma
   view.straggler_p = binomial_tail(b.least, n, 1.0 / static_cast<double>(k));
   view.wait_share = view.window_s > 0 ? std::min(1.0, b.wait_ns / (view.window_s * 1e9)) : 0;
   if (n >= opt.min_ops && static_cast<double>(b.least) >= opt.min_win_share * static_cast<double>(n) &&
-      view.straggler_p * static_cast<double>(k) <= opt.max_p && view.wait_share >= opt.min_wait_share)
+      view.straggler_p * static_cast<double>(k) <= opt.max_p && view.wait_share >= opt.min_wait_share) {
     view.straggler = b.rank;
+    return;
+  }
+  // Time-weighted: the rank the others waited for, when nearly all of the waiting was for it, and
+  // not in one collective alone (one stall is not a straggler: no single collective may hold half
+  // of its wait).
+  std::size_t heavy = 0;
+  double total_wait = 0;
+  for (std::size_t i = 0; i < k; i++) {
+    total_wait += view.ranks[i].wait_ns;
+    if (view.ranks[i].wait_ns > view.ranks[heavy].wait_ns) heavy = i;
+  }
+  const auto& h = view.ranks[heavy];
+  const double heavy_share = view.window_s > 0 ? std::min(1.0, h.wait_ns / (view.window_s * 1e9)) : 0;
+  if (n >= opt.min_ops && total_wait > 0 && h.wait_ns >= opt.min_wait_dominance * total_wait &&
+      heavy_share >= opt.min_wait_share && biggest[heavy] <= 0.5 * h.wait_ns) {
+    view.straggler = h.rank;
+    view.straggler_p = binomial_tail(h.least, n, 1.0 / static_cast<double>(k));
+    view.wait_share = heavy_share;
+  }
 }
 
 // From a Prometheus server: no per-operation times, only each rank's share of the window inside
@@ -483,7 +504,8 @@ json analysis_to_json(const Analysis& a, const Snapshot& snapshot, const Options
           {"source", snapshot.source},
           {"options",
            {{"window", opt.window}, {"min_ops", opt.min_ops}, {"min_win_share", opt.min_win_share},
-            {"max_p", opt.max_p}, {"min_wait_share", opt.min_wait_share}, {"hang_after_seconds", opt.hang_after_s}}},
+            {"max_p", opt.max_p}, {"min_wait_share", opt.min_wait_share},
+            {"min_wait_dominance", opt.min_wait_dominance}, {"hang_after_seconds", opt.hang_after_s}}},
           {"read_errors", snapshot.errors},
           {"comms", std::move(comms)},
           {"findings", std::move(findings)}};

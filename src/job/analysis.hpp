@@ -34,6 +34,11 @@ struct Options {
   double min_win_share = 0.5;     // the named rank has the least time in at least this share of them
   double max_p = 1e-3;            // chance of that many by luck (binomial, 1/ranks each), over the ranks
   double min_wait_share = 0.05;   // and the others' wait for it is at least this share of the window's time
+  // Or, time-weighted: the wait credited to it is at least this share of the wait credited to all
+  // ranks (with wait >= min_wait_share as above, and no collective holding half of it). A delay before each
+  // step lands in the step's first collectives only; with few ranks the count test cannot tell it
+  // from chance in a window of 64, the time the others waited can.
+  double min_wait_dominance = 0.8;
   double hang_after_s = 10;       // an operation in flight this long and no rank completed one: a hang
   double slow_link_factor = 3.0;  // a connection's network time per step this many times the median
   std::uint64_t slow_link_min_steps = 32;
