@@ -375,8 +375,8 @@ struct Accumulator::State {
       return;
     }
     // "[rank0]: ncclUnhandledCudaError: Call to CUDA function failed."
-    std::size_t at = t.find("nccl");
-    if (at == sv::npos || at > 128 || (at > 0 && t[at - 1] != ' ' && t[at - 1] != ':')) return;
+    std::size_t at = t.substr(0, 132).find("nccl");  // within 128 bytes: this runs on every non-NCCL line
+    if (at == sv::npos || (at > 0 && t[at - 1] != ' ' && t[at - 1] != ':')) return;
     std::size_t i = at + 4;
     if (i >= t.size() || t[i] < 'A' || t[i] > 'Z') return;
     while (i < t.size() && ((t[i] >= 'A' && t[i] <= 'Z') || (t[i] >= 'a' && t[i] <= 'z'))) ++i;
@@ -557,10 +557,7 @@ struct Accumulator::State {
     if (proc == SIZE_MAX) {
       // A line without "host:pid:tid": what it says of settings and networks still counts.
       if (l.host.empty() && !is_rank_event(e.kind)) {
-        if (!sum.unprefixed) {
-          sum.unprefixed.emplace();
-          sum.unprefixed->phase = Phase::Unknown;
-        }
+        if (!sum.unprefixed) sum.unprefixed.emplace();
         apply_fact(*sum.unprefixed, l, e);
       }
       return;

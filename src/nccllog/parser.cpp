@@ -289,6 +289,15 @@ void error_trace_event(sv m, Event& e) {
   e.number = code;
 }
 
+// A decision event: feature `name` on or off, where and why (Event::kind Decision).
+void decision(Event& e, sv name, bool on, sv where, sv why) {
+  e.kind = EventKind::Decision;
+  e.name = name;
+  e.number = on ? 1 : 0;
+  e.value = where;
+  e.detail = why;
+}
+
 // "GPU Direct RDMA Disabled for HCA 0 'mlx5_0' (no module)", "GPU Direct RDMA (DMABUF) enabled for
 // HCA 0 'mlx5_0'", "GPU Direct RDMA Disabled for GPU 0 / HCA 1 (distance 8 > 5)", "GPU Direct RDMA
 // Enabled for GPU 3 / HCA 3 (distance 4 <= 5), read 1 mode Default": `rest` starts after "GPU
@@ -312,11 +321,7 @@ void gdr_event(sv rest, Event& e) {
     why = rest.substr(open + 2);
     why = why.substr(0, why.find(')'));
   }
-  e.kind = EventKind::Decision;
-  e.name = "GDR";
-  e.number = on ? 1 : 0;
-  e.value = scope;  // the plugin ("NET/IB") is the message's first word when it names one
-  e.detail = why;
+  decision(e, "GDR", on, scope, why);  // the plugin ("NET/IB") is the message's first word when it names one
 }
 
 // "16 coll channels, 16 collnet channels, 0 nvls channels, 32 p2p channels, 2 p2p channels per
@@ -327,10 +332,7 @@ void channel_counts_event(sv m, Event& e) {
   std::size_t b = p;
   while (b > 0 && is_digit(m[b - 1])) --b;
   if (b == p) return;
-  e.kind = EventKind::Decision;
-  e.name = "NVLS";
-  e.number = m.substr(b, p - b) == "0" ? 0 : 1;
-  e.detail = m.substr(b, p + 14 - b);
+  decision(e, "NVLS", m.substr(b, p - b) != "0", {}, m.substr(b, p + 14 - b));
 }
 
 void info_event(sv m, Event& e) {
@@ -342,10 +344,7 @@ void info_event(sv m, Event& e) {
       if (starts(m, "Connected all rings, use ring PXN ")) {  // 2.20+: "... PXN 0 GDR 1"
         std::size_t g = core::find(m, " GDR ");
         if (g != sv::npos && g + 5 < m.size() && is_digit(m[g + 5])) {
-          e.kind = EventKind::Decision;
-          e.name = "GDR";
-          e.number = m[g + 5] == '0' ? 0 : 1;
-          e.value = "rings";
+          decision(e, "GDR", m[g + 5] != '0', "rings", {});
           return;
         }
       }
@@ -355,11 +354,7 @@ void info_event(sv m, Event& e) {
       break;
     case 'D':
       if (starts(m, "DMA-BUF is available on ")) {  // a check of every init, not a choice to use it
-        e.kind = EventKind::Decision;
-        e.name = "DMA-BUF";
-        e.number = 1;
-        e.value = trim(m.substr(24));
-        e.detail = "checked at every init; not a sign that it is used";
+        decision(e, "DMA-BUF", true, trim(m.substr(24)), "checked at every init; not a sign that it is used");
         return;
       }
       break;
@@ -413,12 +408,8 @@ void info_event(sv m, Event& e) {
         // aws-ofi-nccl: "NET/OFI Could not disable CUDA API usage for HMEM, disabling GDR" and
         // "NET/OFI Setting NCCL_PROTO to \"simple\"".
         if (m.ends_with(", disabling GDR")) {
-          e.kind = EventKind::Decision;
-          e.name = "GDR";
-          e.number = 0;
-          e.value = m.substr(0, m.find(' '));
-          sv why = m.substr(e.value.size(), m.size() - e.value.size() - 15);
-          e.detail = trim(why);
+          const sv plugin = m.substr(0, m.find(' '));
+          decision(e, "GDR", false, plugin, trim(m.substr(plugin.size(), m.size() - plugin.size() - 15)));
           return;
         }
         const std::size_t st = core::find(m, " Setting NCCL_");
@@ -426,23 +417,15 @@ void info_event(sv m, Event& e) {
           sv rest = m.substr(st + 9);
           std::size_t to = rest.find(" to ");
           if (to != sv::npos) {
-            e.kind = EventKind::Decision;
-            e.name = rest.substr(0, to);
-            e.number = 1;
             sv v = trim(rest.substr(to + 4));
             if (v.size() >= 2 && v.front() == '"' && v.back() == '"') v = v.substr(1, v.size() - 2);
-            e.detail = v;
-            e.value = m.substr(0, m.find(' '));
+            decision(e, rest.substr(0, to), true, m.substr(0, m.find(' ')), v);
             return;
           }
         }
       }
       if (starts(m, "NVLS multicast support is not available on dev ")) {  // transport/nvls.cc
-        e.kind = EventKind::Decision;
-        e.name = "NVLS";
-        e.number = 0;
-        e.value = trim(m.substr(43));
-        e.detail = "multicast support not available";
+        decision(e, "NVLS", false, trim(m.substr(43)), "multicast support not available");
         return;
       }
       if (starts(m, "NCCL_")) {
