@@ -12,6 +12,15 @@ namespace fabscope::subnet {
 
 namespace {
 
+// The LID a hop is known by: a switch's own; an HCA's or router's, the port the route leaves by
+// (at the source) or enters by: the two ports of one dual-port HCA hold different LIDs.
+std::uint16_t hop_lid(const Subnet& s, const Hop& h) {
+  const Node& n = s.nodes[static_cast<std::size_t>(h.node)];
+  if (n.type == NodeType::Switch) return n.lid();
+  const Port* p = n.port(h.in_port ? h.in_port : h.out_port);
+  return p && p->info && p->info->lid ? p->info->lid : n.lid();
+}
+
 std::string rate(int width, Speed speed) {
   return (width > 0 ? std::to_string(width) + "X" : std::string("?")) + " " + to_string(speed);
 }
@@ -138,14 +147,15 @@ std::string render_route(const Subnet& s, const std::vector<Hop>& hops, std::siz
         link = rate(p->info->width_active, p->info->speed_active) + " " + to_string(p->info->state);
     }
     t.add({std::to_string(i), ok ? s.name(h.node) : "?", ok ? to_string(s.nodes[h.node].type) : "?",
-           ok ? guid_hex(s.nodes[h.node].guid) : "?", ok ? std::to_string(s.nodes[h.node].lid()) : "?",
+           ok ? guid_hex(s.nodes[h.node].guid) : "?", ok ? std::to_string(hop_lid(s, h)) : "?",
            h.in_port ? std::to_string(h.in_port) : "-", h.out_port ? std::to_string(h.out_port) : "-", link});
   }
   t.align_right(0).align_right(4).align_right(5).align_right(6);
   std::ostringstream os;
+  // Hops are the links crossed, as ibtracert counts them: one fewer than the nodes listed.
   if (!hops.empty())
-    os << "Route from " << s.name(hops.front().node) << " to " << s.name(hops.back().node) << ": " << hops.size()
-       << " hop(s)\n";
+    os << "Route from " << s.name(hops.front().node) << " to " << s.name(hops.back().node) << ": "
+       << hops.size() - 1 << " hop(s)\n";
   os << t.render(width);
   return os.str();
 }
@@ -155,7 +165,7 @@ json route_json(const Subnet& s, const std::vector<Hop>& hops) {
   for (const auto& h : hops) {
     const bool ok = h.node >= 0 && h.node < static_cast<int>(s.nodes.size());
     a.push_back({{"node", h.node}, {"name", ok ? s.name(h.node) : ""}, {"guid", ok ? guid_hex(s.nodes[h.node].guid) : ""},
-                 {"lid", ok ? s.nodes[h.node].lid() : 0}, {"in_port", h.in_port}, {"out_port", h.out_port}});
+                 {"lid", ok ? hop_lid(s, h) : 0}, {"in_port", h.in_port}, {"out_port", h.out_port}});
   }
   return json{{"schema", "fabscope.fabric.route"}, {"schema_version", 1}, {"hops", std::move(a)}};
 }

@@ -19,17 +19,22 @@ bool linked(const Port& p) {
 // "S-leaf1 (0x0000000000200000)": every message names the node both ways.
 std::string named(const Subnet& s, int n) { return s.name(n) + " (" + guid_hex(s.nodes[n].guid) + ")"; }
 
-// Whether node n owns lid (a port's LID range; a switch's through port 0), as Subnet::find_lid
-// decides it, without scanning the whole subnet for every route.
-bool owns_lid(const Subnet& s, int n, std::uint16_t lid) {
+// Whether port p holds lid (its base LID and the LMC range above it).
+bool port_owns(const Port& p, std::uint16_t lid) {
+  if (!p.info || p.info->lid == 0) return false;
+  const unsigned span = 1u << std::min(p.info->lmc, 7);
+  return lid >= p.info->lid && lid < p.info->lid + span;
+}
+
+// The port of node n that holds lid (a switch's through port 0), as Subnet::find_lid decides it,
+// without scanning the whole subnet for every route; nullptr when none does.
+const Port* owner_port(const Subnet& s, int n, std::uint16_t lid) {
   const Node& node = s.nodes[static_cast<std::size_t>(n)];
   for (const auto& p : node.ports) {
-    if (!p.info || p.info->lid == 0) continue;
     if (node.type == NodeType::Switch && p.number != 0) continue;
-    const unsigned span = 1u << std::min(p.info->lmc, 7);
-    if (lid >= p.info->lid && lid < p.info->lid + span) return true;
+    if (port_owns(p, lid)) return &p;
   }
-  return false;
+  return nullptr;
 }
 
 }  // namespace
@@ -48,12 +53,15 @@ std::vector<Hop> walk_route(const Subnet& s, int src, int src_port, std::uint16_
   const Node& first = s.nodes[src];
   int cur = src, in_port = 0;
   if (first.type != NodeType::Switch) {
-    if (owns_lid(s, src, dst_lid)) return {{src, 0, 0}};
+    // The route starts at one port and ends at the port holding the LID: only a LID of that same
+    // port is reached without the fabric. Two ports of one HCA are two end points, each behind its
+    // own cable (ibtracert from one to the other crosses the switches, it does not stop at once).
     const Port* out = nullptr;
     if (src_port != 0) {
       out = first.port(src_port);
       if (!out)
         throw Error(who + ": " + named(s, src) + " has no port " + std::to_string(src_port) + " (" + to() + ")");
+      if (port_owns(*out, dst_lid)) return {{src, 0, 0}};
       if (!linked(*out))
         throw Error(who + ": " + named(s, src) + " port " + std::to_string(src_port) +
                     " is not Active with a link (" + to() + ")");
@@ -63,7 +71,11 @@ std::vector<Hop> walk_route(const Subnet& s, int src, int src_port, std::uint16_
           out = &p;
           break;
         }
-      if (!out) throw Error(who + ": " + named(s, src) + " has no Active port with a link (" + to() + ")");
+      if (!out) {
+        if (owner_port(s, src, dst_lid)) return {{src, 0, 0}};  // itself, with no cable to leave by
+        throw Error(who + ": " + named(s, src) + " has no Active port with a link (" + to() + ")");
+      }
+      if (port_owns(*out, dst_lid)) return {{src, 0, 0}};
     }
     hops.push_back({src, 0, out->number});
     cur = out->remote_node;
@@ -72,7 +84,13 @@ std::vector<Hop> walk_route(const Subnet& s, int src, int src_port, std::uint16_
   for (int guard = 0; guard < kMaxHops; ++guard) {
     const Node& node = s.nodes[cur];
     if (node.type != NodeType::Switch) {
-      if (!owns_lid(s, cur, dst_lid)) throw Error(to() + " ends at " + named(s, cur) + ", which does not own that LID");
+      const Port* owner = owner_port(s, cur, dst_lid);
+      if (!owner) throw Error(to() + " ends at " + named(s, cur) + ", which does not own that LID");
+      // The packet enters by in_port; another port of the node holding the LID does not take it.
+      const Port* arrival = node.port(in_port);
+      if (owner->number != in_port && arrival && arrival->info)
+        throw Error(to() + " ends at " + named(s, cur) + " port " + std::to_string(in_port) +
+                    ", which does not own that LID (port " + std::to_string(owner->number) + " does)");
       hops.push_back({cur, in_port, 0});
       return hops;
     }

@@ -11,10 +11,12 @@
 namespace fabscope::subnet {
 
 // The path from port src_port of node src (0: its first Active port with a link; a switch starts
-// at itself) to the node owning dst_lid, hop by hop like ibtracert, read from the switches' saved
-// LFTs. Throws fabscope::Error naming the node where the route breaks: a switch without a saved
-// LFT, no entry for the LID, a loop, a down port or a port without a link, a route that ends at a
-// node not owning the LID, more than 64 hops.
+// at itself) to the port owning dst_lid, hop by hop like ibtracert, read from the switches' saved
+// LFTs. Only a LID of the source port itself is a route of one hop and no link; another port of
+// the same HCA is reached through the fabric, by its own cable. Throws fabscope::Error naming the
+// node where the route breaks: a switch without a saved LFT, no entry for the LID, a loop, a down
+// port or a port without a link, a route that ends at a node (or a port of it) not owning the
+// LID, more than 64 hops.
 std::vector<Hop> route_from_lfts(const Subnet& s, int src, int src_port, std::uint16_t dst_lid);
 
 // Whether every switch of s has a saved LFT.

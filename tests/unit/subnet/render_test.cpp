@@ -59,7 +59,8 @@ TEST(FabricRender, RouteIsOneLinePerHopWithPortsInAndOut) {
   const std::vector<subnet::Hop> hops = {
       {kLeaf.hca1, 0, 1}, {kLeaf.leaf1, 1, 7}, {kLeaf.spine1, 1, 2}, {kLeaf.leaf2, 7, 1}, {kLeaf.hca3, 1, 0}};
   const auto text = subnet::render_route(s, hops);
-  EXPECT_NE(text.find("Route from hca1 mlx5_0 to hca3 mlx5_0: 5 hop(s)"), std::string::npos) << text;
+  // Five nodes, four links: hops are links, as ibtracert counts them.
+  EXPECT_NE(text.find("Route from hca1 mlx5_0 to hca3 mlx5_0: 4 hop(s)"), std::string::npos) << text;
   std::istringstream in(text);
   std::string line;
   std::vector<std::string> lines;
@@ -75,6 +76,31 @@ TEST(FabricRender, RouteIsOneLinePerHopWithPortsInAndOut) {
   EXPECT_EQ(j["hops"][1]["name"], "S-leaf1");
   EXPECT_EQ(j["hops"][1]["lid"], 3);
   EXPECT_EQ(j["hops"][1]["out_port"], 7);
+}
+
+TEST(FabricRender, RouteHeaderCountsLinksNotNodes) {
+  const Subnet s = healthy_fabric();
+  // Issue 45: 6 links were "7 hop(s)". A node to itself crosses no link.
+  EXPECT_NE(subnet::render_route(s, {{kLeaf.hca1, 0, 0}}).find("Route from hca1 mlx5_0 to hca1 mlx5_0: 0 hop(s)"),
+            std::string::npos);
+  EXPECT_NE(subnet::render_route(s, {{kLeaf.hca1, 0, 1}, {kLeaf.leaf1, 1, 2}, {kLeaf.hca2, 1, 0}})
+                .find("Route from hca1 mlx5_0 to hca2 mlx5_0: 2 hop(s)"),
+            std::string::npos);
+}
+
+TEST(FabricRender, RouteBetweenTwoPortsOfOneHcaShowsEachPortsLid) {
+  Subnet s = healthy_fabric();
+  const int dual = add_node(s, NodeType::Hca, "dual mlx5_0", 0xe000, 2, 20);  // ports 1 and 2: LIDs 20, 21
+  connect(s, dual, 1, kLeaf.leaf1, 3);
+  connect(s, dual, 2, kLeaf.leaf2, 3);
+  const std::vector<subnet::Hop> hops = {
+      {dual, 0, 1}, {kLeaf.leaf1, 3, 7}, {kLeaf.spine1, 1, 2}, {kLeaf.leaf2, 7, 3}, {dual, 2, 0}};
+  const auto text = subnet::render_route(s, hops);
+  EXPECT_NE(text.find("Route from dual mlx5_0 to dual mlx5_0: 4 hop(s)"), std::string::npos) << text;
+  const json j = subnet::route_json(s, hops);
+  EXPECT_EQ(j["hops"][0]["lid"], 20);  // leaves by port 1
+  EXPECT_EQ(j["hops"][4]["lid"], 21);  // enters by port 2
+  EXPECT_EQ(j["hops"][1]["lid"], 3);   // a switch: its own
 }
 
 TEST(FabricRender, JsonAddsLinkFactsChecksFindingsAndExitCode) {

@@ -95,6 +95,33 @@ TEST(SubnetRoutes, MultiPortHcaLeavesByTheGivenPort) {
   EXPECT_EQ(route_from_lfts(r.s, kLeaf.hca3, 0, 21), hops({{kLeaf.hca3, 0, 1}, {kLeaf.leaf2, 1, 3}, {r.hca5, 2, 0}}));
 }
 
+// Issue 45: the two ports of a dual-port HCA, each cabled to its own leaf, were one node to the
+// walk, and a route from one to the other had no hop. ibtracert crosses both leaves and a spine.
+TEST(SubnetRoutes, OnePortOfADualPortHcaToTheOtherCrossesTheFabric) {
+  const Routed r = routed_fabric();
+  EXPECT_EQ(route_from_lfts(r.s, r.hca5, 1, 21),
+            hops({{r.hca5, 0, 1}, {kLeaf.leaf1, 3, 7}, {kLeaf.spine1, 1, 2}, {kLeaf.leaf2, 7, 3}, {r.hca5, 2, 0}}));
+  EXPECT_EQ(route_from_lfts(r.s, r.hca5, 2, 20),
+            hops({{r.hca5, 0, 2}, {kLeaf.leaf2, 3, 8}, {kLeaf.spine2, 2, 1}, {kLeaf.leaf1, 8, 3}, {r.hca5, 1, 0}}));
+  // From the node (port 0 = its first Active port, port 1) to its other port's LID: the same.
+  EXPECT_EQ(route_from_lfts(r.s, r.hca5, 0, 21), route_from_lfts(r.s, r.hca5, 1, 21));
+  // A port's own LID is the one route without a link, from the port or from the node.
+  EXPECT_EQ(route_from_lfts(r.s, r.hca5, 1, 20), hops({{r.hca5, 0, 0}}));
+  EXPECT_EQ(route_from_lfts(r.s, r.hca5, 2, 21), hops({{r.hca5, 0, 0}}));
+  EXPECT_EQ(route_from_lfts(r.s, r.hca5, 0, 20), hops({{r.hca5, 0, 0}}));
+  // The live walk (a lookup per switch) takes the same path.
+  auto lookup = [&r](int node, std::uint16_t lid) -> int { return r.s.nodes[node].lft[lid]; };
+  EXPECT_EQ(walk_route(r.s, r.hca5, 1, 21, lookup, "test"), route_from_lfts(r.s, r.hca5, 1, 21));
+}
+
+TEST(SubnetRoutes, RouteEnteringAnHcaByThePortNotHoldingTheLidIsNamed) {
+  Subnet s = routed_fabric().s;
+  s.nodes[kLeaf.leaf1].lft[21] = 3;  // LID 21 is hca5's port 2, on leaf2; leaf1:3 is its port 1
+  EXPECT_EQ(error_of(s, kLeaf.hca1, 0, 21),
+            "route to LID 21 ends at hca5 mlx5_0 (0x000000000000e000) port 1, which does not own that LID "
+            "(port 2 does)");
+}
+
 TEST(SubnetRoutes, SourcePortThatIsDownOrAbsentIsNamed) {
   Routed r = routed_fabric();
   port_of(r.s, r.hca5, 2).info->state = PortState::Down;
