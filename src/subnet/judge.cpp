@@ -143,6 +143,31 @@ std::string link_name(const Subnet& s, const std::vector<int>& level, int n, int
 
 // --- links -----------------------------------------------------------------------------------
 
+// The end of a link whose own support limits it in one dimension (width or speed): the one
+// supporting less, with what it and the other end support at most ("S-leaf2:9 supports at most
+// QDR; H-dual:1 supports HDR"); both ends alike: "both ends support at most QDR". "" unknown.
+std::string limiting_end(const Subnet& s, const LinkFact& f, bool width) {
+  const PortInfo* a = info(s, f.node, f.port);
+  const PortInfo* b = info(s, f.peer, f.peer_port);
+  if (!a || !b) return "";
+  auto best = [width](const PortInfo* i) {
+    return width ? width_text(widest(i->width_supported)) : std::string(to_string(fastest(i->speed_supported)));
+  };
+  const int ra = width ? widest(a->width_supported) : static_cast<int>(fastest(a->speed_supported));
+  const int rb = width ? widest(b->width_supported) : static_cast<int>(fastest(b->speed_supported));
+  if (ra == 0 || rb == 0) return "";
+  if (ra == rb) return "both ends support at most " + best(a);
+  const bool a_less = ra < rb;
+  const int ln = a_less ? f.node : f.peer, lp = a_less ? f.port : f.peer_port;
+  const int on = a_less ? f.peer : f.node, op = a_less ? f.peer_port : f.port;
+  return port_name(s, ln, lp) + " supports at most " + best(a_less ? a : b) + "; " + port_name(s, on, op) +
+         " supports " + best(a_less ? b : a);
+}
+
+// Width and speed are judged each on its own: a dimension is degraded when it runs below what
+// both ends support in it AND below its tier. Judged together, a link at 4X QDR on a port that
+// supports QDR at most, whose ends list 12X (ibsim lists every width), was "degraded" against a
+// 12X HDR that no end offers (issue 45); it runs at the best both ends can do.
 void judge_links(const Subnet& s, const std::vector<LinkFact>& facts, Out& out) {
   std::map<std::string, std::vector<const LinkFact*>> below_cap_by_tier;
   std::map<std::string, int> links_in_tier;
@@ -151,11 +176,22 @@ void judge_links(const Subnet& s, const std::vector<LinkFact>& facts, Out& out) 
     const std::string evidence = "active=" + rate_text(f.width, f.speed) + " could_be=" +
                                  rate_text(f.could_width, f.could_speed) + " tier=" + f.tier + " tier_usual=" +
                                  rate_text(f.tier_width, f.tier_speed);
-    if (f.below_tier && f.below_capability) {
+    const bool width_tier = f.width > 0 && f.width < f.tier_width;
+    const bool speed_tier = f.speed != Speed::Unknown && f.speed < f.tier_speed;
+    const bool width_cap = f.width > 0 && f.could_width > f.width;
+    const bool speed_cap = f.speed != Speed::Unknown && f.could_speed > f.speed;
+    const bool width_degraded = width_tier && width_cap, speed_degraded = speed_tier && speed_cap;
+    if (width_degraded || speed_degraded) {
+      std::string what;
+      if (width_degraded)
+        what = "its width " + width_text(f.width) + " is below the " + width_text(f.could_width) +
+               " both ends support and the " + width_text(f.tier_width) + " of the other " + f.tier + " links";
+      if (speed_degraded)
+        what += std::string(what.empty() ? "its" : ", its") + " speed " + to_string(f.speed) + " is below the " +
+                to_string(f.could_speed) + " both ends support and the " + to_string(f.tier_speed) +
+                " of the other " + f.tier + " links";
       out.add("fabric.link_degraded", Severity::Warn, f.name,
-              "link runs at " + rate_text(f.width, f.speed) + " where both ends support " +
-                  rate_text(f.could_width, f.could_speed) + " and the other " + f.tier + " links run at " +
-                  rate_text(f.tier_width, f.tier_speed) + ": a bad cable, transceiver or port",
+              "link runs at " + rate_text(f.width, f.speed) + ": " + what + ": a bad cable, transceiver or port",
               evidence,
               "reseat the cable at both ends, then replace the cable or transceiver; check the ports with " +
                   portstate(s, f.node, f.port) + " and " + portstate(s, f.peer, f.peer_port) +
@@ -165,15 +201,27 @@ void judge_links(const Subnet& s, const std::vector<LinkFact>& facts, Out& out) 
                     return portstate(s, n, p, "reset");
                   }() +
                   ")");
-    } else if (f.below_tier) {
+    } else if (width_tier || speed_tier) {
+      // At the best both ends can do: one end (or both) supports less than the tier runs at. Name
+      // it: a cable moved onto a slower port and an older device read alike here.
+      std::string limit;
+      for (bool width : {true, false}) {
+        if (!(width ? width_tier : speed_tier)) continue;
+        const std::string end = limiting_end(s, f, width);
+        if (!end.empty()) limit += (limit.empty() ? "" : "; ") + end;
+      }
       out.add("fabric.link_mixed_speed", Severity::Warn, f.name,
               "link runs at " + rate_text(f.width, f.speed) + ", below the " + rate_text(f.tier_width, f.tier_speed) +
-                  " of the other " + f.tier + " links, and its ends support no more: an older device or cable "
-                  "generation slows every collective that crosses it",
-              evidence,
-              "replace the slower HCA, switch or cable with the tier's generation, or keep jobs off this link; "
-              "'iblinkinfo' shows the supported rates of both ends");
-    } else if (f.below_capability) {
+                  " of the other " + f.tier + " links, and its ends support no more" +
+                  (limit.empty() ? "" : " (" + limit + ")") +
+                  ": a port, device or cable of an older generation slows every collective that crosses it",
+              evidence + (limit.empty() ? "" : " limit=" + limit),
+              "if the cable was moved onto this port, move it back to a port of the tier's rate (--expect with a "
+              "sweep saved before names moved cables); else replace the slower HCA, switch or cable with the "
+              "tier's generation, or keep jobs off this link; " +
+                  portstate(s, f.node, f.port, "query") + " and " + portstate(s, f.peer, f.peer_port, "query") +
+                  " show the supported rates of both ends");
+    } else if (width_cap || speed_cap) {
       below_cap_by_tier[f.tier].push_back(&f);
     }
   }

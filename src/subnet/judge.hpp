@@ -35,6 +35,8 @@ struct LinkFact {
   int tier_width = 0;
   Speed tier_speed = Speed::Unknown;
   int mtu = 0;                          // the smaller end's active MTU, 0 unknown
+  // Either dimension (iblinkinfo's marks). judge() weighs width and speed each on its own: a
+  // dimension is degraded only when it is below both could_* and tier_* (docs/fabric.md).
   bool below_capability = false;        // width < could_width or speed < could_speed
   bool below_tier = false;              // width < tier_width or speed < tier_speed
 };

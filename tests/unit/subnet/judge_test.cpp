@@ -70,6 +70,68 @@ TEST(Judge, SlowLinkWhoseEndsSupportNoMoreIsMixedSpeed) {
   const auto mixed = with_id(fs, "fabric.link_mixed_speed");
   ASSERT_EQ(mixed.size(), 1u) << ids(fs);
   EXPECT_EQ(mixed[0].subject, "hca3 mlx5_0:1 <-> S-leaf2:1");
+  EXPECT_NE(mixed[0].message.find("hca3 mlx5_0:1 supports at most EDR; S-leaf2:1 supports HDR"), std::string::npos)
+      << mixed[0].message;
+}
+
+TEST(Judge, SlowLinkBelowWhatBothEndsSupportIsDegradedNamingTheSpeed) {
+  Subnet s = healthy_fabric();
+  connect(s, kLeaf.hca3, 1, kLeaf.leaf2, 1, 4, Speed::EDR);  // both ends support HDR
+  const auto fs = with_id(judged(s), "fabric.link_degraded");
+  ASSERT_EQ(fs.size(), 1u);
+  EXPECT_NE(fs[0].message.find("its speed EDR is below the HDR both ends support and the HDR of the other "
+                               "HCA<->leaf links"),
+            std::string::npos)
+      << fs[0].message;
+  EXPECT_EQ(fs[0].message.find("width"), std::string::npos) << fs[0].message;
+}
+
+// Issue 45: a cable moved onto a switch port that supports 4X QDR at most. Its ends list 12X (as
+// ibsim's do), so "could be" is 12X QDR: the width is below capability but like its tier, the
+// speed below its tier but the best both ends can do. Judged together against "12X HDR", which no
+// end offers, it was link_degraded with "reseat the cable".
+TEST(Judge, LinkAtTheBestBothEndsCanDoIsNotDegradedWhateverTheOtherDimensionLists) {
+  Subnet s = healthy_fabric();
+  for (auto& n : s.nodes)
+    for (auto& p : n.ports)
+      if (p.info) p.info->width_supported = width_bit(1) | width_bit(4) | width_bit(8) | width_bit(12);
+  connect(s, kLeaf.hca3, 1, kLeaf.leaf2, 1, 4, Speed::QDR);
+  for (auto [n, p] : {std::pair{kLeaf.hca3, 1}, std::pair{kLeaf.leaf2, 1}})
+    port_of(s, n, p).info->width_supported = width_bit(1) | width_bit(4) | width_bit(8) | width_bit(12);
+  port_of(s, kLeaf.leaf2, 1).info->speed_supported = speed_bit(Speed::SDR) | speed_bit(Speed::DDR) | speed_bit(Speed::QDR);
+  port_of(s, kLeaf.hca3, 1).info->speed_supported = speed_bit(Speed::QDR) | speed_bit(Speed::HDR);
+  const auto fs = judged(s);
+  EXPECT_TRUE(with_id(fs, "fabric.link_degraded").empty()) << ids(fs);
+  const auto mixed = with_id(fs, "fabric.link_mixed_speed");
+  ASSERT_EQ(mixed.size(), 1u) << ids(fs);
+  EXPECT_EQ(mixed[0].subject, "hca3 mlx5_0:1 <-> S-leaf2:1");
+  // The end whose support limits the link is named, and the remedy is not a reseat.
+  EXPECT_NE(mixed[0].message.find("S-leaf2:1 supports at most QDR; hca3 mlx5_0:1 supports HDR"), std::string::npos)
+      << mixed[0].message;
+  EXPECT_NE(mixed[0].evidence.find("active=4X QDR could_be=12X QDR"), std::string::npos) << mixed[0].evidence;
+  EXPECT_EQ(mixed[0].remedy.find("reseat"), std::string::npos) << mixed[0].remedy;
+  EXPECT_NE(mixed[0].remedy.find("move it back"), std::string::npos) << mixed[0].remedy;
+  // Its width, like the tier's and below the listed 12X, is the tier's info, not this link's.
+  const auto tier = with_id(fs, "fabric.tier_below_capability");
+  EXPECT_EQ(tier.size(), 2u) << ids(fs);
+  // The same on real ports that list only what they do (4X at most): mixed speed, not degraded.
+  for (auto& n : s.nodes)
+    for (auto& p : n.ports)
+      if (p.info) p.info->width_supported = width_bit(1) | width_bit(4);
+  const auto real = judged(s);
+  EXPECT_TRUE(with_id(real, "fabric.link_degraded").empty()) << ids(real);
+  EXPECT_EQ(with_id(real, "fabric.link_mixed_speed").size(), 1u) << ids(real);
+}
+
+TEST(Judge, NarrowLinkIsDegradedEvenWhenItsSpeedIsTheBestItsEndsCanDo) {
+  Subnet s = healthy_fabric();
+  connect(s, kLeaf.hca3, 1, kLeaf.leaf2, 1, 1, Speed::QDR);  // 1X where both ends support 4X
+  port_of(s, kLeaf.leaf2, 1).info->speed_supported = speed_bit(Speed::SDR) | speed_bit(Speed::QDR);
+  port_of(s, kLeaf.hca3, 1).info->speed_supported |= speed_bit(Speed::QDR);
+  const auto fs = with_id(judged(s), "fabric.link_degraded");
+  ASSERT_EQ(fs.size(), 1u);
+  EXPECT_NE(fs[0].message.find("its width 1X is below the 4X both ends support"), std::string::npos) << fs[0].message;
+  EXPECT_EQ(fs[0].message.find("its speed"), std::string::npos) << fs[0].message;
 }
 
 TEST(Judge, TierUniformlyBelowCapabilityIsOneInfoForTheTier) {
