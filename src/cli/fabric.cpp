@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "cli/commands.hpp"
+#include "cli/fabric_topology.hpp"
 #include "core/args.hpp"
 #include "core/progress.hpp"
 #include "core/error.hpp"
@@ -198,8 +199,9 @@ int cmd_fabric(int argc, char** argv) {
                       "columns when not a terminal")
       .flag("--routes", "also read every switch's forwarding table (LFT), kept by --save and --json: routes "
                         "computed from the file later (fabric route --from FILE) without the fabric")
-      .subcommand("route")
-      .example("fabscope fabric", "sweep from the first active InfiniBand port and judge the fabric")
+      .subcommand("route");
+  topology_flags(args);
+  args.example("fabscope fabric", "sweep from the first active InfiniBand port and judge the fabric")
       .example("fabscope fabric --save fabric-ok.json", "judge, and keep the topology as the reference")
       .example("fabscope fabric --expect fabric-ok.json", "what changed since: cables missing or moved")
       .example("fabscope fabric --interval 30 --thresholds /etc/infiniband-diags/error_thresholds",
@@ -207,14 +209,33 @@ int cmd_fabric(int argc, char** argv) {
       .example("fabscope fabric --from fabric.json --json", "judge a saved sweep on any machine")
       .example("fabscope fabric --routes --save fabric.json", "keep the forwarding tables for offline routes")
       .example("fabscope fabric route gpu01 gpu17", "the path between two HCAs (see fabric route --help)")
+      .example("fabscope fabric --slurm-topology tree -o /etc/slurm/topology.conf --nodes gpu[001-128]",
+               "Slurm's topology/tree file from the sweep: each leaf with its hosts, each switch above")
+      .example("fabscope fabric --from fabric.json --check /etc/slurm/topology.conf",
+               "hosts the file puts under another leaf than their cable, missing or unknown ones")
+      .example("fabscope fabric --k8s-labels script -o label-nodes.sh --name-map ib-node-name-map",
+               "kubectl label commands with topograph's network.topology.nvidia.com/* keys")
       .footer(std::string(core::kExitCodesHelp) +
-              "\nAn unreadable or malformed --from, --expect or --thresholds file exits 3 naming the file\n"
-              "and the field or line." +
+              "\nAn unreadable or malformed --from, --expect, --thresholds, --check or --name-map file exits 3\n"
+              "naming the file and the field or line." +
               kAccessHelp);
   if (!args.parse(argc, argv, std::cout)) return 0;
   if (!args.positionals().empty())
     throw UsageError("fabric: unexpected argument '" + args.positionals().front() + "' (see fabscope fabric --help)");
   SweepOptions o = sweep_options(args);
+  check_topology_flags(args);
+  if (topology_requested(args)) {
+    try {
+      Subnet s;
+      {
+        core::Busy busy(args.has("from") ? "fabric: reading " + args.get("from") : std::string("fabric: sweeping the subnet"));
+        s = load_or_sweep(args, o);
+      }
+      return fabric_topology(args, s);
+    } catch (const AccessError& e) {
+      return access_failed("fabric", e);
+    }
+  }
   if (args.has("routes")) {
     if (args.has("from"))
       throw UsageError("fabric: --routes reads the forwarding tables from the fabric; a --from file has them when it "

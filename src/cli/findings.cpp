@@ -20,6 +20,7 @@
 #endif
 #if FABSCOPE_HAVE_SUBNET
 #include "subnet/judge.hpp"
+#include "subnet/slurm_topology.hpp"
 #endif
 
 namespace fabscope::cli {
@@ -32,6 +33,7 @@ const FindingRegistry& findings() {
 #endif
 #if FABSCOPE_HAVE_SUBNET
     all.add(subnet::fabric_checks());
+    all.add(subnet::topology_checks());
 #endif
 #if FABSCOPE_HAVE_CLUSTER
     all.add(cluster::registry());
