@@ -31,7 +31,7 @@ void sweep_flags(core::ArgParser& args) {
       .option("--port", "N", "sweep from this port of the device (default: its first active port)")
       .option("--from", "FILE", "use a sweep saved by --save or --json instead of sweeping ('-' stdin)")
       .option("--max-smps", "N", "SMPs in flight during discovery (1-256)", "16")
-      .option("--max-inflight", "N", "counter MADs in flight (1-1024)", "64")
+      .option("--max-inflight", "N", "counter MADs in flight (1-256)", "64")
       .option("--timeout-ms", "N", "timeout of one MAD in milliseconds (1-60000)", "100")
       .option("--retries", "N", "retries of one MAD (0-20)", "3");
 }
@@ -40,8 +40,10 @@ SweepOptions sweep_options(const core::ArgParser& a) {
   SweepOptions o;
   o.ca = a.get("ca");
   if (a.has("port")) o.port = static_cast<int>(a.get_int("port", 1, 254));
-  o.max_smps = static_cast<int>(a.get_int("max-smps", 1, 256));
-  o.max_inflight = static_cast<int>(a.get_int("max-inflight", 1, 1024));
+  o.max_smps = static_cast<int>(a.get_int("max-smps", 1, kMaxMadsInFlight));
+  // 1-256: the MAD engine keeps at most kMaxMadsInFlight outstanding; a larger value was once
+  // accepted and silently taken as 256 (issue 45).
+  o.max_inflight = static_cast<int>(a.get_int("max-inflight", 1, kMaxMadsInFlight));
   o.timeout_ms = static_cast<int>(a.get_int("timeout-ms", 1, 60000));
   o.retries = static_cast<int>(a.get_int("retries", 0, 20));
   return o;

@@ -28,6 +28,8 @@ std::vector<Hop> trace_route(const Subnet&, int, std::uint16_t, const SweepOptio
 
 #else
 
+static_assert(MadEngine::kMaxInflight == kMaxMadsInFlight, "the command's limit is the engine's");
+
 namespace {
 
 std::string now_iso() {

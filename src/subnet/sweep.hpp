@@ -12,11 +12,16 @@
 
 namespace fabscope::subnet {
 
+// The most MADs fabscope keeps in flight (MadEngine::kMaxInflight, umad.hpp): far more than a
+// fabric's management agents answer at once, few enough that their answers fit the receive queue.
+// `fabric --max-inflight` and `--max-smps` refuse more; the engine takes a larger value as this.
+constexpr int kMaxMadsInFlight = 256;
+
 struct SweepOptions {
   std::string ca;           // "mlx5_0"; "" = the first InfiniBand device with an active port
   int port = 0;             // 0 = the first active port of that device
   int max_smps = 16;        // SMPs in flight during discovery
-  int max_inflight = 64;    // PMA (counter) MADs in flight (at most 256)
+  int max_inflight = 64;    // PMA (counter) MADs in flight (at most kMaxMadsInFlight)
   int timeout_ms = 100;     // per MAD
   int retries = 3;          // per MAD
   bool counters = true;     // read PortCounters (+ Extended where supported) of every port

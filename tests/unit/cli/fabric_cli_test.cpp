@@ -172,6 +172,18 @@ TEST(FabricCli, FlagsThatCannotGoTogetherAreUsageErrors) {
   EXPECT_NE(r.out.find("max-smps"), std::string::npos) << r.out;
 }
 
+// Issue 45: 1-1024 was accepted and the engine silently kept 256 in flight; the range the flag
+// accepts is now the one it honours.
+TEST(FabricCli, MaxInflightAboveTheEnginesLimitIsRefusedNotCapped) {
+  auto r = run_fabscope("fabric --from " + quote(sweep()) + " --max-inflight 1024");
+  EXPECT_EQ(r.exit_code, 3) << r.out;
+  EXPECT_NE(r.out.find("--max-inflight '1024' is not a whole number from 1 to 256"), std::string::npos) << r.out;
+  r = run_fabscope("fabric --from " + quote(sweep()) + " --max-inflight 256");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  r = run_fabscope("fabric --help");
+  EXPECT_NE(r.out.find("counter MADs in flight (1-256)"), std::string::npos) << r.out;
+}
+
 TEST(FabricCli, RouteNamesAnUnknownOrAmbiguousNode) {
   TempDir dir;
   auto r = run_fabscope("fabric route --from " + quote(sweep()) + " H-node1 nosuchhost");
