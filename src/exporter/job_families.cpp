@@ -37,6 +37,17 @@ const std::vector<double>& job_duration_bounds() {
   return bounds;
 }
 
+const char* job_process_state_word(char state) {
+  switch (state) {
+    case 'R': case 'S': case 'I': case 'W': case 'P': case 'K': return "running";
+    case 'T': return "stopped";
+    case 't': return "traced";
+    case 'D': return "uninterruptible";
+    case 'Z': case 'X': case 'x': return "zombie";
+    default: return "";
+  }
+}
+
 double job_busbw_factor(unsigned op, int nranks) {
   using bench::Collective;
   Collective c;
@@ -267,7 +278,7 @@ void emit_all(Sink& out, const std::vector<JobProcess>& processes, const JobScra
     (p.alive ? live : ended)++;
     const Base pl({{"job_id", label_job(s)}, {"host", s.host}, {"pid", std::to_string(s.pid)}});
     out.u64(kProc, pl,
-            {{"job_source", s.job_source}, {"state", p.alive ? "running" : "ended"},
+            {{"job_source", s.job_source}, {"state", !p.alive ? "ended" : p.stopped() ? "stopped" : "running"},
              {"api_version", std::to_string(s.api_version)}, {"plugin_version", s.plugin_version},
              {"proxy", s.proxy ? "1" : "0"}},
             1);

@@ -15,7 +15,16 @@ namespace fabscope::exporter {
 struct JobProcess {
   JobSegment segment;
   bool alive = true;  // false: the process ended; its series stay for the grace period
+  // The writer's scheduling state from /proc/<pid>/stat, read only where that pid is the writer
+  // (its start time equals the segment's): 'R', 'S', 'D', 'T' (stopped by a signal), 't'
+  // (stopped by a tracer), ...; 0 when not known (another pid namespace, no /proc, ended).
+  char state = 0;
+  bool stopped() const { return alive && (state == 'T' || state == 't'); }
 };
+
+// "running", "stopped" (T), "traced" (t), "uninterruptible" (D), "zombie" (Z), "" for 0 or an
+// unknown letter: the words job records carry.
+const char* job_process_state_word(char state);
 
 struct JobScrapeStats {
   std::map<std::string, std::uint64_t> skipped_total;  // reason -> segments skipped, since start

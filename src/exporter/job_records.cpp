@@ -14,6 +14,7 @@ job::Snapshot job_records(const std::vector<JobProcess>& processes, std::uint64_
       r.host = seg.host;
       r.pid = seg.pid;
       r.alive = p.alive;
+      if (p.alive) r.process_state = job_process_state_word(p.state);
       r.now_unix_ns = now_unix_ns;
       r.comm = c.hash_hex();
       r.comm_name = c.name;

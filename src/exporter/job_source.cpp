@@ -30,7 +30,38 @@ struct Fd {
   }
 };
 
+// /proc/<pid>/stat read whole (a few hundred bytes); "" when it cannot be.
+std::string read_stat(const std::string& proc_dir, int pid) {
+  Fd f;
+  f.fd = ::open((proc_dir + "/" + std::to_string(pid) + "/stat").c_str(), O_RDONLY | O_CLOEXEC);
+  if (f.fd < 0) return "";
+  char buf[1024];
+  ssize_t n = ::read(f.fd, buf, sizeof buf);
+  return n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : "";
+}
+
 }  // namespace
+
+char stat_state_if_started(std::string_view stat, std::uint64_t start_ticks) {
+  // "pid (comm) S ppid ...": comm may hold spaces and parentheses, the last ')' ends it.
+  auto close = stat.rfind(')');
+  if (close == std::string_view::npos || close + 3 > stat.size() || stat[close + 1] != ' ') return 0;
+  char state = stat[close + 2];
+  if (state < 'A' || state > 'z') return 0;
+  // fields 3..22 after ") ": the state is field 3, the start time field 22
+  std::size_t pos = close + 2;
+  for (int field = 3; field < 22; field++) {
+    pos = stat.find(' ', pos);
+    if (pos == std::string_view::npos) return 0;
+    pos++;
+  }
+  std::uint64_t v = 0;
+  std::size_t digits = 0;
+  for (; pos < stat.size() && stat[pos] >= '0' && stat[pos] <= '9' && digits < 20; pos++, digits++)
+    v = v * 10 + static_cast<std::uint64_t>(stat[pos] - '0');
+  if (digits == 0 || digits == 20 || v != start_ticks) return 0;
+  return state;
+}
 
 JobSource::JobSource(JobSourceOptions opts) : opts_(std::move(opts)) {}
 
@@ -127,7 +158,9 @@ std::vector<JobProcess> JobSource::read(std::chrono::steady_clock::time_point no
         continue;
       }
     }
-    out.push_back({std::move(seg), alive});
+    char state = 0;
+    if (alive && seg.start_ticks) state = stat_state_if_started(read_stat(opts_.proc_dir, seg.pid), seg.start_ticks);
+    out.push_back({std::move(seg), alive, state});
   }
   ::closedir(d);
   for (auto it = ended_since_.begin(); it != ended_since_.end();)

@@ -13,6 +13,10 @@
 // the kernel drops it when the process ends, however it ends. An exclusive lock that the exporter
 // gets at once (LOCK_NB, released right away) means the writer is gone.
 //
+// Whether a live writer is stopped (SIGSTOP, a debugger) is asked of /proc, and believed only when
+// /proc/<pid>/stat's start time (field 22) equals the one the writer put in its header: the same
+// process seen from the same pid namespace. Elsewhere the state stays unknown.
+//
 // A segment whose process ended stays in the output for the grace period, then it is removed
 // from the directory (when the exporter may: root, or the same user) and from the output.
 #include <chrono>
@@ -34,7 +38,12 @@ struct JobSourceOptions {
   double grace_seconds = 60;          // an ended process's series stay this long
   std::size_t max_aggregates = 4096;  // (communicator, op, size) series per node
   std::size_t max_segments = 1024;    // files read per scrape
+  std::string proc_dir = "/proc";     // where the writers' states are read
 };
+
+// The state letter (field 3) of a /proc/<pid>/stat text when its start time (field 22) is
+// start_ticks; 0 when it is another process, or the text is not a stat line.
+char stat_state_if_started(std::string_view stat, std::uint64_t start_ticks);
 
 class JobSource {
  public:

@@ -221,11 +221,54 @@ void judge_hang(CommView& view, Analysis& out, const Options& opt) {
             " (an exception, the OOM killer: `journalctl -k | grep -i oom`), `dmesg` for GPU Xid errors; the others "
             "will wait in their next collective until NCCL's or the framework's timeout"));
   }
-  if (max_in_flight < opt.hang_after_s || min_idle < opt.hang_after_s) return;
+  // Processes stopped while the others run; all of them stopped: the job was suspended.
+  std::vector<const RankStat*> stopped;
+  std::size_t live = 0;
+  for (const auto& r : view.ranks) {
+    live += r.alive;
+    if (r.stopped) stopped.push_back(&r);
+  }
+  if (!stopped.empty() && stopped.size() == live) {
+    view.suspended = true;
+    view.verdict = "SUSPENDED: every live rank read is stopped";
+    out.findings.push_back(registered_finding(
+        "job.suspended", Severity::Info, subject_of(view),
+        "every live rank read (" + std::to_string(live) + ") is stopped: the job was suspended as a whole",
+        "rank(s) " + std::to_string(stopped.front()->rank) + (live > 1 ? " ... " + std::to_string(stopped.back()->rank) : "") +
+            ": process state " + stopped.front()->process_state,
+        "nothing holds the job back but the suspension: `scontrol resume JOBID` (Slurm's suspend), or `kill -CONT` "
+        "the job's processes; no hang is judged while it lasts"));
+    return;
+  }
+  for (const auto* r : stopped) {
+    view.stopped.push_back(r->rank);
+    const std::string pid = std::to_string(r->pid);
+    out.findings.push_back(registered_finding(
+        "job.process_stopped", Severity::Fail, subject_of(view),
+        "the process of " + who(*r) + " is " +
+            (r->process_state == "traced" ? "held by a debugger or tracer" : "stopped") +
+            "; the other ranks of the communicator wait for it in their next collective",
+        "rank " + std::to_string(r->rank) + ": process state " + r->process_state + " (/proc/" + pid +
+            "/stat on host " + r->host + "), started " + std::to_string(r->started) + ", completed " +
+            std::to_string(r->completed),
+        "on host " + r->host + ": `grep -E '^(State|TracerPid)' /proc/" + pid +
+            "/status` says whether a debugger holds it (TracerPid: that process; py-spy and gdb stop it while they "
+            "read it); a process stopped by a signal (Ctrl-Z, `kill -STOP`, a tool that pauses GPU jobs) resumes "
+            "with `kill -CONT " + pid + "`"));
+  }
+  if (max_in_flight < opt.hang_after_s || min_idle < opt.hang_after_s) {
+    if (!stopped.empty())
+      view.verdict = "STOPPED: " + who(*stopped.front()) + " is " + stopped.front()->process_state + "; the others will wait for it";
+    return;
+  }
   view.hung = true;
   std::vector<const RankStat*> behind, waiting;
+  for (const auto* r : stopped) {  // named first: a stopped rank is why the others wait
+    behind.push_back(r);
+    view.behind.push_back(r->rank);
+  }
   for (const auto& r : view.ranks) {
-    if (r.started < max_started || !r.alive) {
+    if ((r.started < max_started || !r.alive) && !r.stopped) {
       behind.push_back(&r);
       view.behind.push_back(r.rank);
     }
@@ -237,7 +280,7 @@ void judge_hang(CommView& view, Analysis& out, const Options& opt) {
     evidence += "rank " + std::to_string(r.rank) + ": started " + std::to_string(r.started) + ", completed " +
                 std::to_string(r.completed) +
                 (r.in_flight_s >= 0 ? ", in flight for " + format_double("%.1f s", r.in_flight_s) : ", nothing in flight") +
-                (r.alive ? "" : ", process ended");
+                (r.alive ? "" : ", process ended") + (r.process_state.empty() || !r.alive ? "" : ", " + r.process_state);
     if (evidence.size() > 600) {
       evidence += "; ...";
       break;
@@ -254,11 +297,13 @@ void judge_hang(CommView& view, Analysis& out, const Options& opt) {
         names.push_back("...");
         break;
       }
-      names.push_back(who(*r) + " at " + std::to_string(r->started) + " started" + (r->alive ? "" : ", ended"));
+      names.push_back(who(*r) + " at " + std::to_string(r->started) + " started" + (r->alive ? "" : ", ended") +
+                      (r->stopped ? ", " + r->process_state : ""));
     }
     msg += "; behind: " + join(names, ", ") + " (the others started " + std::to_string(max_started) + ")";
     const auto* r = behind.front();
-    view.verdict = "HANG: " + who(*r) + " never started the operation the others wait in";
+    view.verdict = r->stopped ? "HANG: " + who(*r) + " is " + r->process_state + "; the others wait for it"
+                              : "HANG: " + who(*r) + " never started the operation the others wait in";
     remedy = "look at rank " + std::to_string(r->rank) + " on host " + r->host + " first: `py-spy dump --pid " +
              std::to_string(r->pid) + "` (where its Python is), `gdb -p " + std::to_string(r->pid) +
              " -batch -ex 'thread apply all bt'`, its state in `ps -o stat= -p " + std::to_string(r->pid) +
@@ -384,6 +429,8 @@ Analysis analyze(const Snapshot& snapshot, const Options& opt) {
       s.gpu = rec->gpu;
       s.pid = rec->pid;
       s.alive = rec->alive;
+      s.process_state = rec->process_state;
+      s.stopped = rec->stopped();
       s.started = rec->started;
       s.completed = rec->completed;
       s.busy_fraction = rec->busy_fraction;
@@ -402,7 +449,7 @@ Analysis analyze(const Snapshot& snapshot, const Options& opt) {
     judge_straggler(view, g, opt, op_ids);
     if (view.compared == 0) judge_busy(view, opt);
     judge_hang(view, out, opt);
-    if (view.hung) view.straggler = -1;  // the hang is the verdict: the rank behind is named there
+    if (view.hung || view.suspended || !view.stopped.empty()) view.straggler = -1;  // the hang (or stop) is the verdict
     if (!view.hung) judge_links(view, g, out, opt);
     if (view.straggler >= 0 && !view.hung) {
       const RankStat* s = nullptr;
@@ -480,7 +527,9 @@ json analysis_to_json(const Analysis& a, const Snapshot& snapshot, const Options
     json ranks = json::array();
     for (const auto& r : c.ranks) {
       json jr = {{"rank", r.rank}, {"host", r.host}, {"gpu", r.gpu}, {"bus_id", r.bus_id}, {"pid", r.pid},
-                 {"alive", r.alive}, {"least", r.least}, {"wait_seconds", r.wait_ns / 1e9},
+                 {"alive", r.alive},
+                 {"process_state", r.process_state.empty() ? json(nullptr) : json(r.process_state)},
+                 {"least", r.least}, {"wait_seconds", r.wait_ns / 1e9},
                  {"median_seconds", r.median_ns / 1e9}, {"started", r.started}, {"completed", r.completed},
                  {"in_flight_seconds", r.in_flight_s >= 0 ? json(r.in_flight_s) : json(nullptr)},
                  {"idle_seconds", r.idle_s >= 0 ? json(r.idle_s) : json(nullptr)},
@@ -493,6 +542,7 @@ json analysis_to_json(const Analysis& a, const Snapshot& snapshot, const Options
                      {"window_seconds", c.window_s},
                      {"straggler", c.straggler >= 0 ? json(c.straggler) : json(nullptr)},
                      {"straggler_p", c.straggler_p}, {"wait_share", c.wait_share}, {"hung", c.hung},
+                     {"suspended", c.suspended}, {"stopped", c.stopped}, {"behind", c.behind},
                      {"verdict", c.verdict}, {"connections", c.connections.size()},
                      {"slow_connection", c.slow_from >= 0 ? json{{"from", c.slow_from}, {"to", c.slow_to}} : json(nullptr)},
                      {"ranks", std::move(ranks)}});

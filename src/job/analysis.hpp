@@ -13,7 +13,11 @@
 //
 // The hang. A communicator in which some rank has had an operation in flight for the hang time
 // and no rank completed one in that time; the ranks behind are those that started fewer
-// operations than the others (they never entered the one the others wait in).
+// operations than the others (they never entered the one the others wait in), and the ranks whose
+// process is stopped (a SIGSTOP or a debugger, read by the node's exporter): a rank stopped inside
+// the operation the others wait in has started as many, and only its state tells it apart. A
+// stopped rank is named at once, before the hang time; when every live rank read is stopped the
+// job was suspended as a whole (scontrol suspend) and nothing is a hang.
 //
 // The slow connection. With the plugin's network steps per peer (FABSCOPE_PROFILER_PROXY=1): the
 // sending side's time on the network per step, per (rank, peer); a connection far above the
@@ -49,6 +53,8 @@ struct RankStat {
   std::string host, bus_id;
   int gpu = -1, pid = 0;
   bool alive = true;
+  std::string process_state;    // as the record says: "running", "stopped", "traced", ...; "" not known
+  bool stopped = false;         // alive and stopped or traced
   std::size_t least = 0;        // collectives compared in which it spent the least time inside
   double wait_ns = 0;           // in those: the others' median time minus its own, summed
   double median_ns = 0;         // its median time inside the compared collectives
@@ -79,6 +85,8 @@ struct CommView {
   double straggler_p = 1;       // the binomial tail of its count
   double wait_share = 0;        // the others' wait for the most-least rank, share of window_s
   bool hung = false;
+  bool suspended = false;       // every live rank read is stopped: the whole job was stopped
+  std::vector<int> stopped;     // live ranks whose process is stopped (not when suspended)
   std::vector<int> behind;      // in a hang: the ranks behind (started fewer, or ended), as named
   std::vector<Connection> connections;  // sending connections with at least slow_link_min_steps steps
   double connection_median_ns = 0;      // their median time per step (0: fewer than 3 connections)

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/error.hpp"
+#include "core/strings.hpp"
 
 namespace fabscope::job {
 
@@ -33,6 +34,7 @@ void to_json(json& j, const RankRecord& r) {
        {"bus_id", r.bus_id}, {"started", r.started}, {"completed", r.completed},
        {"last_start_unix_ns", r.last_start_unix_ns}, {"last_done_unix_ns", r.last_done_unix_ns},
        {"ops", std::move(ops)}, {"peers", std::move(peers)}};
+  if (!r.process_state.empty()) j["process_state"] = r.process_state;
   if (r.busy_fraction >= 0) j["busy_fraction"] = r.busy_fraction;
   if (r.ops.empty() && r.oldest_in_flight_unix_ns) j["oldest_in_flight_unix_ns"] = r.oldest_in_flight_unix_ns;
 }
@@ -82,6 +84,11 @@ RankRecord rank_from_json(const json& j) {
   r.pid = int_at<int>(j, "pid");
   if (!j.at("alive").is_boolean()) throw Error("'alive': expected true or false");
   r.alive = j.at("alive").get<bool>();
+  r.process_state = str_or(j, "process_state", 32);
+  if (!r.process_state.empty() && r.process_state != "running" && r.process_state != "stopped" &&
+      r.process_state != "traced" && r.process_state != "uninterruptible" && r.process_state != "zombie")
+    throw Error("'process_state': expected running, stopped, traced, uninterruptible or zombie, got '" +
+                core::printable(r.process_state) + "'");
   r.now_unix_ns = int_at<std::uint64_t>(j, "now_unix_ns");
   r.comm = str_at(j, "comm", 64);
   r.comm_name = str_or(j, "comm_name");

@@ -43,6 +43,10 @@ struct RankRecord {
   std::string job_id, host;  // the job's id as the plugin named it; the node's host name
   int pid = 0;
   bool alive = true;  // false: the process ended (its segment's lock is gone)
+  // The live process's state as its node saw it: "running", "stopped" (SIGSTOP), "traced" (held by
+  // a debugger), "uninterruptible" (in a driver or file-system call), "zombie"; "" not known.
+  std::string process_state;
+  bool stopped() const { return alive && (process_state == "stopped" || process_state == "traced"); }
   std::uint64_t now_unix_ns = 0;  // the reading node's clock when this record was read
   std::string comm;               // the communicator's hash, 16 hex digits (the same on every rank)
   std::string comm_name;          // the name the program gave it, may be ""

@@ -9,6 +9,8 @@ const std::vector<FindingInfo>& registry() {
       {"job.slow_path", "job", Severity::Warn, "the cable or switch a job's slow connections share (job status --fabric)"},
       {"job.hang", "job", Severity::Fail, "no rank of a communicator completed an operation for the hang time"},
       {"job.process_ended", "job", Severity::Fail, "a rank's process ended while the other ranks of its communicator run"},
+      {"job.process_stopped", "job", Severity::Fail, "a rank's process is stopped (a signal or a debugger) while the others run"},
+      {"job.suspended", "job", Severity::Info, "every live rank of a communicator is stopped: the job was suspended as a whole"},
       {"job.ranks_missing", "job", Severity::Info, "ranks of a communicator with no record in what was read"},
       {"job.source_error", "job", Severity::Warn, "a node or server that was asked could not be read"},
       {"job.ras_missing", "job", Severity::Fail, "NCCL's RAS: ranks or processes of a communicator are missing"},

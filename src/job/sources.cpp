@@ -164,6 +164,7 @@ std::map<std::string, std::string> prometheus_queries(const std::string& window)
       {"oldest", "max by (" + by + ") (fabscope_job_oldest_in_flight_start_timestamp_seconds)"},
       {"progress", "max by (" + by + ") (fabscope_job_last_progress_timestamp_seconds)"},
       {"ended", "max by (job_id, host, pid) (fabscope_job_process_info{state=\"ended\"})"},
+      {"stopped", "max by (job_id, host, pid) (fabscope_job_process_info{state=\"stopped\"})"},
       {"now", "time()"},
   };
 }
@@ -284,6 +285,12 @@ Snapshot prometheus_snapshot(const std::map<std::string, std::string>& answers, 
     for (auto& [k, r] : recs)
       if (r.job_id == label(s, "job_id") && r.host == label(s, "host") && std::to_string(r.pid) == label(s, "pid"))
         r.alive = false;
+  // (answers gathered before the exporter said "stopped" have no such query)
+  if (answers.count("stopped"))
+    for (const auto& s : get("stopped"))
+      for (auto& [k, r] : recs)
+        if (r.alive && r.job_id == label(s, "job_id") && r.host == label(s, "host") && std::to_string(r.pid) == label(s, "pid"))
+          r.process_state = "stopped";
   for (auto& [k, r] : recs) snap.ranks.push_back(std::move(r));
   return snap;
 }

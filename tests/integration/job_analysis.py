@@ -11,16 +11,19 @@ drive it as NCCL 2.28 does):
             others; a collective every 50 ms.
   stuck-9   4 ranks on hostC; ranks 0, 2, 3 wait in an all-reduce that rank 1 never started.
   links-5   4 ranks on hostD with network steps; rank 1's steps to rank 2 take 20x the others'.
+  stop-13   4 ranks on hostE, all inside the same all-reduce; rank 2's process is stopped (SIGSTOP).
 Asserted: `fabscope job status` over the exporters' /jobs (--nodes), from a saved read (--from),
 from the local directory (--dir) and from Prometheus (--prometheus) names rank 3 on hostB, the
-hang of rank 1 (and --drain drains its host through scontrol), the connection 1 -> 2; Prometheus (1 s scrapes, the job rules with the straggler's
-`for` shortened) fires FabscopeJobStraggler for rank 3 on hostB and FabscopeJobHang for rank 1 on
-hostC only. Every wait has a deadline; every process is killed at the end.
+hang of rank 1 (and --drain drains its host through scontrol), the connection 1 -> 2, the stopped
+rank 2 of stop-13 (at once, and first in the hang once the hang time passed); Prometheus (1 s scrapes, the job rules with the straggler's
+`for` shortened) fires FabscopeJobStraggler for rank 3 on hostB, FabscopeJobHang for rank 1 on
+hostC only, and FabscopeJobProcessStopped for rank 2 on hostE only. Every wait has a deadline; every process is killed at the end.
 """
 import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -37,6 +40,7 @@ def main():
     deadline = time.monotonic() + DEADLINE_S
     work = tempfile.mkdtemp(prefix="fabscope-job-analysis-")
     procs = []
+    stopped = []  # processes this test stopped: continued before the end, or they outlive it
     failures = []
 
     def check(cond, what):
@@ -50,13 +54,14 @@ def main():
         procs.append(p)
         line = p.stdout.readline().split()
         check(line[:1] == ["ready"], f"driver {' '.join(args[:6])}...: ready: {line}")
+        return [int(x) for x in line[1:]]
 
     def job(*args):
         r = subprocess.run([fabscope, "job"] + list(args), capture_output=True, text=True, timeout=60)
         return r.returncode, r.stdout, r.stderr
 
     try:
-        dA, dB, dC, dD = (os.path.join(work, n) for n in ("a", "b", "c", "d"))
+        dA, dB, dC, dD, dE = (os.path.join(work, n) for n in ("a", "b", "c", "d", "e"))
         common = ["--nranks", "4", "--ranks", "2", "--comms", "1", "--ops", "64", "--sizes", "2", "--job", "train-7",
                   "--straggler", "3", "--delay-us", "5000", "--jitter-us", "300", "--period-ms", "50"]
         start_driver(dA, common + ["--first-rank", "0", "--host", "hostA"])
@@ -66,10 +71,15 @@ def main():
         start_driver(dD, ["--ranks", "4", "--comms", "1", "--ops", "20", "--sizes", "1", "--job", "links-5",
                           "--host", "hostD", "--proxy-steps", "40", "--link-us", "50", "--slow-link", "1:2",
                           "--slow-link-us", "1000"])
+        pidsE = start_driver(dE, ["--ranks", "4", "--comms", "1", "--ops", "30", "--sizes", "2", "--job", "stop-13",
+                                  "--host", "hostE", "--in-flight"])
+        check(len(pidsE) == 4, f"driver of stop-13: 4 rank pids ({pidsE})")
+        os.kill(pidsE[2], signal.SIGSTOP)
+        stopped.append(pidsE[2])
 
         t_started = time.monotonic()
         ports = {}
-        for name, d in (("a", dA), ("b", dB), ("c", dC)):
+        for name, d in (("a", dA), ("b", dB), ("c", dC), ("e", dE)):
             ports[name] = free_port()
             log = open(os.path.join(work, f"exporter-{name}.log"), "w")
             procs.append(subprocess.Popen([fabscope, "exporter", "--listen", f"127.0.0.1:{ports[name]}",
@@ -134,10 +144,31 @@ def main():
         check(rc == 1 and len(sl) == 1 and re.search(r"rank 1 \(host hostD.*-> rank 2 \(host hostD", sl[0]["message"]),
               f"--dir: the slow connection 1 -> 2 (rc {rc}, {sl[0]['message'] if sl else err})")
 
+        # stop-13: every rank inside the same all-reduce, rank 2 stopped: named at once by its state
+        rc, out, err = job("status", "--dir", dE, "--hang-after", "60", "--json")
+        j = json.loads(out) if out.strip() else {}
+        st = [f for f in j.get("findings", []) if f["id"] == "job.process_stopped"]
+        comms = j.get("comms", [])
+        check(rc == 2 and len(st) == 1 and "rank 2 (host hostE" in st[0]["message"] and
+              f"pid {pidsE[2]}" in st[0]["message"] and comms and comms[0]["stopped"] == [2] and
+              comms[0]["verdict"].startswith("STOPPED: rank 2 (host hostE"),
+              f"--dir: the stopped rank 2 named before the hang time (rc {rc}, {st[0]['message'] if st else err}, "
+              f"{[c['verdict'] for c in comms]})")
+        rc, out, err = job("status", "--dir", dE, "--hang-after", "1", "--json")
+        j = json.loads(out) if out.strip() else {}
+        comms = j.get("comms", [])
+        check(rc == 2 and comms and comms[0]["hung"] and comms[0]["behind"] == [2] and
+              comms[0]["verdict"].startswith("HANG: rank 2 (host hostE") and "is stopped" in comms[0]["verdict"],
+              f"--dir: past the hang time the hang waits for the stopped rank 2 ({rc}, {[c['verdict'] for c in comms]})")
+        code, body = get(f"http://127.0.0.1:{ports['e']}/metrics")
+        check(code == 200 and re.search(r'fabscope_job_process_info\{[^}]*pid="%d"[^}]*state="stopped"' % pidsE[2], body)
+              and len(re.findall(r'fabscope_job_process_info\{[^}]*state="running"', body)) == 3,
+              f"exporter E: the stopped process's state label is stopped, the three others running ({code})")
+
         # Prometheus, the straggler's `for` shortened
         with open(rules) as f:
             text = f.read()
-        text = text.replace("        for: 2m\n", "        for: 0s\n")
+        text = text.replace("        for: 2m\n", "        for: 0s\n").replace("        for: 15s\n", "        for: 0s\n")
         with open(os.path.join(work, "fabscope-job-rules.yml"), "w") as f:
             f.write(text)
         prom_port = free_port()
@@ -180,12 +211,26 @@ scrape_configs:
         hang = [f for f in j.get("findings", []) if f["id"] == "job.hang"]
         check(rc == 2 and len(hang) == 1 and "behind: rank 1 (host hostC" in hang[0]["message"],
               f"--prometheus --job stuck-9: the hang, rank 1 behind (rc {rc})")
+        wait_for("FabscopeJobProcessStopped firing", lambda: firing("FabscopeJobProcessStopped"), deadline)
+        got = [(a["metric"].get("rank"), a["metric"].get("host"), a["metric"].get("job_id"), a["metric"].get("pid"))
+               for a in firing("FabscopeJobProcessStopped")]
+        check(got == [("2", "hostE", "stop-13", str(pidsE[2]))], f"FabscopeJobProcessStopped: rank 2 on hostE only: {got}")
+        rc, out, err = job("status", "--prometheus", prom, "--job", "stop-13", "--json")
+        j = json.loads(out) if out.strip() else {}
+        st = [f for f in j.get("findings", []) if f["id"] == "job.process_stopped"]
+        check(rc == 2 and len(st) == 1 and "rank 2 (host hostE" in st[0]["message"],
+              f"--prometheus --job stop-13: the stopped rank 2 (rc {rc}, {st[0]['message'] if st else err})")
         rc, out, err = job("status", "--prometheus", "https://x:9090")
         check(rc == 3 and "job: --prometheus" in err and "https is not supported" in err, f"--prometheus https: a usage error ({rc}: {err.strip()})")
     except Exception as e:  # noqa: BLE001
         failures.append(f"exception: {e!r}")
         print(f"FAIL exception: {e!r}")
     finally:
+        for pid in stopped:
+            try:
+                os.kill(pid, signal.SIGCONT)
+            except OSError:
+                pass
         for p in procs:
             p.terminate()
         for p in procs:

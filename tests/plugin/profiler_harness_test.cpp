@@ -506,6 +506,86 @@ TEST_F(ProfilerHarness, ExporterSeesAWriterAliveByItsLockNotItsPid) {
   EXPECT_FALSE(procs[0].alive);
 }
 
+// A writer stopped by a signal is said to be stopped (state T, its start time matching the
+// header's), running again once continued; a stat file of another process (another start time, as
+// a pid of another namespace would show) says nothing.
+TEST_F(ProfilerHarness, ExporterSaysAStoppedWriterIsStopped) {
+  int go[2], ready[2];
+  ASSERT_EQ(pipe(go), 0);
+  ASSERT_EQ(pipe(ready), 0);
+  pid_t pid = fork();
+  if (pid == 0) {
+    setenv("FABSCOPE_PROFILER_DIR", dir_.c_str(), 1);
+    setenv("FABSCOPE_JOB_ID", "stop-job", 1);
+    ProfilerPlugin p(FABSCOPE_PROFILER_PLUGIN);
+    Comm5 c(p, 11, 1, 2);
+    c.start_coll(CollSpec{.seq = 0});
+    char b = 1;
+    (void)!write(ready[1], &b, 1);
+    (void)!::read(go[0], &b, 1);
+    _exit(0);
+  }
+  char b;
+  ASSERT_EQ(::read(ready[0], &b, 1), 1);
+  fabscope::exporter::JobSourceOptions o;
+  o.dir = dir_;
+  fabscope::exporter::JobSource src(o);
+  auto procs = src.read(std::chrono::steady_clock::now());
+  ASSERT_EQ(procs.size(), 1u);
+  EXPECT_TRUE(procs[0].state == 'S' || procs[0].state == 'R') << int(procs[0].state);
+  EXPECT_FALSE(procs[0].stopped());
+  kill(pid, SIGSTOP);
+  int st = 0;
+  ASSERT_EQ(waitpid(pid, &st, WUNTRACED), pid);
+  ASSERT_TRUE(WIFSTOPPED(st));
+  procs = src.read(std::chrono::steady_clock::now());
+  ASSERT_EQ(procs.size(), 1u);
+  EXPECT_EQ(procs[0].state, 'T');
+  EXPECT_TRUE(procs[0].stopped());
+  std::string text = fabscope::render_text(fabscope::exporter::job_families(procs, src.stats(), 4096));
+  EXPECT_NE(text.find("state=\"stopped\""), std::string::npos) << text.substr(0, 600);
+  auto snap = src.records("test");
+  ASSERT_EQ(snap.ranks.size(), 1u);
+  EXPECT_EQ(snap.ranks[0].process_state, "stopped");
+  EXPECT_TRUE(snap.ranks[0].stopped());
+  // The same pid seen through a /proc whose stat names another start time: not known.
+  fabscope::exporter::JobSourceOptions other = o;
+  other.proc_dir = dir_ + "/proc";
+  fs::create_directories(other.proc_dir + "/" + std::to_string(pid));
+  std::ofstream(other.proc_dir + "/" + std::to_string(pid) + "/stat")
+      << pid << " (python3) T 1 1 1 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 9 0 12345 1 1\n";
+  auto foreign = fabscope::exporter::JobSource(other).read(std::chrono::steady_clock::now());
+  ASSERT_EQ(foreign.size(), 1u);
+  EXPECT_EQ(foreign[0].state, 0);
+  EXPECT_FALSE(foreign[0].stopped());
+  kill(pid, SIGCONT);
+  ASSERT_EQ(waitpid(pid, &st, WCONTINUED), pid);
+  procs = src.read(std::chrono::steady_clock::now());
+  EXPECT_FALSE(procs.at(0).stopped());
+  (void)!write(go[1], &b, 1);
+  waitpid(pid, nullptr, 0);
+  procs = src.read(std::chrono::steady_clock::now());
+  ASSERT_EQ(procs.size(), 1u);
+  EXPECT_FALSE(procs[0].alive);
+  EXPECT_FALSE(procs[0].stopped());
+}
+
+TEST(JobProcessState, StatLinesAreReadByTheirLastParenthesis) {
+  using fabscope::exporter::stat_state_if_started;
+  const std::string tail = " 1 1 1 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 9 0 777 1 1";
+  EXPECT_EQ(stat_state_if_started("42 (python3) T" + tail, 777), 'T');
+  EXPECT_EQ(stat_state_if_started("42 (a) b) (c) t" + tail, 777), 't');
+  EXPECT_EQ(stat_state_if_started("42 (python3) S" + tail, 778), 0);  // another process
+  EXPECT_EQ(stat_state_if_started("42 (python3) S 1 1", 777), 0);     // cut short
+  EXPECT_EQ(stat_state_if_started("", 777), 0);
+  EXPECT_EQ(stat_state_if_started("42 python3 S" + tail, 777), 0);
+  EXPECT_EQ(stat_state_if_started("42 (p) S 1 1 1 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 9 0 99999999999999999999999 1", 777), 0);
+  EXPECT_STREQ(fabscope::exporter::job_process_state_word('T'), "stopped");
+  EXPECT_STREQ(fabscope::exporter::job_process_state_word('t'), "traced");
+  EXPECT_STREQ(fabscope::exporter::job_process_state_word('S'), "running");
+  EXPECT_STREQ(fabscope::exporter::job_process_state_word(0), "");
+}
+
 // Ranks of one node start together: one's sweep of dead segments must never take another's that
 // is being created (seen on 4 GPUs: a rank lost its segment to a neighbour's sweep).
 TEST_F(ProfilerHarness, RanksStartingTogetherEachKeepTheirSegment) {

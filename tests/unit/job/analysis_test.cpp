@@ -224,6 +224,87 @@ TEST(JobAnalysis, AnEndedProcessIsNamedAndIsBehind) {
   EXPECT_NE(f->message.find("rank 3 (host node1, GPU 1, pid 1003)"), std::string::npos);
 }
 
+// Every rank inside the same operation, one of them stopped: only its state tells it apart.
+static Snapshot all_in_one_operation(double waited_s) {
+  Spec s;
+  auto snap = make_job(s);
+  for (auto& r : snap.ranks) {
+    r.now_unix_ns += static_cast<std::uint64_t>(waited_s * 1e9);
+    OpRecord o = r.ops.back();
+    o.seq++;
+    o.cpu_start_unix_ns = r.ops.back().done_unix_ns + 1000;
+    o.gpu_start_ns = o.gpu_stop_ns = o.done_unix_ns = 0;
+    r.ops.push_back(o);
+    r.started++;
+    r.process_state = "running";
+  }
+  return snap;
+}
+
+TEST(JobAnalysis, AStoppedRankInsideTheSameOperationIsTheOneTheHangWaitsFor) {
+  auto snap = all_in_one_operation(40);
+  snap.ranks[2].process_state = "stopped";
+  auto a = analyze(snap);
+  ASSERT_TRUE(a.comms[0].hung);
+  EXPECT_EQ(a.comms[0].behind, std::vector<int>{2});
+  EXPECT_EQ(a.comms[0].stopped, std::vector<int>{2});
+  EXPECT_EQ(a.comms[0].verdict.rfind("HANG: rank 2 (host node1, GPU 0, pid 1002) is stopped", 0), 0u) << a.comms[0].verdict;
+  const auto* h = find(a, "job.hang");
+  ASSERT_NE(h, nullptr);
+  EXPECT_NE(h->message.find("behind: rank 2 (host node1, GPU 0, pid 1002) at 65 started, stopped"), std::string::npos)
+      << h->message;
+  const auto* f = find(a, "job.process_stopped");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->severity, Severity::Fail);
+  EXPECT_NE(f->message.find("rank 2 (host node1, GPU 0, pid 1002) is stopped"), std::string::npos) << f->message;
+  EXPECT_NE(f->remedy.find("kill -CONT 1002"), std::string::npos);
+  EXPECT_NE(f->evidence.find("process state stopped"), std::string::npos);
+  auto j = analysis_to_json(a, snap, {});
+  EXPECT_EQ(j["comms"][0]["stopped"], json::array({2}));
+  EXPECT_EQ(j["comms"][0]["ranks"][2]["process_state"], "stopped");
+  EXPECT_TRUE(j["comms"][0]["ranks"][0]["process_state"] == "running");
+}
+
+TEST(JobAnalysis, AStoppedRankIsNamedBeforeTheHangTime) {
+  auto snap = all_in_one_operation(2);
+  snap.ranks[1].process_state = "traced";
+  auto a = analyze(snap);
+  EXPECT_FALSE(a.comms[0].hung);
+  EXPECT_EQ(find(a, "job.hang"), nullptr);
+  const auto* f = find(a, "job.process_stopped");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NE(f->message.find("rank 1 (host node0, GPU 1, pid 1001) is held by a debugger"), std::string::npos) << f->message;
+  EXPECT_EQ(a.comms[0].verdict.rfind("STOPPED: rank 1", 0), 0u) << a.comms[0].verdict;
+  EXPECT_EQ(a.comms[0].straggler, -1);
+}
+
+TEST(JobAnalysis, EveryRankStoppedIsASuspendedJobNotAHang) {
+  auto snap = all_in_one_operation(600);
+  for (auto& r : snap.ranks) r.process_state = "stopped";
+  auto a = analyze(snap);
+  EXPECT_FALSE(a.comms[0].hung);
+  EXPECT_TRUE(a.comms[0].suspended);
+  EXPECT_EQ(find(a, "job.hang"), nullptr);
+  EXPECT_EQ(find(a, "job.process_stopped"), nullptr);
+  ASSERT_NE(find(a, "job.suspended"), nullptr);
+  EXPECT_EQ(find(a, "job.suspended")->severity, Severity::Info);
+  EXPECT_EQ(a.comms[0].verdict.rfind("SUSPENDED", 0), 0u);
+  // An ended rank with the live ones all stopped: still a suspension of what runs.
+  snap.ranks[0].alive = false;
+  a = analyze(snap);
+  EXPECT_TRUE(a.comms[0].suspended);
+  EXPECT_NE(find(a, "job.process_ended"), nullptr);
+}
+
+TEST(JobAnalysis, AStateNotKnownChangesNothing) {
+  auto snap = all_in_one_operation(40);
+  for (auto& r : snap.ranks) r.process_state.clear();
+  auto a = analyze(snap);
+  ASSERT_NE(find(a, "job.hang"), nullptr);
+  EXPECT_NE(find(a, "job.hang")->message.find("the operation itself does not complete"), std::string::npos);
+  EXPECT_EQ(find(a, "job.process_stopped"), nullptr);
+}
+
 TEST(JobAnalysis, MissingRanksAreSaid) {
   Spec s;
   s.ranks = 6;
@@ -319,6 +400,22 @@ TEST(JobRecords, JsonRoundTripAndRefusals) {
   EXPECT_NE(bad("\"pid\": 1000", "\"pid\": -1e400").find("x.json"), std::string::npos);
   EXPECT_NE(bad("\"pid\": 1000", "\"pid\": 1000, \"pid\": 1").find("appears twice"), std::string::npos);
   EXPECT_NE(bad("\"alive\": true", "\"alive\": 1").find("'alive'"), std::string::npos);
+  // process_state: optional (records written before it have none), one of five words
+  snap.ranks[1].process_state = "stopped";
+  auto text2 = dump_json(snapshot_to_json(snap));
+  EXPECT_EQ(parse_snapshot(text2, "x.json").ranks[1].process_state, "stopped");
+  EXPECT_TRUE(parse_snapshot(text2, "x.json").ranks[1].stopped());
+  EXPECT_EQ(back.ranks[1].process_state, "");
+  auto at = text2.find("\"stopped\"");
+  ASSERT_NE(at, std::string::npos);
+  text2.replace(at, 9, "\"paused\"");
+  try {
+    parse_snapshot(text2, "x.json");
+    ADD_FAILURE() << "accepted paused";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("'process_state'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("'paused'"), std::string::npos) << e.what();
+  }
 }
 
 TEST(JobSources, PrometheusAnswersOfAnotherShapeAreErrors) {
@@ -349,7 +446,14 @@ TEST(JobSources, PrometheusAnswersBecomeRecords) {
       {"oldest", vec("1799999980", "NaN")}, {"progress", vec("1799999970", "1799999970")},
       {"ended", R"({"status":"success","data":{"resultType":"vector","result":[]}})"},
       {"now", R"({"status":"success","data":{"resultType":"scalar","result":[1,"1800000000"]}})"}};
-  auto snap = prometheus_snapshot(answers, "prom");
+  auto snap = prometheus_snapshot(answers, "prom");  // without the "stopped" query: an older caller's answers
+  EXPECT_EQ(snap.ranks.at(1).process_state, "");
+  answers["stopped"] =
+      R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{"job_id":"7","host":"n2","pid":"11"},"value":[1,"1"]}]}})";
+  auto stopped = prometheus_snapshot(answers, "prom");
+  EXPECT_EQ(stopped.ranks.at(1).process_state, "stopped");
+  EXPECT_EQ(stopped.ranks.at(0).process_state, "");
+  EXPECT_EQ(analyze(stopped).comms[0].verdict.rfind("HANG: rank 1 (host n2, GPU 3", 0), 0u) << analyze(stopped).comms[0].verdict;
   ASSERT_EQ(snap.ranks.size(), 2u);  // rank 5 of 2 is dropped
   EXPECT_EQ(snap.ranks[1].gpu, 3);
   EXPECT_DOUBLE_EQ(snap.ranks[0].busy_fraction, 0.30);
