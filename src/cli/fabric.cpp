@@ -16,6 +16,7 @@
 #include "core/terminal.hpp"
 #include "subnet/judge.hpp"
 #include "subnet/render.hpp"
+#include "subnet/route_checks.hpp"
 #include "subnet/routes.hpp"
 #include "subnet/sweep.hpp"
 #include "subnet/thresholds.hpp"
@@ -285,7 +286,8 @@ int cmd_fabric(int argc, char** argv) {
   }
   else  // names come from the fabric
     std::cout << core::printable_lines(
-        render_text(now, facts, findings, core::output_width(args.has("wide")), args.has("expect")));
+        render_text(now, facts, findings, core::output_width(args.has("wide")), args.has("expect")) +
+        (has_routes(now) ? "\n" + render_route_check(now, check_routes(now)) : std::string()));
   return exit_code_for(findings);
 }
 

@@ -1,5 +1,8 @@
 #include "subnet/judge.hpp"
 
+#include "subnet/route_checks.hpp"
+#include "subnet/routes.hpp"
+
 #include <algorithm>
 #include <cstdio>
 #include <deque>
@@ -34,6 +37,9 @@ const std::vector<FindingInfo>& fabric_checks() {
       {"fabric.tier_below_capability", "fabric", Severity::Info, "a tier's links run below what their ends support"},
       {"fabric.node_new", "fabric", Severity::Info, "a node not in the expected topology"},
       {"fabric.link_new", "fabric", Severity::Info, "a link not in the expected topology"},
+      {"fabric.credit_loop", "fabric", Severity::Fail, "the forwarding tables make a cycle of link dependencies (a deadlock risk)"},
+      {"fabric.lid_unreachable", "fabric", Severity::Fail, "a LID that some switch's forwarding table does not lead to"},
+      {"fabric.routes_unbalanced", "fabric", Severity::Warn, "a switch sends far more routes out of one port than its others"},
   });
   return r;
 }
@@ -753,6 +759,8 @@ std::vector<Finding> judge(const Subnet& now, const JudgeOptions& opt) {
   judge_saturated(now, level, out);
   judge_firmware(now, out);
   judge_not_answered(now, out);
+  if (has_routes(now))  // the forwarding tables were read: judge the routes they make
+    for (auto& f : route_findings(now, check_routes(now))) out.findings.push_back(std::move(f));
   // Both ends of one cable: one finding for the link, the evidence of each end joined.
   std::vector<Finding> merged;
   std::map<std::pair<std::string, std::string>, std::size_t> at;  // (id, subject) -> index in merged

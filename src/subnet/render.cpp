@@ -1,5 +1,8 @@
 #include "subnet/render.hpp"
 
+#include "subnet/route_checks.hpp"
+#include "subnet/routes.hpp"
+
 #include <algorithm>
 #include <cstdio>
 #include <set>
@@ -130,6 +133,7 @@ json fabric_json_without_nodes(const Subnet& s, const std::vector<LinkFact>& fac
     checks.push_back({{"id", c.id}, {"severity", to_string(c.severity)}, {"title", c.title}});
   j["checks"] = std::move(checks);
   j["findings"] = findings;
+  if (has_routes(s)) j["routing"] = to_json(s, check_routes(s));  // the tables were read: what they make
   const SeverityCounts c = count_severities(findings);
   j["summary"] = {{"fail", c.fail}, {"warn", c.warn}, {"info", c.info}, {"worst", to_string(worst(findings))}};
   j["exit_code"] = exit_code_for(findings);
