@@ -32,42 +32,42 @@ const std::vector<FindingInfo>& topology_checks() {
 
 namespace {
 
-constexpr std::size_t kMaxNameChars = 63;  // a Kubernetes label value; Slurm's switch names allow 64
+constexpr std::size_t kMaxTopoNameChars = 63;  // a Kubernetes label value; Slurm's switch names allow 64
 
-Finding topo_finding(const std::string& id, Severity sev, std::string subject, std::string message,
+Finding topology_finding(const std::string& id, Severity sev, std::string subject, std::string message,
                      std::string evidence, std::string remedy) {
   return registered_finding(topology_checks(), id, sev, std::move(subject), std::move(message), std::move(evidence),
                             std::move(remedy));
 }
 
-bool name_char(char c) {
+bool topo_name_char(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
 }
 
 // What Slurm's hostlist parser and a Kubernetes label value both take: letters, digits, '-', '_',
 // '.', starting and ending with a letter or digit, at most 63 characters.
-bool usable_name(const std::string& n) {
-  if (n.empty() || n.size() > kMaxNameChars) return false;
+bool topo_usable_name(const std::string& n) {
+  if (n.empty() || n.size() > kMaxTopoNameChars) return false;
   if (!std::isalnum(static_cast<unsigned char>(n.front())) || !std::isalnum(static_cast<unsigned char>(n.back())))
     return false;
-  return std::all_of(n.begin(), n.end(), name_char);
+  return std::all_of(n.begin(), n.end(), topo_name_char);
 }
 
-std::string shown(const std::string& s) {
+std::string topo_shown(const std::string& s) {
   return "'" + core::printable(s.substr(0, 60)) + (s.size() > 60 ? "...'" : "'");
 }
 
 // Natural order: "node2" before "node10".
-struct NaturalKey {
+struct TopoNaturalKey {
   std::string prefix;
   std::size_t width = 0;
   unsigned long long number = 0;
   bool has_number = false;
 };
-NaturalKey natural_key(const std::string& s) {
+TopoNaturalKey topo_natural_key(const std::string& s) {
   std::size_t i = s.size();
   while (i > 0 && std::isdigit(static_cast<unsigned char>(s[i - 1]))) --i;
-  NaturalKey k;
+  TopoNaturalKey k;
   k.prefix = s.substr(0, i);
   const std::string digits = s.substr(i);
   if (!digits.empty() && digits.size() <= 18) {
@@ -79,21 +79,21 @@ NaturalKey natural_key(const std::string& s) {
   }
   return k;
 }
-bool natural_less(const std::string& a, const std::string& b) {
-  const NaturalKey x = natural_key(a), y = natural_key(b);
+bool topo_natural_less(const std::string& a, const std::string& b) {
+  const TopoNaturalKey x = topo_natural_key(a), y = topo_natural_key(b);
   if (x.prefix != y.prefix) return x.prefix < y.prefix;
   if (x.has_number != y.has_number) return !x.has_number;
   if (x.number != y.number) return x.number < y.number;
   return a < b;
 }
-void natural_sort(std::vector<std::string>& v) {
-  std::sort(v.begin(), v.end(), natural_less);
+void topo_natural_sort(std::vector<std::string>& v) {
+  std::sort(v.begin(), v.end(), topo_natural_less);
   v.erase(std::unique(v.begin(), v.end()), v.end());
 }
 
 // Levels as the judgements count them: HCAs 0, a switch one more than the lowest level among its
 // neighbours; a switch no HCA reaches -1. Only links whose ends are both known count.
-std::vector<int> levels_of(const Subnet& s) {
+std::vector<int> topo_levels(const Subnet& s) {
   std::vector<int> level(s.nodes.size(), -1);
   std::deque<int> queue;
   for (int n = 0; n < static_cast<int>(s.nodes.size()); ++n)
@@ -113,12 +113,12 @@ std::vector<int> levels_of(const Subnet& s) {
 
 // A port that carries traffic: Active, or linked with its PortInfo not read (a saved sweep of an
 // older fabric) — the cable is there.
-bool port_up(const Port& p) {
+bool topo_port_up(const Port& p) {
   if (p.remote_node < 0) return false;
   return !p.info || p.info->state == PortState::Active;
 }
 
-const std::string* mapped(const NameMap& m, const Node& n) {
+const std::string* mapped_name(const NameMap& m, const Node& n) {
   if (auto it = m.by_guid.find(n.guid); it != m.by_guid.end()) return &it->second;
   for (const auto& p : n.ports)
     if (p.guid)
@@ -129,13 +129,13 @@ const std::string* mapped(const NameMap& m, const Node& n) {
 
 // The part of a switch's description that names it: "MF0;leaf01:MQM9700/U1" -> "leaf01"
 // (Mellanox/NVIDIA switches), else the description with characters a name cannot hold made '-'.
-std::string switch_candidate(const std::string& d) {
+std::string topo_switch_candidate(const std::string& d) {
   std::string c = d;
   if (const auto semi = d.find(';'), colon = d.find(':', d.find(';') + 1);
       semi != std::string::npos && colon != std::string::npos && colon > semi + 1)
     c = d.substr(semi + 1, colon - semi - 1);
   for (char& ch : c)
-    if (!name_char(ch)) ch = '-';
+    if (!topo_name_char(ch)) ch = '-';
   while (!c.empty() && !std::isalnum(static_cast<unsigned char>(c.front()))) c.erase(c.begin());
   while (!c.empty() && !std::isalnum(static_cast<unsigned char>(c.back()))) c.pop_back();
   return c;
@@ -143,7 +143,7 @@ std::string switch_candidate(const std::string& d) {
 
 // Node descriptions nobody set: rdma-core's default before rdma-ndd runs names the device
 // ("MT4123 ConnectX6 Mellanox Technologies"), never the host.
-bool default_description(const std::string& d) {
+bool topo_default_description(const std::string& d) {
   const auto words = core::split_ws(d);
   if (words.empty()) return true;
   const std::string& w = words.front();
@@ -153,11 +153,11 @@ bool default_description(const std::string& d) {
   return core::contains(d, "Mellanox Technologies");
 }
 
-std::string list_of(const std::vector<std::string>& items, std::size_t max_items = 8) {
+std::string topo_list(const std::vector<std::string>& items, std::size_t max_items = 8) {
   return core::join(items, ", ", max_items);
 }
 
-struct Builder {
+struct TopoBuilder {
   const Subnet& s;
   const TopologyOptions& opt;
   std::vector<int> level;
@@ -171,14 +171,14 @@ struct Builder {
     for (int n = 0; n < static_cast<int>(s.nodes.size()); ++n) {
       const Node& node = s.nodes[n];
       if (node.type != NodeType::Switch) continue;
-      const std::string* m = mapped(opt.names, node);
-      candidate[n] = m ? *m : switch_candidate(node.description);
+      const std::string* m = mapped_name(opt.names, node);
+      candidate[n] = m ? *m : topo_switch_candidate(node.description);
       ++uses[candidate[n]];
     }
     for (int n = 0; n < static_cast<int>(s.nodes.size()); ++n) {
       if (s.nodes[n].type != NodeType::Switch) continue;
       const std::string& c = candidate[n];
-      switch_name[n] = usable_name(c) && uses[c] == 1 ? c : guid_hex(s.nodes[n].guid);
+      switch_name[n] = topo_usable_name(c) && uses[c] == 1 ? c : guid_hex(s.nodes[n].guid);
     }
   }
 
@@ -189,7 +189,7 @@ struct Builder {
   };
 
   void build() {
-    level = levels_of(s);
+    level = topo_levels(s);
     name_switches();
     out.source = s.source;
     out.swept_at = s.swept_at;
@@ -202,15 +202,15 @@ struct Builder {
       if (node.type != NodeType::Hca) continue;
       std::string host;
       std::string why;
-      if (const std::string* m = mapped(opt.names, node)) {
+      if (const std::string* m = mapped_name(opt.names, node)) {
         host = *m;
       } else if (node.description.empty()) {
         why = "no node description";
-      } else if (default_description(node.description)) {
-        why = "default description " + shown(node.description);
+      } else if (topo_default_description(node.description)) {
+        why = "default description " + topo_shown(node.description);
       } else {
         host = core::split_ws(node.description).front();
-        if (!usable_name(host)) why = "first word " + shown(host) + " is no Slurm node name", host.clear();
+        if (!topo_usable_name(host)) why = "first word " + topo_shown(host) + " is no Slurm node name", host.clear();
       }
       if (!host.empty() && !opt.keep.empty() && !opt.keep.count(host)) {
         // rdma-ndd writes the hostname as the system has it: a fully qualified one matches the
@@ -228,7 +228,7 @@ struct Builder {
       }
       Hca h{n, host, {}};
       for (const auto& p : node.ports)
-        if (port_up(p) && p.remote_node < static_cast<int>(s.nodes.size()) &&
+        if (topo_port_up(p) && p.remote_node < static_cast<int>(s.nodes.size()) &&
             s.nodes[p.remote_node].type == NodeType::Switch)
           h.leaves.push_back(p.remote_node);
       std::sort(h.leaves.begin(), h.leaves.end());
@@ -236,12 +236,12 @@ struct Builder {
       hcas.push_back(std::move(h));
     }
     if (!unmapped.empty())
-      out.findings.push_back(topo_finding(
+      out.findings.push_back(topology_finding(
           "fabric.topology_name_unmapped", Severity::Warn, std::to_string(unmapped.size()) + " HCA(s)",
           std::to_string(unmapped.size()) +
               " HCA(s) have no usable host name and are left out of the topology: their hosts are in no "
               "switch",
-          "hcas=" + list_of(unmapped),
+          "hcas=" + topo_list(unmapped),
           "set the node description on the host (rdma-ndd, or 'echo \"$(hostname -s) mlx5_0\" > "
           "/sys/class/infiniband/mlx5_0/node_desc'), or name the GUID in a --name-map file"));
 
@@ -252,17 +252,17 @@ struct Builder {
     for (const auto& [host, list] : by_host) {
       std::map<std::string, std::vector<std::uint64_t>> by_desc;
       for (const Hca* h : list)
-        if (!mapped(opt.names, s.nodes[h->node])) by_desc[s.nodes[h->node].description].push_back(s.nodes[h->node].guid);
+        if (!mapped_name(opt.names, s.nodes[h->node])) by_desc[s.nodes[h->node].description].push_back(s.nodes[h->node].guid);
       for (const auto& [desc, guids] : by_desc) {
         if (guids.size() < 2) continue;
         duplicate.insert(host);
         std::vector<std::string> g;
         for (auto x : guids) g.push_back(guid_hex(x));
-        out.findings.push_back(topo_finding(
+        out.findings.push_back(topology_finding(
             "fabric.topology_duplicate_name", Severity::Fail, host,
-            std::to_string(guids.size()) + " HCAs have the node description " + shown(desc) +
+            std::to_string(guids.size()) + " HCAs have the node description " + topo_shown(desc) +
                 ": two machines claim the host name '" + host + "', so it is left out of the topology",
-            "description=" + shown(desc) + " guids=" + list_of(g),
+            "description=" + topo_shown(desc) + " guids=" + topo_list(g),
             "give each machine its own hostname and node description (a cloned image keeps the old one), "
             "or name each GUID in a --name-map file"));
       }
@@ -298,21 +298,21 @@ struct Builder {
       out.hosts.push_back(std::move(th));
     }
     if (!unplaced.empty())
-      out.findings.push_back(topo_finding(
+      out.findings.push_back(topology_finding(
           "fabric.topology_host_unplaced", Severity::Warn, std::to_string(unplaced.size()) + " host(s)",
           std::to_string(unplaced.size()) +
               " host(s) have no active link to a switch and are in no switch of the topology; Slurm "
               "warns 'switches lack access' and places no multi-node job on them",
-          "hosts=" + list_of(unplaced),
+          "hosts=" + topo_list(unplaced),
           "check the hosts' cables and ports ('ibstat' on the host, 'fabscope fabric' for the link), then "
           "sweep and write the topology again"));
     if (!rails.empty())
-      out.findings.push_back(topo_finding(
+      out.findings.push_back(topology_finding(
           "fabric.topology_host_rails", Severity::Info, std::to_string(rails.size()) + " host(s)",
           std::to_string(rails.size()) +
               " host(s) have HCAs on more than one leaf (rails); each is placed under the leaf of its first "
               "HCA (by node description, mlx5_0 first), so jobs are packed by their first rail",
-          "hosts=" + list_of(rails),
+          "hosts=" + topo_list(rails),
           "nothing to do in a rail-optimized fabric (hosts sharing a first-rail leaf share the other "
           "rails' leaves too); otherwise recable the host so its HCAs share a leaf"));
 
@@ -323,7 +323,7 @@ struct Builder {
     for (const auto& [leaf, hosts] : hosts_of_leaf) {
       int up = 0;
       for (const auto& p : s.nodes[leaf].ports)
-        if (p.number > 0 && port_up(p) && p.remote_node < static_cast<int>(s.nodes.size()) &&
+        if (p.number > 0 && topo_port_up(p) && p.remote_node < static_cast<int>(s.nodes.size()) &&
             s.nodes[p.remote_node].type == NodeType::Switch && level[p.remote_node] > level[leaf])
           ++up;
       uplinks[leaf] = up;
@@ -348,7 +348,7 @@ struct Builder {
       sw.node = leaf;
       sw.level = 1;
       sw.hosts = hosts;
-      natural_sort(sw.hosts);
+      topo_natural_sort(sw.hosts);
       sw.uplinks = uplinks[leaf];
       sw.uplinks_usual = usual;
       const bool fewer = sw.uplinks < usual;
@@ -360,14 +360,14 @@ struct Builder {
         if (!slow.empty()) what += std::string(what.empty() ? "" : "; ") + std::to_string(slow.size()) + " below their tier";
         const bool skip = opt.skip_degraded_leaves;
         if (skip) skipped.insert(leaf);
-        out.findings.push_back(topo_finding(
+        out.findings.push_back(topology_finding(
             "fabric.topology_uplinks_degraded", Severity::Warn, sw.name,
             "leaf " + sw.name + " has " + what + ": its " + std::to_string(sw.hosts.size()) +
                 " host(s) reach the rest of the fabric through less bandwidth than the topology tells the "
                 "scheduler" +
                 (skip ? "; left out of the placement (--skip-degraded)" : ""),
             "uplinks=" + std::to_string(sw.uplinks) + " usual=" + std::to_string(usual) +
-                (slow.empty() ? "" : " slow=" + list_of(slow, 4)) + " hosts=" + list_of(sw.hosts),
+                (slow.empty() ? "" : " slow=" + topo_list(slow, 4)) + " hosts=" + topo_list(sw.hosts),
             "find the missing or slow uplinks with 'fabscope fabric' (fabric.link_degraded, "
             "fabric.link_missing with --expect) and repair them; until then keep multi-leaf jobs off " +
                 sw.name + (skip ? "" : " (--skip-degraded leaves its hosts out of the placement)")));
@@ -396,33 +396,33 @@ struct Builder {
         sw.node = n;
         sw.level = lv;
         for (const auto& p : s.nodes[n].ports)
-          if (p.number > 0 && port_up(p) && p.remote_node < static_cast<int>(s.nodes.size()) &&
+          if (p.number > 0 && topo_port_up(p) && p.remote_node < static_cast<int>(s.nodes.size()) &&
               present.count(p.remote_node) && level[p.remote_node] == lv - 1)
             sw.children.push_back(switch_name[p.remote_node]);
-        natural_sort(sw.children);
+        topo_natural_sort(sw.children);
         if (!sw.children.empty()) row.push_back(std::move(sw));
       }
       for (auto& sw : row) present.insert(sw.node), out.switches.push_back(std::move(sw));
     }
     std::stable_sort(out.switches.begin(), out.switches.end(), [](const TopoSwitch& a, const TopoSwitch& b) {
       if (a.level != b.level) return a.level < b.level;
-      return natural_less(a.name, b.name);
+      return topo_natural_less(a.name, b.name);
     });
     std::sort(out.hosts.begin(), out.hosts.end(),
-              [](const TopoHost& a, const TopoHost& b) { return natural_less(a.name, b.name); });
+              [](const TopoHost& a, const TopoHost& b) { return topo_natural_less(a.name, b.name); });
 
     if (!opt.keep.empty()) {
       std::vector<std::string> absent;
       for (const auto& k : opt.keep)
         if (!out.find_host(k)) absent.push_back(k);
-      natural_sort(absent);
+      topo_natural_sort(absent);
       if (!absent.empty())
-        out.findings.push_back(topo_finding(
+        out.findings.push_back(topology_finding(
             "fabric.topology_host_not_found", Severity::Warn, std::to_string(absent.size()) + " host(s)",
             std::to_string(absent.size()) +
                 " host(s) of the host list have no HCA of that name in the fabric (powered off, cabled to "
                 "another subnet, or named otherwise in their node description): they are in no switch",
-            "hosts=" + list_of(absent),
+            "hosts=" + topo_list(absent),
             "check that the hosts are up and on this subnet ('ibstat' on the host); map names that differ "
             "with --name-map"));
     }
@@ -437,7 +437,7 @@ struct Builder {
   static bool skip_leaf(int leaf, const std::set<int>& skipped) { return skipped.count(leaf) > 0; }
 };
 
-std::string header(const SchedTopology& t, const std::string& what) {
+std::string topo_header(const SchedTopology& t, const std::string& what) {
   std::ostringstream os;
   int leaves = 0, upper = 0;
   std::size_t placed = 0;
@@ -455,7 +455,7 @@ std::string header(const SchedTopology& t, const std::string& what) {
   return os.str();
 }
 
-std::string yaml_quoted(const std::string& s) { return "\"" + s + "\""; }  // names hold no '"' or '\'
+std::string topo_yaml_quoted(const std::string& s) { return "\"" + s + "\""; }  // names hold no '"' or '\'
 
 }  // namespace
 
@@ -472,7 +472,7 @@ const TopoHost* SchedTopology::find_host(const std::string& name) const {
 }
 
 SchedTopology scheduler_topology(const Subnet& s, const TopologyOptions& opt) {
-  Builder b{s, opt, {}, {}, {}};
+  TopoBuilder b{s, opt, {}, {}, {}};
   b.build();
   return std::move(b.out);
 }
@@ -494,34 +494,34 @@ NameMap parse_name_map(const std::string& text, const std::string& origin) {
     std::string key, name;
     if (line.back() == '"') {
       const auto open = line.rfind('"', line.size() - 2);
-      if (open == std::string::npos) throw Error(at + "unbalanced quote in " + shown(line));
+      if (open == std::string::npos) throw Error(at + "unbalanced quote in " + topo_shown(line));
       name = line.substr(open + 1, line.size() - open - 2);
       key = std::string(core::trim(std::string_view(line).substr(0, open)));
     } else {
       const auto sp = line.find_last_of(" \t");
       if (sp == std::string::npos)
-        throw Error(at + "expected 'GUID NAME' or 'DESCRIPTION NAME', got only " + shown(line));
+        throw Error(at + "expected 'GUID NAME' or 'DESCRIPTION NAME', got only " + topo_shown(line));
       name = line.substr(sp + 1);
       key = std::string(core::trim(std::string_view(line).substr(0, sp)));
     }
     if (key.size() >= 2 && key.front() == '"' && key.back() == '"') key = key.substr(1, key.size() - 2);
-    if (key.empty()) throw Error(at + "no GUID or description before the name " + shown(name));
-    if (!usable_name(name))
-      throw Error(at + "name " + shown(name) +
+    if (key.empty()) throw Error(at + "no GUID or description before the name " + topo_shown(name));
+    if (!topo_usable_name(name))
+      throw Error(at + "name " + topo_shown(name) +
                   " is not a Slurm node name (letters, digits, '-', '_', '.', at most 63, starting and ending "
                   "with a letter or digit)");
     auto put = [&](auto& table, const auto& k, const std::string& shown_key) {
       auto [it, fresh] = table.emplace(k, name);
       if (!fresh && it->second != name)
-        throw Error(at + shown_key + " is mapped to " + shown(it->second) + " already, now to " + shown(name));
+        throw Error(at + shown_key + " is mapped to " + topo_shown(it->second) + " already, now to " + topo_shown(name));
     };
     if (key.size() > 2 && key[0] == '0' && (key[1] == 'x' || key[1] == 'X')) {
       const bool hex = key.size() <= 18 && key.find_first_not_of("0123456789abcdefABCDEF", 2) == std::string::npos;
       const std::uint64_t g = hex ? parse_guid(key) : 0;
-      if (!g) throw Error(at + shown(key) + " is not a GUID (0x and up to 16 hex digits)");
+      if (!g) throw Error(at + topo_shown(key) + " is not a GUID (0x and up to 16 hex digits)");
       put(m.by_guid, g, "GUID " + key);
     } else {
-      put(m.by_description, key, "description " + shown(key));
+      put(m.by_description, key, "description " + topo_shown(key));
     }
   }
   return m;
@@ -530,11 +530,11 @@ NameMap parse_name_map(const std::string& text, const std::string& origin) {
 NameMap load_name_map(const std::string& path) { return parse_name_map(core::read_input(path, 16u << 20), path); }
 
 std::string compress_hostlist(std::vector<std::string> names) {
-  natural_sort(names);
+  topo_natural_sort(names);
   std::vector<std::string> items;
   std::size_t i = 0;
   while (i < names.size()) {
-    const NaturalKey k = natural_key(names[i]);
+    const TopoNaturalKey k = topo_natural_key(names[i]);
     if (!k.has_number || k.prefix.empty() || k.prefix.find_first_of("[],") != std::string::npos) {
       items.push_back(names[i++]);
       continue;
@@ -549,7 +549,7 @@ std::string compress_hostlist(std::vector<std::string> names) {
     };
     std::string prev_digits;
     while (j < names.size()) {
-      const NaturalKey kj = natural_key(names[j]);
+      const TopoNaturalKey kj = topo_natural_key(names[j]);
       if (!kj.has_number || kj.prefix != k.prefix || kj.width != k.width) break;
       const std::string digits = names[j].substr(kj.prefix.size());
       if (j == i) {
@@ -572,7 +572,7 @@ std::string compress_hostlist(std::vector<std::string> names) {
 
 std::string render_slurm_tree(const SchedTopology& t) {
   std::ostringstream os;
-  os << header(t, "topology.conf for TopologyPlugin=topology/tree");
+  os << topo_header(t, "topology.conf for TopologyPlugin=topology/tree");
   for (const auto& sw : t.switches) {
     if (sw.level == 1) os << "SwitchName=" << sw.name << " Nodes=" << compress_hostlist(sw.hosts) << "\n";
     else os << "SwitchName=" << sw.name << " Switches=" << compress_hostlist(sw.children) << "\n";
@@ -581,7 +581,7 @@ std::string render_slurm_tree(const SchedTopology& t) {
 }
 
 namespace {
-std::size_t smallest_block(const SchedTopology& t) {
+std::size_t topo_smallest_block(const SchedTopology& t) {
   std::size_t smallest = 0;
   for (const auto& sw : t.switches)
     if (sw.level == 1 && (smallest == 0 || sw.hosts.size() < smallest)) smallest = sw.hosts.size();
@@ -591,30 +591,30 @@ std::size_t smallest_block(const SchedTopology& t) {
 
 std::string render_slurm_block(const SchedTopology& t) {
   std::ostringstream os;
-  os << header(t, "topology.conf for TopologyPlugin=topology/block (Slurm 23.11 and later), one block per leaf");
+  os << topo_header(t, "topology.conf for TopologyPlugin=topology/block (Slurm 23.11 and later), one block per leaf");
   for (const auto& sw : t.switches)
     if (sw.level == 1) os << "BlockName=" << sw.name << " Nodes=" << compress_hostlist(sw.hosts) << "\n";
   // The base block is the smallest leaf: every block holds at least one whole base block.
-  if (const std::size_t b = smallest_block(t)) os << "BlockSizes=" << b << "\n";
+  if (const std::size_t b = topo_smallest_block(t)) os << "BlockSizes=" << b << "\n";
   return os.str();
 }
 
 std::string render_slurm_yaml(const SchedTopology& t) {
   std::ostringstream os;
-  os << header(t, "topology.yaml (Slurm 25.05 and later): the tree topology, and one block per leaf");
+  os << topo_header(t, "topology.yaml (Slurm 25.05 and later): the tree topology, and one block per leaf");
   os << "---\n";
   os << "- topology: fabric-tree\n  cluster_default: true\n  tree:\n    switches:\n";
   for (const auto& sw : t.switches) {
-    os << "      - switch: " << yaml_quoted(sw.name) << "\n";
-    if (sw.level == 1) os << "        nodes: " << yaml_quoted(compress_hostlist(sw.hosts)) << "\n";
-    else os << "        children: " << yaml_quoted(compress_hostlist(sw.children)) << "\n";
+    os << "      - switch: " << topo_yaml_quoted(sw.name) << "\n";
+    if (sw.level == 1) os << "        nodes: " << topo_yaml_quoted(compress_hostlist(sw.hosts)) << "\n";
+    else os << "        children: " << topo_yaml_quoted(compress_hostlist(sw.children)) << "\n";
   }
   os << "- topology: fabric-block\n  block:\n";
-  if (const std::size_t b = smallest_block(t)) os << "    block_sizes:\n      - " << b << "\n";
+  if (const std::size_t b = topo_smallest_block(t)) os << "    block_sizes:\n      - " << b << "\n";
   os << "    blocks:\n";
   for (const auto& sw : t.switches)
     if (sw.level == 1)
-      os << "      - block: " << yaml_quoted(sw.name) << "\n        nodes: " << yaml_quoted(compress_hostlist(sw.hosts))
+      os << "      - block: " << topo_yaml_quoted(sw.name) << "\n        nodes: " << topo_yaml_quoted(compress_hostlist(sw.hosts))
          << "\n";
   return os.str();
 }
@@ -625,7 +625,7 @@ std::map<std::string, std::map<std::string, std::string>> k8s_labels(const Sched
   for (const auto& sw : t.switches)
     for (const auto& c : sw.children) {
       auto it = parent.find(c);
-      if (it == parent.end() || natural_less(sw.name, it->second)) parent[c] = sw.name;
+      if (it == parent.end() || topo_natural_less(sw.name, it->second)) parent[c] = sw.name;
     }
   std::map<std::string, std::map<std::string, std::string>> out;
   const char* const keys[] = {"network.topology.nvidia.com/block", "network.topology.nvidia.com/spine",
@@ -657,12 +657,12 @@ json k8s_labels_json(const SchedTopology& t) {
 
 std::string k8s_labels_script(const SchedTopology& t) {
   std::ostringstream os;
-  os << "#!/bin/sh\n" << header(t, "Kubernetes node labels (topograph's keys)");
+  os << "#!/bin/sh\n" << topo_header(t, "Kubernetes node labels (topograph's keys)");
   os << "set -e\n";
   const auto labels = k8s_labels(t);
   std::vector<std::string> hosts;
   for (const auto& [h, l] : labels) hosts.push_back(h);
-  std::sort(hosts.begin(), hosts.end(), natural_less);
+  std::sort(hosts.begin(), hosts.end(), topo_natural_less);
   for (const auto& h : hosts) {
     os << "kubectl label --overwrite node " << h;
     for (const auto& [k, v] : labels.at(h)) os << " " << k << "=" << v;
@@ -719,7 +719,7 @@ TopologyConf parse_topology_conf(const std::string& text, const std::string& ori
       if (v.empty()) throw Error(at + key + "= is empty");
       return v;
     } catch (const UsageError& e) {
-      throw Error(at + key + "=" + shown(value) + ": " + e.what());
+      throw Error(at + key + "=" + topo_shown(value) + ": " + e.what());
     }
   };
   while (pos < text.size()) {
@@ -747,7 +747,7 @@ TopologyConf parse_topology_conf(const std::string& text, const std::string& ori
     bool have_nodes = false, have_switches = false, block_sizes = false;
     for (std::size_t i = 0; i < words.size(); ++i) {
       const auto eq = words[i].find('=');
-      if (eq == std::string::npos || eq == 0) throw Error(at + "expected KEY=VALUE, got " + shown(words[i]));
+      if (eq == std::string::npos || eq == 0) throw Error(at + "expected KEY=VALUE, got " + topo_shown(words[i]));
       const std::string key = core::lower(words[i].substr(0, eq));
       std::string value = words[i].substr(eq + 1);
       if (value.size() >= 2 && value.front() == '"' && value.back() == '"') value = value.substr(1, value.size() - 2);
@@ -757,9 +757,9 @@ TopologyConf parse_topology_conf(const std::string& text, const std::string& ori
           continue;
         }
         if (key != "switchname" && key != "blockname")
-          throw Error(at + "a line starts with SwitchName= (or BlockName=, BlockSizes=), not " + shown(words[i]));
+          throw Error(at + "a line starts with SwitchName= (or BlockName=, BlockSizes=), not " + topo_shown(words[i]));
         if (value.empty()) throw Error(at + "empty switch name");
-        if (value.size() > 64) throw Error(at + "switch name " + shown(value) + " is longer than 64 characters");
+        if (value.size() > 64) throw Error(at + "switch name " + topo_shown(value) + " is longer than 64 characters");
         sw.name = value;
       } else if (block_sizes) {
         throw Error(at + "BlockSizes= stands alone on its line");
@@ -770,16 +770,16 @@ TopologyConf parse_topology_conf(const std::string& text, const std::string& ori
         sw.switches = expand(at, "Switches", value);
         have_switches = true;
       } else if (key == "linkspeed") {
-        if (!core::parse_u64(value)) throw Error(at + "LinkSpeed=" + shown(value) + " is not a number");
+        if (!core::parse_u64(value)) throw Error(at + "LinkSpeed=" + topo_shown(value) + " is not a number");
       } else {
-        throw Error(at + "unknown key " + shown(words[i]) + " (SwitchName lines take Nodes=, Switches=, LinkSpeed=)");
+        throw Error(at + "unknown key " + topo_shown(words[i]) + " (SwitchName lines take Nodes=, Switches=, LinkSpeed=)");
       }
     }
     if (block_sizes) continue;
-    if (have_nodes && have_switches) throw Error(at + "switch " + shown(sw.name) + " has both Nodes= and Switches=");
-    if (!have_nodes && !have_switches) throw Error(at + "switch " + shown(sw.name) + " has neither Nodes= nor Switches=");
+    if (have_nodes && have_switches) throw Error(at + "switch " + topo_shown(sw.name) + " has both Nodes= and Switches=");
+    if (!have_nodes && !have_switches) throw Error(at + "switch " + topo_shown(sw.name) + " has neither Nodes= nor Switches=");
     if (auto it = index.find(sw.name); it != index.end())
-      throw Error(at + "switch " + shown(sw.name) + " is defined already at line " +
+      throw Error(at + "switch " + topo_shown(sw.name) + " is defined already at line " +
                   std::to_string(conf.switches[it->second].line));
     index[sw.name] = conf.switches.size();
     conf.switches.push_back(std::move(sw));
@@ -789,8 +789,8 @@ TopologyConf parse_topology_conf(const std::string& text, const std::string& ori
     any_nodes = any_nodes || !sw.nodes.empty();
     for (const auto& c : sw.switches)
       if (c == sw.name || !index.count(c))
-        throw Error(origin + ":" + std::to_string(sw.line) + ": switch " + shown(sw.name) + " has " +
-                    (c == sw.name ? "itself" : "the undefined switch " + shown(c)) + " as a child");
+        throw Error(origin + ":" + std::to_string(sw.line) + ": switch " + topo_shown(sw.name) + " has " +
+                    (c == sw.name ? "itself" : "the undefined switch " + topo_shown(c)) + " as a child");
   }
   if (!any_nodes) throw Error(origin + ": no switch has Nodes=: Slurm refuses a topology without nodes");
   // A cycle: Slurm resolves levels bottom-up and gives up ("not a tree").
@@ -800,8 +800,8 @@ TopologyConf parse_topology_conf(const std::string& text, const std::string& ori
     for (const auto& c : conf.switches[i].switches) {
       const std::size_t j = index[c];
       if (state[j] == 1)
-        throw Error(origin + ":" + std::to_string(conf.switches[i].line) + ": switch " + shown(conf.switches[i].name) +
-                    " and " + shown(c) + " are each other's descendants: not a tree");
+        throw Error(origin + ":" + std::to_string(conf.switches[i].line) + ": switch " + topo_shown(conf.switches[i].name) +
+                    " and " + topo_shown(c) + " are each other's descendants: not a tree");
       if (state[j] == 0) visit(j);
     }
     state[i] = 2;
@@ -839,13 +839,13 @@ std::vector<Finding> check_topology_conf(const TopologyConf& conf, const SchedTo
     for (const auto& [leaf, v] : votes)
       if (v > most) best = leaf, most = v;
     as_fabric[sw.name] = best;
-    out.push_back(topo_finding(
+    out.push_back(topology_finding(
         "fabric.topology_switch_gone", Severity::Warn, sw.name,
         "switch " + sw.name + " of " + conf.origin + " is not in the fabric" +
             (best.empty() ? std::string(" (and none of its hosts is)")
                           : " (" + std::to_string(most) + " of its " + std::to_string(sw.nodes.size()) +
                                 " host(s) are under " + best + " now: renamed or replaced?)"),
-        "line=" + std::to_string(sw.line) + (sw.nodes.empty() ? " switches=" + list_of(sw.switches)
+        "line=" + std::to_string(sw.line) + (sw.nodes.empty() ? " switches=" + topo_list(sw.switches)
                                                                : " nodes=" + compress_hostlist(sw.nodes)),
         "write the topology again from the fabric (fabscope fabric --slurm-topology tree -o topology.conf) "
         "and 'scontrol reconfigure'"));
@@ -853,7 +853,7 @@ std::vector<Finding> check_topology_conf(const TopologyConf& conf, const SchedTo
   std::vector<std::string> unknown, missing;
   std::vector<std::string> hosts_in_file;
   for (const auto& [h, leaf] : file_leaf) hosts_in_file.push_back(h);
-  natural_sort(hosts_in_file);
+  topo_natural_sort(hosts_in_file);
   for (const auto& h : hosts_in_file) {
     const std::string& leaf = file_leaf[h];
     auto it = fabric_leaf.find(h);
@@ -863,7 +863,7 @@ std::vector<Finding> check_topology_conf(const TopologyConf& conf, const SchedTo
     }
     const std::string& want = as_fabric[leaf];
     if (want != it->second)
-      out.push_back(topo_finding(
+      out.push_back(topology_finding(
           "fabric.topology_host_moved", Severity::Warn, h,
           conf.origin + " places " + h + " under " + leaf + (want != leaf && !want.empty() ? " (" + want + ")" : "") +
               "; its HCA is cabled to " + it->second + ": jobs packed for " + leaf + " cross the spine",
@@ -878,21 +878,21 @@ std::vector<Finding> check_topology_conf(const TopologyConf& conf, const SchedTo
   }
   for (const auto& [h, leaf] : fabric_leaf)
     if (!file_leaf.count(h)) missing.push_back(h);
-  natural_sort(missing);
+  topo_natural_sort(missing);
   if (!missing.empty())
-    out.push_back(topo_finding(
+    out.push_back(topology_finding(
         "fabric.topology_host_missing", Severity::Warn, std::to_string(missing.size()) + " host(s)",
         std::to_string(missing.size()) + " host(s) of the fabric are in no switch of " + conf.origin +
             ": Slurm places no multi-node job on them",
-        "hosts=" + list_of(missing),
+        "hosts=" + topo_list(missing),
         "add them (write the topology again from the fabric), or pass --hosts with the cluster's nodes if "
         "they are not Slurm's"));
   if (!unknown.empty())
-    out.push_back(topo_finding(
+    out.push_back(topology_finding(
         "fabric.topology_host_unknown", Severity::Warn, std::to_string(unknown.size()) + " host(s)",
         std::to_string(unknown.size()) + " host(s) of " + conf.origin +
             " have no HCA of that name in the fabric: down, on another subnet, or named otherwise",
-        "hosts=" + list_of(unknown),
+        "hosts=" + topo_list(unknown),
         "check that the hosts are up ('ibstat' on the host); map names that differ with --name-map; remove "
         "hosts that are gone"));
   const auto& reg = topology_checks();
