@@ -11,14 +11,21 @@
 #   sms      a second OpenSM as standby clears fabric.sm_no_standby
 #   route    `fabric route` hop by hop equals ibtracert's nodes and ports, and the same route
 #            computed from a sweep saved with --routes (no fabric) equals it
+#   heldout  issue 45's defects on tests/fixtures/ibsim/dualport.net (a dual-port HCA with a port
+#            on each of two ToRs under an aggregation switch; a cable moved onto a 4X QDR port):
+#            the route from one port of H-dual to the other equals ibtracert's 4 hops, live and
+#            from the saved tables, and says "4 hop(s)"; the QDR link is fabric.link_mixed_speed
+#            naming the limit, not fabric.link_degraded; --max-inflight above 256 exits 3
 # Usage: fabric_cli_ibsim_test.sh SCENARIO FABSCOPE
 set -euo pipefail
 scenario=$1 fabscope=$(realpath "$2")
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/ibsim/harness.sh"
 sim_skip_unless_available
-sim_start "$here/../fixtures/ibsim/leafspine.net"
-sm_start H-node1
+topology=leafspine.net host=H-node1
+[ "$scenario" = heldout ] && topology=dualport.net host=H-a
+sim_start "$here/../fixtures/ibsim/$topology"
+sm_start "$host"
 out=$SIM_DIR/out
 mkdir -p "$out"
 
@@ -27,7 +34,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 # prints its exit code (0-2 are verdicts; 3 or a signal fails the test).
 fabric() {
   local name=$1 rc=0; shift
-  sim_run H-node1 "$fabscope" fabric --json "$@" >"$out/$name.json" 2>"$out/$name.err" || rc=$?
+  sim_run "$host" "$fabscope" fabric --json "$@" >"$out/$name.json" 2>"$out/$name.err" || rc=$?
   if [ $rc -ge 3 ]; then
     echo "fabscope fabric $* exited $rc:" >&2; cat "$out/$name.err" >&2; fail "fabric $name"
   fi
@@ -41,6 +48,25 @@ d = json.load(open(sys.argv[1]))
 assert d["schema"] == "fabscope.fabric", d["schema"]
 for f in d["findings"]:
     print(f["id"], f["severity"], f["subject"])
+PY
+}
+# like_ibtracert ROUTE.json IBTRACERT.txt: the route's nodes and out ports are ibtracert's.
+like_ibtracert() {
+  python3 - "$1" "$2" <<'PY'
+import json, re, sys
+hops = json.load(open(sys.argv[1]))["hops"]
+ours = [(h["name"], h["out_port"]) for h in hops]
+lines = open(sys.argv[2]).read().splitlines()
+names = []
+for l in lines:  # the destination is named twice: on the last hop and on the "To ca" line
+    m = re.search(r'"([^"]*)"', l)
+    if m and (not names or names[-1] != m.group(1)):
+        names.append(m.group(1))
+outs = [int(m.group(1)) for l in lines for m in [re.match(r'\[(\d+)\] ->', l.strip())] if m]
+ours_names = [n for n, _ in ours]
+assert ours_names == names, ("nodes", ours_names, names)
+assert [o for _, o in ours[:-1]] == outs, ("out ports", ours, outs)
+print("route:", " -> ".join(f"{n}[{o}]" for n, o in ours))
 PY
 }
 has() {  # has NAME ID SUBJECT-REGEX (the list first: grep -q leaves early, and under pipefail the
@@ -136,24 +162,63 @@ route)
     read -r slid dlid < <(python3 -c 'import json,sys; h=json.load(open(sys.argv[1]))["hops"]; print(h[0]["lid"], h[-1]["lid"])' "$out/route.json")
     sim_run H-node1 ibtracert "$slid" "$dlid" >"$out/ibtracert" 2>&1 || fail "ibtracert $slid $dlid: $(cat "$out/ibtracert")"
     # ibtracert: 'From ca {0x...} portnum 1 lid 5-5 "H-node1"', '[1] -> switch port {0x...}[3] lid 1-1 "S-leaf1"', ...
-    python3 - "$out/route.json" "$out/ibtracert" <<'PY'
-import json, re, sys
-hops = json.load(open(sys.argv[1]))["hops"]
-ours = [(h["name"], h["out_port"]) for h in hops]
-lines = open(sys.argv[2]).read().splitlines()
-names = []
-for l in lines:  # the destination is named twice: on the last hop and on the "To ca" line
-    m = re.search(r'"([^"]*)"', l)
-    if m and (not names or names[-1] != m.group(1)):
-        names.append(m.group(1))
-outs = [int(m.group(1)) for l in lines for m in [re.match(r'\[(\d+)\] ->', l.strip())] if m]
-ours_names = [n for n, _ in ours]
-assert ours_names == names, ("nodes", ours_names, names)
-assert [o for _, o in ours[:-1]] == outs, ("out ports", ours, outs)
-print("route:", " -> ".join(f"{n}[{o}]" for n, o in ours))
-PY
+    like_ibtracert "$out/route.json" "$out/ibtracert"
     grep -q "$2" "$out/route.txt" || fail "the text route does not name $2"
   done
+  ;;
+heldout)
+  rc=0
+  sim_run "$host" "$fabscope" fabric --routes --save "$out/saved.json" >"$out/saved.txt" 2>&1 || rc=$?
+  [ $rc -le 2 ] || { cat "$out/saved.txt"; fail "fabric --routes --save exited $rc"; }
+  # H-dual's two ports: LIDs and port GUIDs as the sweep saved them (OpenSM assigns the LIDs).
+  read -r lid1 lid2 guid1 < <(python3 - "$out/saved.json" <<'PY'
+import json, sys
+node = next(n for n in json.load(open(sys.argv[1]))["nodes"] if n["description"] == "H-dual")
+ports = {p["number"]: p for p in node["ports"]}
+print(ports[1]["info"]["lid"], ports[2]["info"]["lid"], ports[1]["guid"])
+PY
+)
+  # (a) one port to the other, by LIDs both ways and from the port GUID: ibtracert's 4 hops
+  # through S-tor1, S-agg1 and S-tor2, live and from the saved tables; (b) "4 hop(s)".
+  for pair in "$lid1 $lid2" "$lid2 $lid1" "$guid1 $lid2"; do
+    set -- $pair
+    sim_run "$host" "$fabscope" fabric route --json "$1" "$2" >"$out/route.json" || fail "fabric route $1 $2"
+    "$fabscope" fabric route --json --from "$out/saved.json" "$1" "$2" >"$out/route-saved.json" ||
+      fail "fabric route --from $1 $2"
+    cmp -s "$out/route.json" "$out/route-saved.json" || {
+      diff "$out/route.json" "$out/route-saved.json"; fail "$1 -> $2 from the saved tables differs from the live trace"; }
+    src=$1
+    [ "$src" = "$guid1" ] && src=$lid1
+    sim_run "$host" ibtracert "$src" "$2" >"$out/ibtracert" 2>&1 || fail "ibtracert $src $2: $(cat "$out/ibtracert")"
+    like_ibtracert "$out/route.json" "$out/ibtracert"
+    n=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["hops"]))' "$out/route.json")
+    [ "$n" = 5 ] || fail "$1 -> $2: $n nodes on the route, ibtracert has 5 (4 hops)"
+    sim_run "$host" "$fabscope" fabric route "$1" "$2" >"$out/route.txt"
+    "$fabscope" fabric route --from "$out/saved.json" "$1" "$2" >"$out/route-saved.txt"
+    for t in route.txt route-saved.txt; do
+      grep -q "Route from H-dual to H-dual: 4 hop(s)" "$out/$t" || { cat "$out/$t"; fail "$t: the header does not say 4 hop(s)"; }
+    done
+  done
+  # (c) the cable on the QDR port runs at the best both ends can do: mixed speed, not degraded.
+  rc=$(fabric moved)
+  findings moved | sed 's/^/  /'
+  [ "$rc" = 1 ] || fail "exit $rc, expected 1 (warnings)"
+  has moved fabric.link_mixed_speed '.*H-moved.*' || fail "the QDR link to H-moved is not fabric.link_mixed_speed"
+  has moved fabric.link_degraded '.*' && fail "a link called degraded: every link runs at the best its ends can do"
+  python3 - "$out/moved.json" <<'PY' || fail "the finding does not name the limit or says reseat"
+import json, sys
+f = next(f for f in json.load(open(sys.argv[1]))["findings"] if f["id"] == "fabric.link_mixed_speed")
+assert "at most QDR" in f["message"], f["message"]
+assert "reseat" not in f["remedy"], f["remedy"]
+assert "move it back" in f["remedy"], f["remedy"]
+PY
+  # (d) --max-inflight: 256 is the engine's limit, more is refused naming the range.
+  rc=0
+  sim_run "$host" "$fabscope" fabric --max-inflight 1024 >"$out/over.txt" 2>&1 || rc=$?
+  [ $rc = 3 ] || fail "--max-inflight 1024 exited $rc, expected 3"
+  grep -q "from 1 to 256" "$out/over.txt" || { cat "$out/over.txt"; fail "--max-inflight 1024: the range is not named"; }
+  rc=$(fabric most --max-inflight 256)
+  [ "$rc" = 1 ] || fail "--max-inflight 256 exited $rc, expected 1 as without it"
   ;;
 *) echo "unknown scenario '$scenario'" >&2; exit 3 ;;
 esac
