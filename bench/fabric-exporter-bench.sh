@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
 # `fabscope exporter --fabric` at scale, side by side with the way the open-source fabric
 # exporters collect (treydock/infiniband_exporter's method reproduced with the diag tools: one
-# `ibnetdiscover`, then one `perfquery -x -l` per switch, every port), on the same simulated
-# fat tree (bench/fattree-topology.py: 64 leaves, 32 spines, 2,048 HCAs) in one run
-# (bench/RESULTS.md, "fabscope exporter --fabric at scale").
+# `ibnetdiscover`, then per switch one `perfquery -l -x -G GUID PORTS` over the switch's connected
+# ports, PORTS comma-separated, one switch after the other: that exporter's default of one
+# perfquery at a time), on the same simulated fat tree (bench/fattree-topology.py: 64 leaves,
+# 32 spines, 2,048 HCAs) in one run (bench/RESULTS.md, "fabscope exporter --fabric at scale").
+# Until issue 45 the anchor ran `perfquery -x -l LID` with no port list, which reads only port 0
+# (the switch's management port) and none of its cables: a fraction of the work.
 #
 # Per round, alternating: the diag-tool method (wall time of the whole collection, processes
-# started sequentially as that exporter does), then the exporter's own collections as it reports
-# them (fabscope_fabric_collection_duration_seconds of a discovery and of a counters collection).
+# started sequentially as that exporter does; the ports perfquery printed counters for are
+# counted, so a method that reads fewer ports shows it), then the exporter's own collections as
+# it reports them (fabscope_fabric_collection_duration_seconds of a discovery and of a counters
+# collection).
 # Meanwhile a client scrapes /metrics back to back: the scrape latency while collections run
 # (median, p90, p99), and the exporter's VmRSS at the end.
 #
@@ -35,19 +40,36 @@ until grep -q "(port [0-9]*)" "$SIM_DIR/exporter.log"; do
 done
 port=$(sed -n 's/.*(port \([0-9]*\)).*/\1/p' "$SIM_DIR/exporter.log" | head -1)
 
-# The diag-tool method: every switch's LID from ibnetdiscover, then perfquery per switch.
+# The diag-tool method: every switch's GUID and connected ports from ibnetdiscover, then one
+# perfquery per switch over those ports. Prints: seconds, switches, failed perfqueries, ports read.
 diag_round() {
   python3 - "$UMAD2SIM" <<'PY'
 import os, re, subprocess, sys, time
 env = dict(os.environ, LD_PRELOAD=sys.argv[1], SIM_HOST="H-l00-00")
 t = time.monotonic()
 topo = subprocess.run(["ibnetdiscover"], env=env, capture_output=True, text=True, check=True).stdout
-lids = sorted({int(m.group(1)) for m in re.finditer(r'^Switch\s.*?\slid (\d+)', topo, re.M)})
-bad = 0
-for lid in lids:
-    r = subprocess.run(["perfquery", "-x", "-l", str(lid)], env=env, capture_output=True, text=True)
+# A switch record: 'switchguid=0x...(...)', 'Switch  64 "S-..." ...', then one '[port] "peer"[...]'
+# line per connected port, up to the blank line.
+switches, guid, ports = [], None, None
+for line in topo.splitlines() + [""]:
+    m = re.match(r'switchguid=(0x[0-9a-fA-F]+)', line)
+    if m:
+        guid = m.group(1)
+    elif line.startswith("Switch"):
+        ports = []
+    elif ports is not None and re.match(r'\[(\d+)\]', line):
+        ports.append(re.match(r'\[(\d+)\]', line).group(1))
+    elif ports is not None and not line.strip():
+        if ports:
+            switches.append((guid, ports))
+        ports = None
+bad = read = 0
+for guid, ports in switches:
+    r = subprocess.run(["perfquery", "-l", "-x", "-G", guid, ",".join(ports)], env=env, capture_output=True,
+                       text=True)
     bad += r.returncode != 0
-print(f"{time.monotonic() - t:.3f} {len(lids)} {bad}")
+    read += len(re.findall(r'^PortSelect:\.*\d+', r.stdout, re.M))
+print(f"{time.monotonic() - t:.3f} {len(switches)} {bad} {read}")
 PY
 }
 
@@ -85,9 +107,9 @@ PY
 scraper=$!
 
 for ((r = 1; r <= rounds; r++)); do
-  read -r t n bad < <(diag_round)
-  printf 'diag tools (ibnetdiscover + perfquery -x -l per switch) round %d: %7.3f s  %d switches  %d failed\n' \
-    "$r" "$t" "$n" "$bad"
+  read -r t n bad ports < <(diag_round)
+  printf 'diag tools (ibnetdiscover + perfquery -l -x -G GUID PORTS per switch) round %d: %7.3f s  %d switches  %d ports  %d failed\n' \
+    "$r" "$t" "$n" "$ports" "$bad"
   d=$(metric fabscope_fabric_collection_duration_seconds discovery)
   c=$(metric fabscope_fabric_collection_duration_seconds counters)
   printf 'fabscope exporter --fabric             round %d: discovery %s s, counters %s s\n' "$r" "$d" "$c"
