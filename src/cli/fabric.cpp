@@ -196,6 +196,9 @@ int cmd_fabric(int argc, char** argv) {
   args.flag("--json", "print the sweep and the findings as JSON (schema fabscope.fabric, docs/formats.md)")
       .option("--save", "FILE", "also write the sweep to FILE (for --expect and --from later)")
       .option("--expect", "FILE", "compare with a topology saved earlier: missing, new and moved nodes and links")
+      .option("--plan", "FILE", "compare with the intended cabling: NODE:PORT,NODE:PORT lines or ibnetdiscover's "
+                                "topology output (docs/fabric.md); cables missing, miswired or not planned")
+      .option("--save-plan", "FILE", "also write the cabling found as a plan (CSV) for --plan later")
       .option("--thresholds", "FILE", "error-counter thresholds, ibqueryerrors' format (Counter=value lines)")
       .option("--interval", "SEC", "read the counters again after SEC seconds (0.1-3600) and judge their growth")
       .flag("--wide", "lines as long as their content (no wrapping); otherwise the terminal's width, or 100 "
@@ -207,6 +210,7 @@ int cmd_fabric(int argc, char** argv) {
   args.example("fabscope fabric", "sweep from the first active InfiniBand port and judge the fabric")
       .example("fabscope fabric --save fabric-ok.json", "judge, and keep the topology as the reference")
       .example("fabscope fabric --expect fabric-ok.json", "what changed since: cables missing or moved")
+      .example("fabscope fabric --plan cabling.csv", "cables missing, on the wrong port or switch, or not in the plan")
       .example("fabscope fabric --interval 30 --thresholds /etc/infiniband-diags/error_thresholds",
                "error rates over 30 seconds, above ibqueryerrors' thresholds")
       .example("fabscope fabric --from fabric.json --json", "judge a saved sweep on any machine")
@@ -219,7 +223,7 @@ int cmd_fabric(int argc, char** argv) {
       .example("fabscope fabric --k8s-labels script -o label-nodes.sh --name-map ib-node-name-map",
                "kubectl label commands with topograph's network.topology.nvidia.com/* keys")
       .footer(std::string(core::kExitCodesHelp) +
-              "\nAn unreadable or malformed --from, --expect, --thresholds, --check or --name-map file exits 3\n"
+              "\nAn unreadable or malformed --from, --expect, --plan, --thresholds, --check or --name-map file exits 3\n"
               "naming the file and the field or line." +
               kAccessHelp);
   if (!args.parse(argc, argv, std::cout)) return 0;
@@ -248,6 +252,7 @@ int cmd_fabric(int argc, char** argv) {
   JudgeOptions jo;
   if (args.has("thresholds")) jo.thresholds = load_thresholds(args.get("thresholds"));
   if (args.has("expect")) jo.expected = load_subnet(args.get("expect"));
+  if (args.has("plan")) jo.plan = load_plan(args.get("plan"));
   double interval = 0;
   if (args.has("interval")) {
     if (args.has("from")) throw UsageError("fabric: --interval reads the counters twice; a --from file cannot");
@@ -278,6 +283,7 @@ int cmd_fabric(int argc, char** argv) {
     text << "\n";
     core::write_output(args.get("save"), text.str());
   }
+  if (args.has("save-plan")) core::write_output(args.get("save-plan"), plan_csv(now));
   const auto findings = judge(now, jo);
   const auto facts = link_facts(now);
   if (args.has("json")) {

@@ -37,6 +37,10 @@ const std::vector<FindingInfo>& fabric_checks() {
       {"fabric.tier_below_capability", "fabric", Severity::Info, "a tier's links run below what their ends support"},
       {"fabric.node_new", "fabric", Severity::Info, "a node not in the expected topology"},
       {"fabric.link_new", "fabric", Severity::Info, "a link not in the expected topology"},
+      {"fabric.plan_node_missing", "fabric", Severity::Fail, "a node of the cabling plan is not in the fabric"},
+      {"fabric.plan_cable_missing", "fabric", Severity::Warn, "a cable of the cabling plan is not there (both ports without a link)"},
+      {"fabric.plan_miswired", "fabric", Severity::Warn, "a planned port is cabled to another port or node than the plan says"},
+      {"fabric.plan_cable_extra", "fabric", Severity::Info, "a cable between two ports the cabling plan does not mention"},
       {"fabric.credit_loop", "fabric", Severity::Fail, "the forwarding tables make a cycle of link dependencies (a deadlock risk)"},
       {"fabric.lid_unreachable", "fabric", Severity::Fail, "a LID that some switch's forwarding table does not lead to"},
       {"fabric.routes_unbalanced", "fabric", Severity::Warn, "a switch sends far more routes out of one port than its others"},
@@ -749,6 +753,8 @@ std::vector<Finding> judge(const Subnet& now, const JudgeOptions& opt) {
   judge_sms(now, out);
   judge_duplicates(now, out);
   if (opt.expected) judge_topology(now, *opt.expected, out);
+  if (opt.plan)
+    for (auto& f : judge_plan(now, *opt.plan)) out.findings.push_back(std::move(f));
   judge_links(now, facts, out);
   judge_port_states(linked, level, out);
   judge_mtu(now, facts, out);

@@ -10,6 +10,7 @@
 #include "core/finding_registry.hpp"
 #include "core/json.hpp"
 #include "subnet/model.hpp"
+#include "subnet/plan.hpp"
 #include "subnet/thresholds.hpp"
 
 namespace fabscope::subnet {
@@ -55,6 +56,7 @@ struct JudgeOptions {
   double xmit_wait_tick_ns = 0;
   double xmit_wait_fraction = 0.05;     // warn above this share of the interval spent waiting
   std::optional<Subnet> expected;       // an earlier --save: topology to compare with
+  std::optional<Plan> plan;             // --plan: the intended cabling (plan.hpp)
 };
 
 // Most severe first; within a severity in the order of fabric_checks(), then of the subnet.
