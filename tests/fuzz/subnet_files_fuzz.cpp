@@ -1,6 +1,7 @@
 // libFuzzer target for the files `fabscope fabric` reads: a saved sweep (--from, --expect; the
-// fabscope.fabric schema) and ibqueryerrors' thresholds file (--thresholds). The first byte
-// picks the reader ('0' sweep, '1' thresholds), the rest is the file. A sweep that reads is
+// fabscope.fabric schema), ibqueryerrors' thresholds file (--thresholds) and a cabling plan
+// (--plan). The first byte picks the reader ('0' sweep, '1' thresholds, '2' plan: value mod 3),
+// the rest is the file. A plan that reads is judged against an empty fabric. A sweep that reads is
 // judged (alone, against itself as the expected topology and as the earlier sample), must
 // write back the same document, and gives routes from its saved forwarding tables ("lft")
 // between its first nodes or a clear error. Run:
@@ -14,7 +15,9 @@
 #include "core/error.hpp"
 #include "subnet/judge.hpp"
 #include "subnet/model.hpp"
+#include "subnet/plan.hpp"
 #include "subnet/render.hpp"
+#include "subnet/route_checks.hpp"
 #include "subnet/routes.hpp"
 #include "subnet/thresholds.hpp"
 
@@ -23,9 +26,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   using namespace fabscope::subnet;
   if (size == 0) return 0;
   const std::string text(reinterpret_cast<const char*>(data + 1), size - 1);
-  if (data[0] % 2 == 1) {
+  if (data[0] % 3 == 1) {
     try {
       (void)parse_thresholds(text, "fuzz");
+    } catch (const Error&) {
+    }
+    return 0;
+  }
+  if (data[0] % 3 == 2) {
+    try {
+      (void)judge_plan(Subnet{}, parse_plan(text, "fuzz"));
     } catch (const Error&) {
     }
     return 0;
@@ -50,6 +60,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const auto findings = judge(s, JudgeOptions{});
   (void)render_text(s, facts, findings);
   (void)dump_json(fabric_json(s, facts, findings));
+  // The routing checks (judge() ran them where the tables are) and their human lines; the sweep's
+  // cabling as a plan, read back and judged against the same sweep.
+  (void)render_route_check(s, check_routes(s));
+  try {
+    (void)judge_plan(s, parse_plan(plan_csv(s), "fuzz"));
+  } catch (const Error&) {  // a port beyond 254, a description the CSV cannot hold
+  }
   // Routes from the saved tables: every pair among the first nodes, to each one's LID, ends or
   // throws (a loop, a missing entry, a wrong end), never hangs or reads out of bounds.
   (void)has_routes(s);
