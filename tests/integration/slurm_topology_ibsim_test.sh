@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `fabscope fabric --slurm-topology / --k8s-labels / --check` on simulated fabrics (ibsim + OpenSM,
 # tests/integration/ibsim/harness.sh), the tree file loaded by a real slurmctld:
-#   slurm    a 64-HCA fat tree (bench/fattree-topology.py 4 2 16: 4 leaves of 16 hosts, 2 spines)
+#   slurm    a 64-HCA fat tree (bench/fattree-topology.py 4 2 16: 4 leaves of 16 hosts, 2 spines;
+#            slurm2k: the 2,048-HCA one of bench/fabric-sweep.sh, 64 leaves of 32, 32 spines)
 #            swept live; the written topology.conf is loaded by Debian's slurmctld (topology/tree,
 #            munge, private configuration; the 64 hosts are nodes without slurmd) and `scontrol
 #            show topology` lists every leaf with exactly its 16 hosts and every spine with the 4
@@ -127,10 +128,12 @@ print("\n".join(sorted(rows)))'
 )
 
 case "$scenario" in
-slurm)
+slurm | slurm2k)
   need_slurm
-  python3 "$repo/bench/fattree-topology.py" 4 2 16 >"${TMPDIR:-/tmp}/fattree-$$.net"
-  sim_start "${TMPDIR:-/tmp}/fattree-$$.net"
+  # LEAVES SPINES HOSTS_PER_LEAF: 64 HCAs, or the 2,048 of bench/fabric-sweep.sh.
+  read -r leaves spines per_leaf <<<"$([ "$scenario" = slurm ] && echo 4 2 16 || echo 64 32 32)"
+  python3 "$repo/bench/fattree-topology.py" "$leaves" "$spines" "$per_leaf" >"${TMPDIR:-/tmp}/fattree-$$.net"
+  sim_start "${TMPDIR:-/tmp}/fattree-$$.net" -N 4096 -S 256 -P 16384
   trap cleanup EXIT
   rm -f "${TMPDIR:-/tmp}/fattree-$$.net"
   sm_start H-l00-00
@@ -138,16 +141,20 @@ slurm)
   mkdir -p "$work"
   sim_run H-l00-00 "$fabscope" fabric --slurm-topology tree -o "$work/topology.conf" >"$work/fabric.out" 2>&1 ||
     { cat "$work/fabric.out" >&2; fail "fabric --slurm-topology exited $?"; }
-  cat "$work/topology.conf"
-  grep -q '^SwitchName=S-leaf00 Nodes=H-l00-\[00-15\]$' "$work/topology.conf" || fail "leaf line"
+  head -6 "$work/topology.conf"
+  last=$(printf '%02d' $((per_leaf - 1)))
+  grep -q "^SwitchName=S-leaf00 Nodes=H-l00-\[00-$last\]\$" "$work/topology.conf" || fail "leaf line"
   # The expected topology, from the drawing of the fat tree (not from fabscope).
-  expected=$(for l in 00 01 02 03; do
-      printf 'S-leaf%s|%s|\n' $l "$(for h in $(seq -w 0 15); do printf 'H-l%s-%s\n' $l "$h"; done | sort | paste -sd,)"
-    done
-    for s in 00 01; do printf 'S-spine%s||S-leaf00,S-leaf01,S-leaf02,S-leaf03\n' $s; done)
-  expected=$(echo "$expected" | sort)
+  expected=$(python3 - "$leaves" "$spines" "$per_leaf" <<'PY'
+import sys
+leaves, spines, hosts = map(int, sys.argv[1:])
+rows = ["S-leaf%02d|%s|" % (l, ",".join(sorted("H-l%02d-%02d" % (l, h) for h in range(hosts)))) for l in range(leaves)]
+rows += ["S-spine%02d||%s" % (s, ",".join(sorted("S-leaf%02d" % l for l in range(leaves)))) for s in range(spines)]
+print("\n".join(sorted(rows)))
+PY
+  )
   munge_start "$work"
-  slurm_conf "$work" "NodeName=H-l0[0-3]-[00-15] NodeAddr=127.0.0.1 CPUs=1 State=UNKNOWN"
+  slurm_conf "$work" "NodeName=H-l[00-$(printf '%02d' $((leaves - 1)))]-[00-$last] NodeAddr=127.0.0.1 CPUs=1 State=UNKNOWN"
   ctld_start "$work"
   got=$(show_topology "$work")
   if [ "$got" != "$expected" ]; then
