@@ -71,7 +71,33 @@ BenchRun bench_from_json(const std::string& file, const json& doc) {
   r.verdict = sum.str_or("verdict", "");
   r.wrong_total = sum.opt_int("wrong_total");
   r.avg_busbw_gbytes_per_s = sum.opt_num("avg_busbw_gbytes_per_s").value_or(0);
+  r.peak_busbw_gbytes_per_s = sum.opt_num("peak_busbw_gbytes_per_s");
+  if (r.peak_busbw_gbytes_per_s && *r.peak_busbw_gbytes_per_s < 0)
+    sum.fail("peak_busbw_gbytes_per_s", "expected a number >= 0 or null");
+  if (auto at = sum.opt_int("peak_size_bytes")) {
+    if (*at < 0) sum.fail("peak_size_bytes", "expected a size >= 0");
+    r.peak_size_bytes = static_cast<std::uint64_t>(*at);
+  }
   return r;
+}
+
+BenchPeak bench_peak(const BenchRun& b) {
+  BenchPeak p;
+  if (b.nranks && *b.nranks <= 1) return p;  // one rank: no link crossed, no peak
+  if (b.peak_busbw_gbytes_per_s) {
+    p.known = *b.peak_busbw_gbytes_per_s > 0;
+    p.busbw_gbytes_per_s = *b.peak_busbw_gbytes_per_s;
+    p.size_bytes = b.peak_size_bytes;
+    return p;
+  }
+  for (const auto& row : b.rows)
+    for (const Placement* pl : {&row.out_of_place, row.in_place ? &*row.in_place : nullptr})
+      if (pl && pl->busbw_gbytes_per_s > p.busbw_gbytes_per_s) {
+        p.busbw_gbytes_per_s = pl->busbw_gbytes_per_s;
+        p.size_bytes = row.size_bytes;
+        p.known = true;
+      }
+  return p;
 }
 
 }  // namespace fabscope::report

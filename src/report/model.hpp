@@ -60,7 +60,20 @@ struct BenchRun {
   std::string verdict_level, verdict;
   std::optional<std::int64_t> wrong_total;
   double avg_busbw_gbytes_per_s = 0;  // as the tool printed it (nccl-tests: its summary line)
+  // fabscope bench only: the peak its summary states (bench/results.cpp: no peak for one rank).
+  std::optional<double> peak_busbw_gbytes_per_s;
+  std::uint64_t peak_size_bytes = 0;
 };
+
+// A run's peak busbw as the report shows it: the bench's own where its file states it; otherwise
+// (nccl-tests output) the highest busbw of any size and placement, by the bench's rule: one rank
+// moves nothing over a link and has no peak (known false).
+struct BenchPeak {
+  bool known = false;
+  double busbw_gbytes_per_s = 0;
+  std::uint64_t size_bytes = 0;
+};
+BenchPeak bench_peak(const BenchRun& b);
 
 // `fabscope tune --json` / tune.json: per collective and size, NCCL's default against the
 // choice written to the tuner table, with the verified speedup.

@@ -57,15 +57,11 @@ std::string node_verdict(const NodeDoc& n) {
 }
 
 std::string bench_verdict(const BenchRun& b) {
-  double peak = 0;
-  std::uint64_t at = 0;
-  for (const auto& row : b.rows) {
-    for (const Placement* p : {&row.out_of_place, row.in_place ? &*row.in_place : nullptr})
-      if (p && p->busbw_gbytes_per_s > peak) peak = p->busbw_gbytes_per_s, at = row.size_bytes;
-  }
-  std::string s = "peak busbw " + fmt(peak, 1) + " GB/s at " + format_size(at);
-  if (b.limit_gbytes_per_s)
-    s += ", " + fmt(100 * peak / *b.limit_gbytes_per_s, 0) + "% of the " + esc(b.limit_path) + " limit";
+  const BenchPeak peak = bench_peak(b);
+  std::string s = peak.known ? "peak busbw " + fmt(peak.busbw_gbytes_per_s, 1) + " GB/s at " + format_size(peak.size_bytes)
+                             : std::string("no peak busbw (one rank crosses no link)");
+  if (b.limit_gbytes_per_s && peak.known)
+    s += ", " + fmt(100 * peak.busbw_gbytes_per_s / *b.limit_gbytes_per_s, 0) + "% of the " + esc(b.limit_path) + " limit";
   if (!b.verdict_level.empty() && b.verdict_level != "unknown")
     s = "<span class=\"verdict-" + esc(b.verdict_level) + "\">" + esc(b.verdict_level) + "</span>: " + s;
   if (b.wrong_total && *b.wrong_total > 0)

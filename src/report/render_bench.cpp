@@ -83,11 +83,7 @@ std::string runs_table(const Group& g) {
                   "<th>ranks</th><th>sizes</th><th>peak busbw</th><th>limit</th><th>verdict</th></tr></thead><tbody>";
   for (const Input* in : g.runs) {
     const BenchRun& b = in->bench;
-    double peak = 0;
-    std::uint64_t at = 0;
-    for (const auto& row : b.rows)
-      for (const Placement* p : {&row.out_of_place, row.in_place ? &*row.in_place : nullptr})
-        if (p && p->busbw_gbytes_per_s > peak) peak = p->busbw_gbytes_per_s, at = row.size_bytes;
+    const BenchPeak peak = bench_peak(b);
     std::string ranks = b.nranks ? std::to_string(*b.nranks) : "?";
     if (b.nodes) ranks += " on " + std::to_string(*b.nodes) + (*b.nodes == 1 ? " node" : " nodes");
     std::string sizes = b.rows.empty() ? "" : format_size(b.rows.front().size_bytes) + " .. " +
@@ -97,7 +93,9 @@ std::string runs_table(const Group& g) {
     o += "<tr class=\"run\" data-run=\"" + esc(in->label) + "\" data-sizes=\"" + std::to_string(b.rows.size()) +
          "\"><td><span class=\"mono\">" + esc(in->label) + "</span></td><td>" + esc(b.source) +
          (b.tool_version.empty() ? "" : " " + esc(b.tool_version)) + "</td><td class=\"num\">" + esc(ranks) +
-         "</td><td>" + esc(sizes) + "</td><td class=\"num\">" + fmt(peak, 2) + " GB/s at " + esc(format_size(at)) +
+         "</td><td>" + esc(sizes) + "</td><td class=\"num\">" +
+         (peak.known ? fmt(peak.busbw_gbytes_per_s, 2) + " GB/s at " + esc(format_size(peak.size_bytes))
+                     : std::string("none (one rank)")) +
          "</td><td>" + esc(limit) + "</td><td>" +
          (b.verdict.empty() ? std::string("<span class=\"muted\">no limit known: no verdict</span>")
                             : "<span class=\"verdict-" + esc(b.verdict_level) + "\">" + esc(b.verdict) + "</span>") +
