@@ -247,15 +247,21 @@ def main():
         p["t0"] = start
         os.kill(pid, signal.SIGSTOP)
         named = None
+        stopped_named = None  # the rank named by its process state (STOPPED: ...), before the hang time
         ras_done = False
         while time.time() - start < a.hang_max:
             for tt, d in latest_after(start):
                 for c in d.get("comms", []):
-                    if c.get("hung") and c.get("verdict", "").startswith("HANG: rank %d " % p["rank"]):
-                        named = tt
+                    v = c.get("verdict", "")
+                    if c.get("hung") and v.startswith("HANG: rank %d " % p["rank"]):
+                        named = tt if named is None else min(named, tt)
+                    if v.startswith("STOPPED: rank %d " % p["rank"]) or (
+                            c.get("hung") and v.startswith("HANG: rank %d " % p["rank"]) and "is stopped" in v):
+                        stopped_named = tt if stopped_named is None else min(stopped_named, tt)
             if named:
                 break
             time.sleep(0.1)
+        p["stopped_after_s"] = None if stopped_named is None else stopped_named - start
         if a.ras_capture and not ras_done:
             subprocess.run([sys.executable, a.ras_capture, "--addr", "localhost:28028", "--out",
                             os.path.join(a.out, "ras"), "--tag", "hang-rank%d" % p["rank"]], timeout=60)
@@ -288,7 +294,7 @@ def score(a, phases, lines, info):
     for i, p in enumerate(phases):
         if p["kind"] == "hang":
             res.append({"kind": "hang", "rank": p["rank"], "named_after_s": p.get("named_after_s"),
-                        "error": p.get("error")})
+                        "stopped_after_s": p.get("stopped_after_s"), "error": p.get("error")})
             continue
         t0, t1 = p["t0"], p["t1"]
         t_end = t1 + a.gap
@@ -334,6 +340,10 @@ def score(a, phases, lines, info):
         print("%-12s %7d %7s %8d %12s %12s" % (k, s["trials"], "-" if k == "healthy" else s["named"],
                                                   s["wrong_trials"], "-" if med is None else "%.2f" % med,
                                                   "-" if mx is None else "%.2f" % mx))
+    st = [r["stopped_after_s"] for r in res if r["kind"] == "hang" and r.get("stopped_after_s") is not None]
+    if any(r["kind"] == "hang" for r in res):
+        print("hang: the stopped rank named by its state in %d of %d, after %s s" %
+              (len(st), sum(1 for r in res if r["kind"] == "hang"), ", ".join("%.1f" % x for x in st) or "-"))
     json.dump(out, open(os.path.join(a.out, "results.json"), "w"), indent=1)
     return 0
 
