@@ -50,7 +50,7 @@ static void str(const char* key, const char* v, int comma) {
 int main(void) {
   h = dlopen("libnvidia-ml.so.1", RTLD_NOW);
   if (!h) {
-    printf("{\"schema\": \"fabscope.nvml-capture\", \"error\": \"libnvidia-ml.so.1: %s\"}\n", dlerror());
+    printf("{\"capture\": \"fabscope.nvml-capture\", \"error\": \"libnvidia-ml.so.1: %s\"}\n", dlerror());
     return 0;
   }
   int (*init)(void) = (int (*)(void))SYM("nvmlInit_v2");
@@ -70,7 +70,7 @@ int main(void) {
   int (*p2p)(dev_t_, dev_t_, int, int*) = (int (*)(dev_t_, dev_t_, int, int*))SYM("nvmlDeviceGetP2PStatus");
   int (*ancestor)(dev_t_, dev_t_, int*) = (int (*)(dev_t_, dev_t_, int*))SYM("nvmlDeviceGetTopologyCommonAncestor");
   if (!init || !count || !handle) {
-    printf("{\"schema\": \"fabscope.nvml-capture\", \"error\": \"entry points missing\"}\n");
+    printf("{\"capture\": \"fabscope.nvml-capture\", \"error\": \"entry points missing\"}\n");
     return 0;
   }
   int rc = init();
@@ -78,7 +78,7 @@ int main(void) {
   int rcc = rc == 0 ? count(&n) : -1;
   char dv[96] = "";
   int rcd = drv ? drv(dv, sizeof dv) : -1;
-  printf("{\"schema\": \"fabscope.nvml-capture\", \"version\": 1, \"init\": %d, \"count_rc\": %d, \"count\": %u, ", rc, rcc, n);
+  printf("{\"capture\": \"fabscope.nvml-capture\", \"version\": 1, \"init\": %d, \"count_rc\": %d, \"count\": %u, ", rc, rcc, n);
   printf("\"driver_rc\": %d, ", rcd);
   str("driver", dv, 1);
   printf("\"gpus\": [");
