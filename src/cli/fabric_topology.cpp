@@ -58,7 +58,7 @@ void check_topology_flags(const core::ArgParser& args) {
     if (f != "json" && f != "script") throw UsageError("fabric: --k8s-labels '" + f + "' is not json or script");
   }
   if (topo)
-    for (const char* f : {"save", "expect", "thresholds", "interval", "routes"})
+    for (const char* f : {"save", "expect", "plan", "save-plan", "thresholds", "interval", "routes"})
       if (args.has(f))
         throw UsageError(std::string("fabric: --") + f + " judges the fabric; a topology run writes the topology " +
                          "(sweep with --save once, then --from FILE for each)");

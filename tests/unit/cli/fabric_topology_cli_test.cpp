@@ -101,7 +101,8 @@ TEST(FabricTopologyCli, BadInputsExitThreeNamingFileAndLine) {
 
 TEST(FabricTopologyCli, FlagsThatDoNotGoTogetherAreUsageErrors) {
   for (const char* args : {"--slurm-topology tree --k8s-labels json", "--slurm-topology ring", "--k8s-labels yaml",
-                           "--nodes gpu1", "-o x.conf", "--check x.conf -o y.conf", "--slurm-topology tree --expect x"}) {
+                           "--nodes gpu1", "-o x.conf", "--check x.conf -o y.conf", "--slurm-topology tree --expect x",
+                           "--check x.conf --plan y"}) {
     auto r = run_fabscope("fabric --from " + quote(topo_sweep()) + " " + args);
     EXPECT_EQ(r.exit_code, 3) << args << ": " << r.out;
     EXPECT_NE(r.out.find("fabric: "), std::string::npos) << args << ": " << r.out;
