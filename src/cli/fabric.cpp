@@ -284,16 +284,18 @@ int cmd_fabric(int argc, char** argv) {
     core::write_output(args.get("save"), text.str());
   }
   if (args.has("save-plan")) core::write_output(args.get("save-plan"), plan_csv(now));
+  if (has_routes(now)) jo.routes = check_routes(now);  // once, for the findings and the output
   const auto findings = judge(now, jo);
   const auto facts = link_facts(now);
+  const RouteCheck* routes = jo.routes ? &*jo.routes : nullptr;
   if (args.has("json")) {
-    write_fabric_json(std::cout, now, facts, findings);
+    write_fabric_json(std::cout, now, facts, findings, routes);
     std::cout << "\n";
   }
   else  // names come from the fabric
     std::cout << core::printable_lines(
         render_text(now, facts, findings, core::output_width(args.has("wide")), args.has("expect")) +
-        (has_routes(now) ? "\n" + render_route_check(now, check_routes(now)) : std::string()));
+        (routes ? "\n" + render_route_check(now, *routes) : std::string()));
   return exit_code_for(findings);
 }
 

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <deque>
 #include <map>
 #include <set>
 
@@ -19,25 +18,6 @@ bool is_switch(const subnet::Subnet& s, int n) { return s.nodes[static_cast<std:
 
 // Entry of port `number` in node n's ports (switches list 0..N, the others 1..N).
 int port_slot(const subnet::Node& n, int number) { return n.type == NodeType::Switch ? number : number - 1; }
-
-// As judge.cpp's levels(): HCAs and routers 0, a switch one more than its lowest neighbour.
-std::vector<int> levels(const subnet::Subnet& s) {
-  std::vector<int> level(s.nodes.size(), -1);
-  std::deque<int> queue;
-  for (int n = 0; n < static_cast<int>(s.nodes.size()); ++n)
-    if (!is_switch(s, n)) level[static_cast<std::size_t>(n)] = 0, queue.push_back(n);
-  while (!queue.empty()) {
-    const int n = queue.front();
-    queue.pop_front();
-    for (const auto& p : s.nodes[static_cast<std::size_t>(n)].ports) {
-      const int r = p.remote_node;
-      if (r < 0 || r >= static_cast<int>(s.nodes.size()) || level[static_cast<std::size_t>(r)] >= 0) continue;
-      level[static_cast<std::size_t>(r)] = level[static_cast<std::size_t>(n)] + 1;
-      queue.push_back(r);
-    }
-  }
-  return level;
-}
 
 std::string state_text(const subnet::Port* p) { return p && p->info ? subnet::to_string(p->info->state) : "?"; }
 
@@ -114,7 +94,7 @@ int Topology::link_at(int node, int port) const {
 Topology build_topology(const subnet::Subnet& s, const std::vector<Finding>& findings) {
   Topology t;
   const int count = static_cast<int>(s.nodes.size());
-  std::vector<int> level = levels(s);
+  std::vector<int> level = subnet::levels(s);  // the judgements' levels
   int top = 0;
   for (int n = 0; n < count; ++n) top = std::max(top, level[static_cast<std::size_t>(n)]);
   t.top_unreached = false;

@@ -94,25 +94,6 @@ std::pair<int, int> switch_end(const Subnet& s, int a, int ap, int b, int bp) {
   return {a, ap};
 }
 
-// Levels: HCAs (and routers) 0; a switch one more than the lowest level among its neighbours;
-// a switch no HCA reaches: -1.
-std::vector<int> levels(const Subnet& s) {
-  std::vector<int> level(s.nodes.size(), -1);
-  std::deque<int> queue;
-  for (int n = 0; n < static_cast<int>(s.nodes.size()); ++n)
-    if (s.nodes[n].type != NodeType::Switch) level[n] = 0, queue.push_back(n);
-  while (!queue.empty()) {
-    const int n = queue.front();
-    queue.pop_front();
-    for (const auto& p : s.nodes[n].ports) {
-      const int r = p.remote_node;
-      if (r < 0 || r >= static_cast<int>(s.nodes.size()) || level[r] >= 0) continue;
-      level[r] = level[n] + 1;
-      queue.push_back(r);
-    }
-  }
-  return level;
-}
 
 std::string level_name(int level) {
   static const char* const names[] = {"HCA", "leaf", "spine", "core"};
@@ -682,6 +663,24 @@ void judge_topology(const Subnet& now, const Subnet& expected, Out& out) {
 
 }  // namespace
 
+std::vector<int> levels(const Subnet& s) {
+  std::vector<int> level(s.nodes.size(), -1);
+  std::deque<int> queue;
+  for (int n = 0; n < static_cast<int>(s.nodes.size()); ++n)
+    if (s.nodes[n].type != NodeType::Switch) level[n] = 0, queue.push_back(n);
+  while (!queue.empty()) {
+    const int n = queue.front();
+    queue.pop_front();
+    for (const auto& p : s.nodes[n].ports) {
+      const int r = p.remote_node;
+      if (r < 0 || r >= static_cast<int>(s.nodes.size()) || level[r] >= 0) continue;
+      level[r] = level[n] + 1;
+      queue.push_back(r);
+    }
+  }
+  return level;
+}
+
 std::string port_name(const Subnet& s, int node, int port) { return s.name(node) + ":" + std::to_string(port); }
 
 std::vector<LinkFact> link_facts(const Subnet& s) {
@@ -765,8 +764,11 @@ std::vector<Finding> judge(const Subnet& now, const JudgeOptions& opt) {
   judge_saturated(now, level, out);
   judge_firmware(now, out);
   judge_not_answered(now, out);
-  if (has_routes(now))  // the forwarding tables were read: judge the routes they make
-    for (auto& f : route_findings(now, check_routes(now))) out.findings.push_back(std::move(f));
+  if (has_routes(now)) {  // the forwarding tables were read: judge the routes they make
+    std::optional<RouteCheck> computed;
+    const RouteCheck& rc = opt.routes ? *opt.routes : computed.emplace(check_routes(now));
+    for (auto& f : route_findings(now, rc)) out.findings.push_back(std::move(f));
+  }
   // Both ends of one cable: one finding for the link, the evidence of each end joined.
   std::vector<Finding> merged;
   std::map<std::pair<std::string, std::string>, std::size_t> at;  // (id, subject) -> index in merged

@@ -11,6 +11,7 @@
 #include "core/json.hpp"
 #include "subnet/model.hpp"
 #include "subnet/plan.hpp"
+#include "subnet/route_checks.hpp"
 #include "subnet/thresholds.hpp"
 
 namespace fabscope::subnet {
@@ -42,6 +43,10 @@ struct LinkFact {
   bool below_tier = false;              // width < tier_width or speed < tier_speed
 };
 std::vector<LinkFact> link_facts(const Subnet& s);
+
+// Levels: HCAs (and routers) 0; a switch one more than the lowest level among its neighbours; a
+// switch no HCA reaches -1. Only links whose ends are both known count.
+std::vector<int> levels(const Subnet& s);
 json to_json(const LinkFact& f);
 
 struct JudgeOptions {
@@ -57,6 +62,9 @@ struct JudgeOptions {
   double xmit_wait_fraction = 0.05;     // warn above this share of the interval spent waiting
   std::optional<Subnet> expected;       // an earlier --save: topology to compare with
   std::optional<Plan> plan;             // --plan: the intended cabling (plan.hpp)
+  // check_routes(now) when the caller already has it (for the JSON or the human view too);
+  // otherwise judge() computes it where every switch has a table.
+  std::optional<RouteCheck> routes;
 };
 
 // Most severe first; within a severity in the order of fabric_checks(), then of the subnet.

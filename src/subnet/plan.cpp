@@ -13,13 +13,6 @@ namespace fabscope::subnet {
 
 namespace {
 
-std::string plan_trim(std::string_view s) {
-  std::size_t b = 0, e = s.size();
-  while (b < e && (s[b] == ' ' || s[b] == '\t' || s[b] == '\r')) b++;
-  while (e > b && (s[e - 1] == ' ' || s[e - 1] == '\t' || s[e - 1] == '\r')) e--;
-  return std::string(s.substr(b, e - b));
-}
-
 int plan_port(std::string_view text, const std::string& where) {
   if (text.empty() || text.size() > 3 || !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; }))
     throw Error(where + ": port '" + core::printable(text) + "' is not a number");
@@ -30,14 +23,14 @@ int plan_port(std::string_view text, const std::string& where) {
 
 // "NODE:PORT" (the port after the last ':').
 PlanEnd plan_end(std::string_view text, const std::string& where) {
-  std::string t = plan_trim(text);
+  std::string t(core::trim(text));
   auto colon = t.rfind(':');
   if (colon == std::string::npos || colon == 0)
     throw Error(where + ": '" + core::printable(t) + "' is not NODE:PORT");
   PlanEnd e;
-  e.node = plan_trim(std::string_view(t).substr(0, colon));
+  e.node = std::string(core::trim(std::string_view(t).substr(0, colon)));
   if (e.node.size() > 256) throw Error(where + ": a node name longer than 256 bytes");
-  e.port = plan_port(plan_trim(std::string_view(t).substr(colon + 1)), where);
+  e.port = plan_port(core::trim(std::string_view(t).substr(colon + 1)), where);
   return e;
 }
 
@@ -95,7 +88,7 @@ Plan parse_plan(std::string_view text, const std::string& source) {
     line_no++;
     const std::string where = source + ":" + std::to_string(line_no);
     if (raw.size() > 4096) throw Error(where + ": a line longer than 4096 bytes");
-    std::string line = plan_trim(raw);
+    std::string line(core::trim(raw));
     if (line.empty() || line[0] == '#') continue;
     // ibnetdiscover's header lines: vendid=, devid=, sysimgguid=, switchguid=, caguid=, ...
     if (line.find('=') != std::string::npos && line.find(',') == std::string::npos && line[0] != '[' &&
@@ -124,7 +117,7 @@ Plan parse_plan(std::string_view text, const std::string& source) {
       add({current, port}, {remote, rport}, where, line_no);
       continue;
     }
-    line = plan_trim(std::string_view(line).substr(0, line.find('#')));  // a comment after the cable
+    line = std::string(core::trim(std::string_view(line).substr(0, line.find('#'))));  // a comment after the cable
     auto comma = line.find(',');
     if (comma == std::string::npos || line.find(',', comma + 1) != std::string::npos)
       throw Error(where + ": expected NODE:PORT,NODE:PORT or ibnetdiscover's topology lines, got '" +
@@ -144,7 +137,7 @@ std::string plan_csv(const Subnet& s) {
   auto name = [&](int node) {
     const auto& d = s.nodes[node].description;
     bool ok = !d.empty() && uses[d] == 1 && d.find(',') == std::string::npos && d.find('#') == std::string::npos &&
-              core::printable(d) == d && plan_trim(d) == d && plan_guid(d) == 0;
+              core::printable(d) == d && core::trim(d) == d && plan_guid(d) == 0;
     return ok ? d : guid_hex(s.nodes[node].guid);
   };
   std::string o = "# cabling plan: NODE:PORT,NODE:PORT, one cable a line (fabscope fabric --save-plan; docs/fabric.md)\n";

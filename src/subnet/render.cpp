@@ -111,19 +111,21 @@ std::string render_text(const Subnet& s, const std::vector<LinkFact>& facts, con
   return os.str();
 }
 
-json fabric_json(const Subnet& s, const std::vector<LinkFact>& facts, const std::vector<Finding>& findings) {
-  json j = fabric_json_without_nodes(s, facts, findings);
+json fabric_json(const Subnet& s, const std::vector<LinkFact>& facts, const std::vector<Finding>& findings,
+                 const RouteCheck* routes) {
+  json j = fabric_json_without_nodes(s, facts, findings, routes);
   json nodes = to_json(s)["nodes"];
   j["nodes"] = std::move(nodes);
   return j;
 }
 
 void write_fabric_json(std::ostream& out, const Subnet& s, const std::vector<LinkFact>& facts,
-                       const std::vector<Finding>& findings) {
-  write_json(out, s, fabric_json_without_nodes(s, facts, findings));
+                       const std::vector<Finding>& findings, const RouteCheck* routes) {
+  write_json(out, s, fabric_json_without_nodes(s, facts, findings, routes));
 }
 
-json fabric_json_without_nodes(const Subnet& s, const std::vector<LinkFact>& facts, const std::vector<Finding>& findings) {
+json fabric_json_without_nodes(const Subnet& s, const std::vector<LinkFact>& facts, const std::vector<Finding>& findings,
+                               const RouteCheck* routes) {
   json j = to_json_without_nodes(s);
   json lf = json::array();
   for (const auto& f : facts) lf.push_back(to_json(f));
@@ -133,7 +135,8 @@ json fabric_json_without_nodes(const Subnet& s, const std::vector<LinkFact>& fac
     checks.push_back({{"id", c.id}, {"severity", to_string(c.severity)}, {"title", c.title}});
   j["checks"] = std::move(checks);
   j["findings"] = findings;
-  if (has_routes(s)) j["routing"] = to_json(s, check_routes(s));  // the tables were read: what they make
+  if (routes) j["routing"] = to_json(s, *routes);
+  else if (has_routes(s)) j["routing"] = to_json(s, check_routes(s));  // the tables were read: what they make
   const SeverityCounts c = count_severities(findings);
   j["summary"] = {{"fail", c.fail}, {"warn", c.warn}, {"info", c.info}, {"worst", to_string(worst(findings))}};
   j["exit_code"] = exit_code_for(findings);

@@ -9,6 +9,7 @@
 #include "core/finding.hpp"
 #include "core/json.hpp"
 #include "subnet/judge.hpp"
+#include "subnet/route_checks.hpp"
 #include "subnet/model.hpp"
 #include "subnet/sweep.hpp"
 
@@ -21,13 +22,15 @@ namespace fabscope::subnet {
 std::string render_text(const Subnet& s, const std::vector<LinkFact>& facts, const std::vector<Finding>& findings,
                         std::size_t width = 100, bool compared = false);
 
-// to_json(s) plus "link_facts", "checks", "findings", "summary" and "exit_code".
-json fabric_json(const Subnet& s, const std::vector<LinkFact>& facts, const std::vector<Finding>& findings);
+// to_json(s) plus "link_facts", "checks", "findings", "summary" and "exit_code"; "routing" where
+// every switch has a table (routes: check_routes(s) when the caller has it, else computed here).
+json fabric_json(const Subnet& s, const std::vector<LinkFact>& facts, const std::vector<Finding>& findings,
+                 const RouteCheck* routes = nullptr);
 // The same document written as dump_json(fabric_json(...)) writes it, the nodes streamed.
 void write_fabric_json(std::ostream& out, const Subnet& s, const std::vector<LinkFact>& facts,
-                       const std::vector<Finding>& findings);
+                       const std::vector<Finding>& findings, const RouteCheck* routes = nullptr);
 json fabric_json_without_nodes(const Subnet& s, const std::vector<LinkFact>& facts,
-                               const std::vector<Finding>& findings);
+                               const std::vector<Finding>& findings, const RouteCheck* routes = nullptr);
 
 // A route like ibtracert: one line per hop with the node, its LID, the ports in and out and the
 // link the packet leaves by.

@@ -206,11 +206,12 @@ RouteCheck check_routes(const Subnet& s, const RouteCheckOptions& o) {
       std::vector<int> path;
       int x = start;
       std::string why;
-      int end_dist = -1;
+      bool reached = false;
+      int base = 0;  // reached: the distance of the node the walk ended at, beyond the path
       while (true) {
-        if (state[x] == 2) {
-          end_dist = dist[x] < 0 ? -1 : dist[x];
-          if (dist[x] < 0) why = "";  // broken further on, said there
+        if (state[x] == 2) {  // walked before: reached, or broken further on (said there)
+          reached = dist[x] >= 0;
+          base = dist[x];
           break;
         }
         if (state[x] == 1) {
@@ -224,26 +225,16 @@ RouteCheck check_routes(const Subnet& s, const RouteCheckOptions& o) {
           why = st.why;
           break;
         }
-        if (st.out == 0) {
-          if (d.port == 0 && d.node == x) end_dist = 0;
+        if (st.out == 0) {  // the switch itself: the end when it is the LID's owner
+          if (d.port == 0 && d.node == x) reached = true, base = -1;
           else why = s.name(x) + " takes LID " + std::to_string(d.lid) + " for itself, it is not its LID";
-          if (end_dist == 0) {
-            dist[x] = 0;
-            state[x] = 2;
-            path.pop_back();
-          }
           break;
         }
         if (s.nodes[st.next].type != NodeType::Switch) {
-          if (st.next == d.node && (d.port == 0 || owns(s, st.next, st.next_port, d.lid))) {
-            dist[x] = 1;
-            state[x] = 2;
-            path.pop_back();
-            end_dist = 1;
-          } else {
+          if (st.next == d.node && (d.port == 0 || owns(s, st.next, st.next_port, d.lid))) reached = true, base = 0;
+          else
             why = s.name(x) + " sends LID " + std::to_string(d.lid) + " to " + port_name(s, st.next, st.next_port) +
                   ", which does not own it";
-          }
           break;
         }
         x = st.next;
@@ -251,7 +242,7 @@ RouteCheck check_routes(const Subnet& s, const RouteCheckOptions& o) {
       // Unwind the walk: everything on it gets the distance through the end, or is broken.
       for (auto it = path.rbegin(); it != path.rend(); ++it) {
         state[*it] = 2;
-        if (end_dist >= 0) dist[*it] = ++end_dist;
+        if (reached) dist[*it] = ++base;
         else {
           dist[*it] = -1;
           if (!why.empty()) broken.emplace(*it, why);

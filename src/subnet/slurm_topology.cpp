@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <deque>
 #include <functional>
 #include <sstream>
 
@@ -91,26 +90,6 @@ void topo_natural_sort(std::vector<std::string>& v) {
   v.erase(std::unique(v.begin(), v.end()), v.end());
 }
 
-// Levels as the judgements count them: HCAs 0, a switch one more than the lowest level among its
-// neighbours; a switch no HCA reaches -1. Only links whose ends are both known count.
-std::vector<int> topo_levels(const Subnet& s) {
-  std::vector<int> level(s.nodes.size(), -1);
-  std::deque<int> queue;
-  for (int n = 0; n < static_cast<int>(s.nodes.size()); ++n)
-    if (s.nodes[n].type != NodeType::Switch) level[n] = 0, queue.push_back(n);
-  while (!queue.empty()) {
-    const int n = queue.front();
-    queue.pop_front();
-    for (const auto& p : s.nodes[n].ports) {
-      const int r = p.remote_node;
-      if (r < 0 || r >= static_cast<int>(s.nodes.size()) || level[r] >= 0) continue;
-      level[r] = level[n] + 1;
-      queue.push_back(r);
-    }
-  }
-  return level;
-}
-
 // A port that carries traffic: Active, or linked with its PortInfo not read (a saved sweep of an
 // older fabric) — the cable is there.
 bool topo_port_up(const Port& p) {
@@ -189,7 +168,7 @@ struct TopoBuilder {
   };
 
   void build() {
-    level = topo_levels(s);
+    level = levels(s);
     name_switches();
     out.source = s.source;
     out.swept_at = s.swept_at;
