@@ -29,6 +29,7 @@ std::vector<Hop> trace_route(const Subnet&, int, std::uint16_t, const SweepOptio
 #else
 
 static_assert(MadEngine::kMaxInflight == kMaxMadsInFlight, "the command's limit is the engine's");
+static_assert(MadEngine::kDefaultPerDestination == kMadsPerDestination, "one default");
 
 namespace {
 
@@ -135,7 +136,7 @@ struct PmaTarget {
   std::vector<int> ports;  // port numbers
 };
 
-void collect_counters(Subnet& s, MadEngine& e, int max_inflight) {
+void collect_counters(Subnet& s, MadEngine& e, int max_inflight, int per_dest) {
   std::vector<PmaTarget> targets;
   for (int n = 0; n < static_cast<int>(s.nodes.size()); ++n) {
     auto& node = s.nodes[n];
@@ -239,13 +240,13 @@ void collect_counters(Subnet& s, MadEngine& e, int max_inflight) {
     };
     e.submit(std::move(r));
   }
-  e.run(max_inflight);
+  e.run(max_inflight, per_dest);
   for (auto& [key, st] : pend)
     if (st.failed)
       if (auto* p = port_of(key.first, key.second)) p->counters.reset();
 }
 
-void collect_sms(Subnet& s, MadEngine& e, int max_inflight) {
+void collect_sms(Subnet& s, MadEngine& e, int max_inflight, int per_dest) {
   s.sms.clear();
   for (int n = 0; n < static_cast<int>(s.nodes.size()); ++n) {
     auto& node = s.nodes[n];
@@ -270,7 +271,7 @@ void collect_sms(Subnet& s, MadEngine& e, int max_inflight) {
       e.submit(std::move(r));
     }
   }
-  e.run(max_inflight);
+  e.run(max_inflight, per_dest);
   std::sort(s.sms.begin(), s.sms.end(), [](const SmInfo& a, const SmInfo& b) {
     return std::pair(a.lid, a.guid) < std::pair(b.lid, b.guid);
   });
@@ -279,7 +280,7 @@ void collect_sms(Subnet& s, MadEngine& e, int max_inflight) {
 // Every switch's LinearForwardingTable: SwitchInfo for LinearFDBTop, then blocks 0..top/64, all
 // by directed route and up to max_inflight in flight. A switch whose table cannot be read whole
 // keeps an empty lft and gets a note: a route through it is an error, never a guess.
-void collect_lfts(Subnet& s, MadEngine& e, int max_inflight) {
+void collect_lfts(Subnet& s, MadEngine& e, int max_inflight, int per_dest) {
   struct Table {
     std::vector<std::uint8_t> lft;
     std::string error;
@@ -319,7 +320,7 @@ void collect_lfts(Subnet& s, MadEngine& e, int max_inflight) {
     };
     e.submit(std::move(r));
   }
-  e.run(max_inflight);
+  e.run(max_inflight, per_dest);
   for (auto& [n, t] : tables) {
     Node& node = s.nodes[n];
     if (t.error.empty()) {
@@ -365,13 +366,13 @@ Subnet sweep(const SweepOptions& opt) {
                           ": link is up but the far end did not answer discovery");
 
   MadEngine e(l, lp, opt.timeout_ms, opt.retries);
-  collect_sms(s, e, opt.max_smps);
+  collect_sms(s, e, opt.max_smps, opt.max_per_dest);
   if (opt.counters) {
-    collect_counters(s, e, opt.max_inflight);
+    collect_counters(s, e, opt.max_inflight, opt.max_per_dest);
     for (int n = 0; n < static_cast<int>(s.nodes.size()); ++n)
       if (!s.nodes[n].note.empty()) s.notes.push_back(s.name(n) + ": " + s.nodes[n].note);
   }
-  if (opt.routes) collect_lfts(s, e, opt.max_smps);
+  if (opt.routes) collect_lfts(s, e, opt.max_smps, opt.max_per_dest);
   s.mads_sent = e.sent();
   s.mads_timed_out = e.timed_out();
   s.rebuild_links();
@@ -388,7 +389,7 @@ void read_counters(Subnet& s, const SweepOptions& opt) {
     for (auto& p : n.ports)
       if (p.note.rfind("counters not read", 0) == 0) p.note.clear();
   }
-  collect_counters(s, e, opt.max_inflight);
+  collect_counters(s, e, opt.max_inflight, opt.max_per_dest);
   s.mads_sent = e.sent();
   s.mads_timed_out = e.timed_out();
   for (int n = 0; n < static_cast<int>(s.nodes.size()); ++n)

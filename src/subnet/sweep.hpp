@@ -2,8 +2,9 @@
 // Collecting the subnet from a local InfiniBand port through rdma-core's management libraries
 // (libibumad, libibmad, libibnetdisc), all opened with dlopen: discovery, every port's PortInfo,
 // counters, the subnet managers' SMInfo, and routes through the switches' forwarding tables.
-// Several MADs are in flight at once (bounded), each with a timeout and retries; a node that does
-// not answer is named in a note and the sweep goes on.
+// Several MADs are in flight at once (bounded in all and per destination, the destinations taken in
+// turn), each with a timeout and retries; a node that does not answer is named in a note and the
+// sweep goes on.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -16,12 +17,18 @@ namespace fabscope::subnet {
 // fabric's management agents answer at once, few enough that their answers fit the receive queue.
 // `fabric --max-inflight` and `--max-smps` refuse more; the engine takes a larger value as this.
 constexpr int kMaxMadsInFlight = 256;
+// MADs in flight to one destination by default (MadEngine::kDefaultPerDestination).
+constexpr int kMadsPerDestination = 4;
 
 struct SweepOptions {
   std::string ca;           // "mlx5_0"; "" = the first InfiniBand device with an active port
   int port = 0;             // 0 = the first active port of that device
   int max_smps = 16;        // SMPs in flight during discovery
   int max_inflight = 64;    // PMA (counter) MADs in flight (at most kMaxMadsInFlight)
+  // MADs in flight to one destination (a LID, or a directed route), under max_smps/max_inflight:
+  // the destinations take turns, so the window spreads over many switches' management agents
+  // (MadEngine::kDefaultPerDestination; bench/RESULTS.md, "MADs scheduled by destination").
+  int max_per_dest = kMadsPerDestination;
   int timeout_ms = 100;     // per MAD
   int retries = 3;          // per MAD
   bool counters = true;     // read PortCounters (+ Extended where supported) of every port

@@ -179,7 +179,18 @@ MadEngine::~MadEngine() {
   }
 }
 
-void MadEngine::submit(MadRequest r) { queue_.push_back(std::move(r)); }
+std::string MadEngine::destination(const MadRequest& r) {
+  if (r.dlid) return {'L', static_cast<char>(r.dlid >> 8), static_cast<char>(r.dlid & 0xff)};
+  std::string key = "D";
+  const int hops = std::min<int>(r.mad[7], 63);
+  for (int i = 1; i <= hops; ++i) key += static_cast<char>(r.mad[128 + i]);
+  return key;
+}
+
+void MadEngine::submit(MadRequest r) {
+  std::string dest = destination(r);
+  queue_.push(dest, std::move(r));
+}
 
 void MadEngine::send(Slot& s, std::uint32_t tid) {
   auto& m = s.req.mad;
@@ -216,7 +227,7 @@ void MadEngine::check_local() {
     throw Error("the local port " + where + " stopped answering management packets (" + why +
                 "): the InfiniBand device or the simulator went away");
   };
-  queue_.push_front(std::move(r));
+  urgent_.push_front(std::move(r));
 }
 
 void MadEngine::expire(long long now) {
@@ -231,6 +242,7 @@ void MadEngine::expire(long long now) {
       auto [it, _] = inflight_.emplace(t, std::move(s));
       send(it->second, t);
     } else {
+      if (!s.dest.empty()) queue_.done(s.dest);
       ++timed_out_;
       std::string why = "no answer after " + std::to_string(s.attempts) + " tries of " +
                         std::to_string(timeout_ms_) + " ms";
@@ -259,6 +271,7 @@ void MadEngine::receive() {
     if (l_.status(buf_.data()) != 0) continue;  // the kernel's own timeout: ours handles it
     Slot s = std::move(it->second);
     inflight_.erase(it);
+    if (!s.dest.empty()) queue_.done(s.dest);
     std::uint16_t status = h.mgmt_class == mad::SmpDirected ? (h.status & 0x7fff) : h.status;
     fails_in_a_row_ = 0;
     if (status != 0) {
@@ -272,21 +285,28 @@ void MadEngine::receive() {
   }
 }
 
-void MadEngine::run(int max_inflight) {
+void MadEngine::run(int max_inflight, int max_per_dest) {
   max_inflight = std::clamp(max_inflight, 1, kMaxInflight);
-  while (!queue_.empty() || !inflight_.empty()) {
+  queue_.set_limit(max_per_dest);  // nothing is outstanding between runs
+  while (!urgent_.empty() || !queue_.empty() || !inflight_.empty()) {
     int burst = 0;
-    while (!queue_.empty() && static_cast<int>(inflight_.size()) < max_inflight) {
+    while (static_cast<int>(inflight_.size()) < max_inflight) {
       // Take in what has arrived every few sends: the answers must never pile up behind a burst
       // of requests (a simulator's socket that fills up both ways would block both sides).
       if (++burst % 16 == 0) {
         pollfd p{fd_, POLLIN, 0};
         if (::poll(&p, 1, 0) > 0 && (p.revents & POLLIN)) receive();
-        if (queue_.empty()) break;
       }
       Slot s;
-      s.req = std::move(queue_.front());
-      queue_.pop_front();
+      if (!urgent_.empty()) {
+        s.req = std::move(urgent_.front());
+        urgent_.pop_front();
+      } else if (auto next = queue_.next()) {  // the next destination's turn, within its limit
+        s.req = std::move(next->value);
+        s.dest = std::move(next->dest);
+      } else {
+        break;  // nothing queued, or every destination with work is at its limit
+      }
       std::uint32_t t = next_tid_++;
       auto [it, _] = inflight_.emplace(t, std::move(s));
       send(it->second, t);

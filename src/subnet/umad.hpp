@@ -18,6 +18,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "subnet/mad_scheduler.hpp"
 #include "subnet/sweep.hpp"
 
 namespace fabscope::subnet {
@@ -75,17 +76,29 @@ class MadEngine {
   MadEngine(const MadEngine&) = delete;
   MadEngine& operator=(const MadEngine&) = delete;
 
+  // Queued per destination (destination()): the requests to one destination go in the order
+  // submitted, the destinations take turns.
   void submit(MadRequest r);
   // Sends and receives until every submitted request is answered or has failed, with at most
-  // max_inflight outstanding. Throws Error when the local port itself stops answering (the
-  // device or simulator went away): that is checked after a run of failures with no reply.
-  void run(int max_inflight);
+  // max_inflight outstanding in all and max_per_dest at any one destination (a switch's
+  // management agent answers one MAD at a time: a window of MADs spread over many switches is
+  // answered in parallel, one on a single switch waits in its queue). Throws Error when the local
+  // port itself stops answering (the device or simulator went away): that is checked after a run
+  // of failures with no reply.
+  void run(int max_inflight, int max_per_dest = kDefaultPerDestination);
+  // A destination's outstanding MADs by default: bench/RESULTS.md, "MADs scheduled by destination".
+  static constexpr int kDefaultPerDestination = 4;
+  // Where a MAD goes, as the scheduler's key: "L" and the DLID for a LID-routed MAD (a switch's
+  // ports share its LID, so all its counter queries are one destination), "D" and the hops of the
+  // initial path for a directed-route SMP (a node reached by two paths counts as two).
+  static std::string destination(const MadRequest& r);
   std::uint64_t sent() const { return sent_; }          // MADs sent, retries included
   std::uint64_t timed_out() const { return timed_out_; } // requests unanswered after every retry
 
  private:
   struct Slot {
     MadRequest req;
+    std::string dest;  // "" for the local check (outside the per-destination limit)
     int attempts = 0;
     long long deadline_ms = 0;
   };
@@ -100,7 +113,8 @@ class MadEngine {
   int id_ = -1, fd_ = -1, smp_agent_ = -1, pma_agent_ = -1;
   int timeout_ms_, retries_;
   std::uint32_t next_tid_ = 1;
-  std::deque<MadRequest> queue_;
+  DestinationQueues<MadRequest> queue_;
+  std::deque<MadRequest> urgent_;  // the local port check: sent before anything queued
   std::unordered_map<std::uint32_t, Slot> inflight_;
   std::vector<std::uint8_t> buf_;
   int fails_in_a_row_ = 0;

@@ -14,7 +14,7 @@
 //                                              (route_from_lfts), no fabric; lines as `route`
 //   subnet_driver offline-all FILE             every HCA port's route to every other HCA's LID
 //                                              from FILE: an error line per failure, a summary
-// options: --ca NAME --port N --max-smps N --max-inflight N --timeout-ms N --retries N
+// options: --ca NAME --port N --max-smps N --max-inflight N --max-per-dest N --timeout-ms N --retries N
 //          --no-counters --routes (read every switch's forwarding table) --quiet (only the summary line)
 // Lines: node GUID TYPE LID "DESC" |
 //        port GUID N PORTGUID STATE PHYS WIDTHx SPEED WIDTHS_ENABLED WIDTHS_SUPPORTED SPEEDS_ENABLED
@@ -171,6 +171,7 @@ int main(int argc, char** argv) {
     else if (a == "--port") opt.port = std::atoi(next().c_str());
     else if (a == "--max-smps") opt.max_smps = std::atoi(next().c_str());
     else if (a == "--max-inflight") opt.max_inflight = std::atoi(next().c_str());
+    else if (a == "--max-per-dest") opt.max_per_dest = std::atoi(next().c_str());
     else if (a == "--timeout-ms") opt.timeout_ms = std::atoi(next().c_str());
     else if (a == "--retries") opt.retries = std::atoi(next().c_str());
     else if (a == "--no-counters") opt.counters = false;

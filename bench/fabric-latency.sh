@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# The subnet sweep beside rdma-core's diag tools when every management packet takes time to be
+# answered (bench/RESULTS.md, "MADs scheduled by destination"). ibsim answers at once, from one
+# thread: bench/mad-latency-shim.c, preloaded before umad2sim into the measured command only (not
+# OpenSM, not the simulator), holds each answer back by a latency model. Models (MODELS, each
+# "label|RTT_US|SERVICE_US"): none; a 20 µs and a 200 µs round trip answered in parallel; a 20 µs
+# round trip plus 200 µs per MAD at each destination, one at a time (a switch's management
+# processor). Per model the commands run REPS times in alternation; per run: wall time and peak
+# RSS (ru_maxrss of the child from wait4, what /usr/bin/time -v reports); then medians and the
+# ratios of the diag tools' medians to fabscope's.
+#
+# usage: bench/fabric-latency.sh DRIVER [REPS] [LEAVES SPINES HCAS_PER_LEAF]
+#   DRIVER  the subnet driver program (build/tests/fabscope_subnet_driver)
+# env: EXTRA='label|command args;...' adds commands ($driver is replaced), MODELS as above
+set -euo pipefail
+driver=$(realpath "$1")
+reps=${2:-5}
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../tests/integration/ibsim/harness.sh"
+sim_skip_unless_available
+work=$(mktemp -d "${TMPDIR:-/tmp}/fabric-latency.XXXXXX")
+shim=$work/mad-latency-shim.so
+${CC:-cc} -O2 -shared -fPIC -o "$shim" "$here/mad-latency-shim.c" -ldl
+python3 "$here/fattree-topology.py" "${3:-64}" "${4:-32}" "${5:-32}" >"$work/net"
+sim_start "$work/net" -N 4096 -S 256 -P 16384
+sm_start H-l00-00
+sim_cmd 'PerformanceSet "S-leaf05"[40] PortCounters.SymbolErrorCounter=55'
+
+cmds=(
+  "fabscope sweep (defaults)|$driver sweep --quiet"
+  "ibqueryerrors|ibqueryerrors"
+  "ibqueryerrors -o 64|ibqueryerrors -o 64"
+  "fabscope discovery only (--no-counters)|$driver sweep --quiet --no-counters"
+  "ibnetdiscover|ibnetdiscover"
+  "ibnetdiscover -o 16|ibnetdiscover -o 16"
+)
+IFS=';' read -r -a extra <<<"${EXTRA:-}"
+for e in "${extra[@]}"; do [ -n "$e" ] && cmds+=("${e/\$driver/$driver}"); done
+IFS=';' read -r -a models <<<"${MODELS:-none|0|0;20 us parallel|20|0;200 us parallel|200|0;20 us + 200 us per destination, serialised|20|200}"
+
+measure() {  # measure RTT SERVICE COMMAND...: "<wall s> <max RSS KiB> <exit>"
+  python3 - "$shim:$UMAD2SIM" "$@" <<'PY'
+import os, subprocess, sys, time
+env = dict(os.environ, LD_PRELOAD=sys.argv[1], SIM_HOST="H-l00-00",
+           MADLAT_RTT_US=sys.argv[2], MADLAT_SERVICE_US=sys.argv[3])
+t = time.monotonic()
+p = subprocess.Popen(sys.argv[4:], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+_, status, ru = os.wait4(p.pid, 0)
+print(f"{time.monotonic() - t:.3f} {ru.ru_maxrss} {os.waitstatus_to_exitcode(status)}")
+PY
+}
+med() { tr ' ' '\n' <<<"$1" | grep . | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+
+echo "fabric: $(sim_run H-l00-00 "$driver" sweep --quiet --no-counters)"
+for m in "${models[@]}"; do
+  IFS='|' read -r mlabel rtt svc <<<"$m"
+  declare -A times=() rss=()
+  echo "== model: $mlabel (round trip $rtt us, per-destination service $svc us)"
+  for ((r = 1; r <= reps; r++)); do
+    for c in "${cmds[@]}"; do
+      label=${c%%|*} cmd=${c#*|}
+      read -r t kib rc < <(measure "$rtt" "$svc" $cmd)
+      printf '%-45s run %d: %8.3f s  %7d KiB  exit %s\n' "$label" "$r" "$t" "$kib" "$rc"
+      times[$label]+="$t " rss[$label]+="$kib "
+    done
+  done
+  base=$(med "${times[${cmds[0]%%|*}]}") disc=$(med "${times[${cmds[3]%%|*}]}")
+  printf '%-45s %9s %9s %10s\n' "command" "wall med" "peak RSS" "÷ fabscope"
+  for i in "${!cmds[@]}"; do
+    label=${cmds[$i]%%|*}
+    peak=$(tr ' ' '\n' <<<"${rss[$label]}" | grep . | sort -n | tail -1)
+    ref=$base; case "$label" in *discover*|*discovery*) ref=$disc ;; esac
+    printf '%-45s %9s %5d KiB %9.2fx\n' "$label" "$(med "${times[$label]}")" "$peak" \
+      "$(awk -v a="$(med "${times[$label]}")" -v b="$ref" 'BEGIN {print a / b}')"
+  done
+  unset times rss
+done
+echo "machine: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+rm -rf "$work"
