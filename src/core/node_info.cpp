@@ -37,7 +37,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Gpu, index, pci_address, name, u
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Affinity, gpu, nic, level)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Versions, nvidia_driver, nccl, nccl_code,
                                                 cuda_driver, cuda_runtime)
-// The node_fabric.hpp types: defined here, where NodeInfo's (de)serialisation uses them (the
+// The node_network.hpp types: defined here, where NodeInfo's (de)serialisation uses them (the
 // macro's functions are inline, so they must be in the same translation unit).
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(DcbApp, selector, protocol, priority)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(LosslessState, netdev, rdma_ports, pfc_priorities,

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "core/json.hpp"
-#include "core/node_fabric.hpp"
+#include "core/node_network.hpp"
 #include "core/verbs_info.hpp"
 
 namespace fabscope {

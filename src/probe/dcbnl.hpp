@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/node_fabric.hpp"
+#include "core/node_network.hpp"
 
 namespace fabscope::probe {
 

@@ -6,7 +6,7 @@
 // what the judgements (judge.hpp) read. Nodes and ports refer to each other by index, never by
 // pointer, so a Subnet copies, compares and serialises as a value.
 //
-// Not to be confused with core/node_fabric.hpp: that is one node's own network facts (DCB,
+// Not to be confused with core/node_network.hpp: that is one node's own network facts (DCB,
 // bonds, IRQs) read from its sysfs; this is the subnet between the nodes, read with MADs.
 #include <array>
 #include <cstdint>

@@ -1,7 +1,7 @@
 // libFuzzer target for the parsers of the node-fabric collectors: DCB netlink replies, nft JSON,
 // /proc/net/bonding, CPU lists, /proc/interrupts and lldpcli JSON. The first byte picks the parser, the rest
 // is the input. Build: cmake -DFABSCOPE_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++ ...; run:
-//   build/tests/fuzz/fabscope_node_fabric_fuzz tests/fuzz/corpus/node_fabric
+//   build/tests/fuzz/fabscope_node_network_fuzz tests/fuzz/corpus/node_network
 #include <cstddef>
 #include <cstdint>
 #include <span>
