@@ -3,7 +3,7 @@
 // buffer, completion queues, queue pairs), connected through RDMA CM (cm.hpp) or from QP
 // numbers exchanged over the control connection, and the measurement loops (loops.hpp). Every
 // wait polls under the session's Watchdog.
-// Internal to fabscope_rdma (session.cpp drives it).
+// Internal to fabscope_rdma (rdma.cpp drives it).
 #include <cstdint>
 #include <memory>
 #include <string>

@@ -1,5 +1,5 @@
 #pragma once
-// The messages of one size on the control connection (session.cpp's "per size" line), after
+// The messages of one size on the control connection (rdma.cpp's "per size" line), after
 // run/ready started it:
 //   {"progress": n}  while a side sends: the test is alive (the peer's watchdog ticks on it)
 //   {"sent": n}      a sender whose sends all completed: the receiver of SENDs expects n

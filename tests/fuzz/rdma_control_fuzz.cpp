@@ -36,7 +36,7 @@ void check_options(const Options& o) {
   if (o.iterations < 1 || o.iterations > 1'000'000'000ull) std::abort();
 }
 
-// One message as session.cpp and size_protocol.cpp take it. Their catch-all turns a std::exception
+// One message as rdma.cpp and size_protocol.cpp take it. Their catch-all turns a std::exception
 // (a field of the wrong type) into the rdma.control_lost finding, so that is allowed here too.
 void read_message(const json& m) {
   try {
