@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "checks/families.hpp"
-#include "checks/report.hpp"
+#include "checks/render.hpp"
 #include "core/strings.hpp"
 
 namespace fabscope::checks {

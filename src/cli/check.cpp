@@ -1,7 +1,7 @@
 #include <iostream>
 
 #include "checks/checks.hpp"
-#include "checks/report.hpp"
+#include "checks/render.hpp"
 #include "cli/commands.hpp"
 #include "core/args.hpp"
 #include "core/progress.hpp"

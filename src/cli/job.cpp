@@ -15,7 +15,7 @@
 #include <set>
 #include <thread>
 
-#include "checks/report.hpp"
+#include "checks/render.hpp"
 #include "cli/commands.hpp"
 #include "core/args.hpp"
 #include "core/error.hpp"

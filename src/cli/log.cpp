@@ -5,7 +5,7 @@
 #include "core/json.hpp"
 #include "nccllog/accumulate.hpp"
 #include "nccllog/diagnose.hpp"
-#include "nccllog/report.hpp"
+#include "nccllog/render.hpp"
 
 namespace fabscope::cli {
 

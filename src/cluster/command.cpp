@@ -18,7 +18,7 @@
 #include "cluster/saved.hpp"
 #include "core/files.hpp"
 #include "core/strings.hpp"
-#include "checks/report.hpp"
+#include "checks/render.hpp"
 #include "subnet/model.hpp"
 #include "subnet/routes.hpp"
 #include "subnet/sweep.hpp"

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <sstream>
 
-#include "checks/report.hpp"
+#include "checks/render.hpp"
 #include "core/strings.hpp"
 #include "core/table.hpp"
 

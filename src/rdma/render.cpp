@@ -2,7 +2,7 @@
 
 #include <sstream>
 
-#include "checks/report.hpp"
+#include "checks/render.hpp"
 #include "core/strings.hpp"
 #include "core/table.hpp"
 

@@ -8,7 +8,7 @@
 #include <set>
 #include <sstream>
 
-#include "checks/report.hpp"
+#include "checks/render.hpp"
 #include "core/table.hpp"
 
 namespace fabscope::subnet {

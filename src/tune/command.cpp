@@ -10,7 +10,7 @@
 #include "core/json.hpp"
 #include "probe/run_tool.hpp"
 #include "tune/gpu_measurer.hpp"
-#include "tune/report.hpp"
+#include "tune/render.hpp"
 #include "tune/sim.hpp"
 #include "tune/table.hpp"
 

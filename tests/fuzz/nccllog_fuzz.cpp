@@ -9,7 +9,7 @@
 
 #include "nccllog/accumulate.hpp"
 #include "nccllog/diagnose.hpp"
-#include "nccllog/report.hpp"
+#include "nccllog/render.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace fabscope::nccllog;

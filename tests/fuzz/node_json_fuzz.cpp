@@ -13,7 +13,7 @@
 
 #include "checks/checks.hpp"
 #include "checks/doctor.hpp"
-#include "checks/report.hpp"
+#include "checks/render.hpp"
 #include "core/json.hpp"
 #include "core/node_info.hpp"
 

@@ -34,7 +34,7 @@
 #include "report/load.hpp"
 #include "subnet/model.hpp"
 #include "support/fixtures.hpp"
-#include "tune/report.hpp"
+#include "tune/render.hpp"
 
 namespace fabscope {
 namespace {

@@ -6,7 +6,7 @@
 #include "checks/checks.hpp"
 #include "checks/doctor.hpp"
 #include "checks/families.hpp"
-#include "checks/report.hpp"
+#include "checks/render.hpp"
 #include "node_builders.hpp"
 
 using namespace fabscope;

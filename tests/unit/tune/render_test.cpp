@@ -9,7 +9,7 @@
 #include "ncclenv/render.hpp"
 #include "support/fixtures.hpp"
 #include "tune/advice.hpp"
-#include "tune/report.hpp"
+#include "tune/render.hpp"
 #include "tune/sim.hpp"
 
 namespace fabscope::tune {

@@ -1,4 +1,4 @@
-#include "nccllog/report.hpp"
+#include "nccllog/render.hpp"
 
 #include <algorithm>
 #include <sstream>

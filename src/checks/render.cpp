@@ -1,4 +1,4 @@
-#include "checks/report.hpp"
+#include "checks/render.hpp"
 
 #include <algorithm>
 #include <sstream>

@@ -1,4 +1,4 @@
-#include "tune/report.hpp"
+#include "tune/render.hpp"
 
 #include <algorithm>
 #include <cstdio>
