@@ -16,27 +16,15 @@
 #include "bench/nccltests_json.hpp"
 #include "bench/output.hpp"
 #include "support/fixtures.hpp"
+#include "support/golden.hpp"
 
 using namespace fabscope;
 using namespace fabscope::bench;
 
 namespace {
 
-std::filesystem::path golden(const std::string& name) {
-  return std::filesystem::path(FABSCOPE_SOURCE_DIR) / "tests/golden/bench" / name;
-}
-
 void compare(const std::string& name, const std::string& actual) {
-  auto path = golden(name);
-  if (const char* u = std::getenv("FABSCOPE_UPDATE_GOLDEN"); u && *u) {
-    std::ofstream(path) << actual;
-    GTEST_SKIP() << "rewrote " << path;
-  }
-  std::ifstream in(path);
-  ASSERT_TRUE(in) << "missing " << path << " (run with FABSCOPE_UPDATE_GOLDEN=1)";
-  std::stringstream want;
-  want << in.rdbuf();
-  EXPECT_EQ(actual, want.str()) << "differs from " << path;
+  fabscope::testing::expect_golden_text("bench/" + name, actual);
 }
 
 struct Row {

@@ -10,6 +10,7 @@
 #include "support/cli_run.hpp"
 #include "core/json.hpp"
 #include "support/fixtures.hpp"
+#include "support/golden.hpp"
 
 using fabscope::json;
 using fabscope::testing::fixture;
@@ -20,20 +21,7 @@ void compare_with_golden(const std::string& name, const std::filesystem::path& r
   auto r = fabscope::testing::run_fabscope("check --json --root " + fabscope::testing::quote(root.string()), "",
                                            false);
   ASSERT_EQ(r.exit_code, exit_code) << r.out;
-  json actual = json::parse(r.out);
-  auto path = std::filesystem::path(FABSCOPE_SOURCE_DIR) / "tests/golden/check" / (name + ".json");
-  if (const char* update = std::getenv("FABSCOPE_UPDATE_GOLDEN"); update && *update) {
-    std::filesystem::create_directories(path.parent_path());
-    std::ofstream out(path);
-    out << actual.dump(2) << "\n";
-    ASSERT_TRUE(out.good()) << "cannot write " << path;
-    GTEST_SKIP() << "rewrote " << path;
-  }
-  std::ifstream in(path);
-  ASSERT_TRUE(in) << "missing golden file " << path << " (run with FABSCOPE_UPDATE_GOLDEN=1)";
-  json expected = json::parse(in);
-  EXPECT_EQ(actual, expected) << "check output differs from " << path << "; diff:\n"
-                              << json::diff(expected, actual).dump(2);
+  fabscope::testing::expect_golden_json("check/" + name + ".json", json::parse(r.out));
 }
 
 }  // namespace

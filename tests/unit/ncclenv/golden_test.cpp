@@ -11,30 +11,15 @@
 #include "env_test_util.hpp"
 #include "ncclenv/plan.hpp"
 #include "ncclenv/render.hpp"
+#include "support/golden.hpp"
 
 using namespace fabscope;
 using namespace fabscope::ncclenv;
 
 namespace {
 
-std::filesystem::path golden_path(const std::string& name) {
-  return std::filesystem::path(FABSCOPE_SOURCE_DIR) / "tests/golden/env" / name;
-}
-
 void compare_with_golden(const std::string& file, const std::string& actual) {
-  auto path = golden_path(file);
-  if (const char* update = std::getenv("FABSCOPE_UPDATE_GOLDEN"); update && *update) {
-    std::filesystem::create_directories(path.parent_path());
-    std::ofstream out(path, std::ios::binary);
-    out << actual;
-    ASSERT_TRUE(out.good()) << "cannot write " << path;
-    GTEST_SKIP() << "rewrote " << path;
-  }
-  std::ifstream in(path, std::ios::binary);
-  ASSERT_TRUE(in) << "missing golden file " << path << " (run with FABSCOPE_UPDATE_GOLDEN=1)";
-  std::stringstream expected;
-  expected << in.rdbuf();
-  EXPECT_EQ(actual, expected.str()) << "env output differs from " << path;
+  fabscope::testing::expect_golden_text("env/" + file, actual);
 }
 
 struct Case {

@@ -11,33 +11,18 @@
 #include "core/json.hpp"
 #include "probe/probe.hpp"
 #include "support/fixtures.hpp"
+#include "support/golden.hpp"
 
 using namespace fabscope;
 using fabscope::testing::fixture;
 
 namespace {
 
-std::filesystem::path golden_path(const std::string& name) {
-  return std::filesystem::path(FABSCOPE_SOURCE_DIR) / "tests/golden/probe" / (name + ".json");
-}
-
 void compare_with_golden(const std::string& name, const core::Root& root) {
   NodeInfo info = probe::collect(root, probe::Options{false});
   json actual = info;
   actual.erase("root");
-  auto path = golden_path(name);
-  if (const char* update = std::getenv("FABSCOPE_UPDATE_GOLDEN"); update && *update) {
-    std::filesystem::create_directories(path.parent_path());
-    std::ofstream out(path);
-    out << actual.dump(2) << "\n";
-    ASSERT_TRUE(out.good()) << "cannot write " << path;
-    GTEST_SKIP() << "rewrote " << path;
-  }
-  std::ifstream in(path);
-  ASSERT_TRUE(in) << "missing golden file " << path << " (run with FABSCOPE_UPDATE_GOLDEN=1)";
-  json expected = json::parse(in);
-  EXPECT_EQ(actual, expected) << "probe output differs from " << path << "; diff:\n"
-                              << json::diff(expected, actual).dump(2);
+  fabscope::testing::expect_golden_json("probe/" + name + ".json", actual);
 }
 
 }  // namespace
@@ -55,7 +40,7 @@ TEST(Golden, ProcfsInfiniband) {
 }
 
 TEST(Golden, GoldenJsonReadsBackIntoTheSameNodeInfo) {
-  std::ifstream in(golden_path("h200x2-node"));
+  std::ifstream in(fabscope::testing::golden_file("probe/h200x2-node.json"));
   ASSERT_TRUE(in);
   json j = json::parse(in);
   NodeInfo info = j.get<NodeInfo>();

@@ -14,6 +14,7 @@
 #include "report/load.hpp"
 #include "report/render.hpp"
 #include "support/fixtures.hpp"
+#include "support/golden.hpp"
 
 using namespace fabscope::report;
 
@@ -58,14 +59,7 @@ void compare(const std::string& name, const Report& r) {
        p = html.find("href=\"" + default_docs_url(), p + 1))
     html.replace(p + 6, default_docs_url().size(), "DOCS_URL/");
   std::string actual = outline(html);
-  auto path = src("tests/golden/report/" + name + ".outline");
-  if (const char* update = std::getenv("FABSCOPE_UPDATE_GOLDEN"); update && *update) {
-    std::filesystem::create_directories(path.parent_path());
-    std::ofstream(path) << actual;
-    GTEST_SKIP() << "rewrote " << path;
-  }
-  ASSERT_TRUE(std::filesystem::exists(path)) << "missing " << path << " (run with FABSCOPE_UPDATE_GOLDEN=1)";
-  EXPECT_EQ(actual, slurp(path)) << "structure differs from " << path;
+  fabscope::testing::expect_golden_text("report/" + name + ".outline", actual);
 }
 
 Input json_input(const std::string& rel, const std::string& as) {
