@@ -1,25 +1,27 @@
 #include "bench/nvml_link.hpp"
 
-#include <dlfcn.h>
+#include <cctype>
 
 namespace fabscope::bench {
 
-std::optional<unsigned> nvml_nvlink_version(const std::string& pci_bus_id) {
-  // Declared from NVML's documented C API: nvmlReturn_t (0 = success) for every call.
-  using InitFn = int (*)();
-  using ByBusFn = int (*)(const char*, void**);
-  using VersionFn = int (*)(void*, unsigned, unsigned*);
-  void* h = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!h) return std::nullopt;
-  auto init = reinterpret_cast<InitFn>(dlsym(h, "nvmlInit_v2"));
-  auto by_bus = reinterpret_cast<ByBusFn>(dlsym(h, "nvmlDeviceGetHandleByPciBusId_v2"));
-  auto version = reinterpret_cast<VersionFn>(dlsym(h, "nvmlDeviceGetNvLinkVersion"));
-  if (!init || !by_bus || !version || init() != 0) return std::nullopt;  // session kept: see probe/gpu.cpp
-  void* dev = nullptr;
-  if (by_bus(pci_bus_id.c_str(), &dev) != 0 || !dev) return std::nullopt;
-  for (unsigned link = 0; link < 18; ++link) {  // NVML_NVLINK_MAX_LINKS on H100/H200
-    unsigned v = 0;
-    if (version(dev, link, &v) == 0 && v > 0) return v;
+namespace {
+// "00000000:06:00.0" and "0000:06:00.0" name one device; case does not matter.
+std::string bus_key(const std::string& bus_id) {
+  std::string lower;
+  for (char c : bus_id) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  auto colon = lower.find(':');
+  if (colon == std::string::npos) return lower;
+  auto first = lower.find_first_not_of('0');
+  std::string domain = first < colon ? lower.substr(first, colon - first) : "0";
+  return domain + lower.substr(colon);
+}
+}  // namespace
+
+std::optional<unsigned> nvml_nvlink_version(const NodeInfo& node, const std::string& pci_bus_id) {
+  for (const auto& g : node.gpus) {
+    if (bus_key(g.pci_address) != bus_key(pci_bus_id)) continue;
+    for (const auto& l : g.nvlinks)
+      if (l.version_code && *l.version_code > 0) return static_cast<unsigned>(*l.version_code);
   }
   return std::nullopt;
 }

@@ -32,8 +32,18 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(PciDevice, address, class_code, 
                                                 max_link_speed_gts, current_link_width,
                                                 max_link_width, upstream, root_complex, is_bridge,
                                                 acs_enabled, acs_ctrl)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(NvLink, link, active, version_code, remote_type,
+                                                remote_pci_address, replay_errors, recovery_errors,
+                                                crc_flit_errors, crc_data_errors, ecc_data_errors,
+                                                data_transmitted_bytes, data_received_bytes)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Gpu, index, pci_address, name, uuid, numa_node,
-                                                nvlink_total, nvlink_active, source)
+                                                nvlink_total, nvlink_active, source, nvlinks,
+                                                nvlink_data_transmitted_bytes,
+                                                nvlink_data_received_bytes,
+                                                nvlink_raw_transmitted_bytes,
+                                                nvlink_raw_received_bytes)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(GpuPair, gpu_a, gpu_b, level, nvlinks, source,
+                                                p2p_read, p2p_write, p2p_nvlink, p2p_atomics)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Affinity, gpu, nic, level)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Versions, nvidia_driver, nccl, nccl_code,
                                                 cuda_driver, cuda_runtime)
@@ -100,6 +110,7 @@ void to_json(json& j, const NodeInfo& v) {
            {"pci_devices", v.pci_devices},
            {"gpus", v.gpus},
            {"gpu_nic_affinity", v.gpu_nic_affinity},
+           {"gpu_topology", v.gpu_topology},
            {"kernel", v.kernel},
            {"kernel_modules", v.kernel.modules},
            {"versions", v.versions},
@@ -164,6 +175,7 @@ void from_json(const json& j, NodeInfo& v) {
   v.pci_devices = j.value("pci_devices", std::vector<PciDevice>{});
   v.gpus = j.value("gpus", std::vector<Gpu>{});
   v.gpu_nic_affinity = j.value("gpu_nic_affinity", std::vector<Affinity>{});
+  v.gpu_topology = j.value("gpu_topology", std::vector<GpuPair>{});
   v.kernel = j.value("kernel", KernelInfo{});
   v.versions = j.value("versions", Versions{});
   v.lossless = j.value("lossless", std::vector<LosslessState>{});

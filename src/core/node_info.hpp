@@ -94,6 +94,22 @@ struct PciDevice {
   std::optional<std::uint16_t> acs_ctrl;
 };
 
+// One NVLink of a GPU as NVML answers it (probe/nvlink.cpp). A value the driver did not give
+// (NVML_ERROR_NOT_SUPPORTED and the like) is null or "".
+struct NvLink {
+  int link = 0;                        // NVML's link index, 0..17
+  std::optional<bool> active;          // nvmlDeviceGetNvLinkState
+  std::optional<int> version_code;     // nvmlDeviceGetNvLinkVersion: 4 = NVLink 3.0, 6 = 4.0, 7 = 5.0
+  std::string remote_type;             // "gpu" | "switch" | "ibmnpu" | "unknown"; "" unread
+  std::string remote_pci_address;      // the GPU at the other end, "0000:07:00.0"; "" for a switch
+  // nvmlDeviceGetNvLinkErrorCounter: DL replay, DL recovery, DL CRC flit ("CRC Errors" of
+  // nvidia-smi nvlink -e), DL CRC data, DL ECC data.
+  std::optional<std::uint64_t> replay_errors, recovery_errors, crc_flit_errors, crc_data_errors,
+      ecc_data_errors;
+  // NVML field values 138/139 scoped to this link (NVLINK_THROUGHPUT_DATA_TX/RX, KiB), in bytes.
+  std::optional<std::uint64_t> data_transmitted_bytes, data_received_bytes;
+};
+
 struct Gpu {
   int index = 0;
   std::string pci_address;
@@ -103,6 +119,24 @@ struct Gpu {
   std::optional<int> nvlink_total;   // links present (NVML)
   std::optional<int> nvlink_active;  // links up (NVML)
   std::string source;                // "pci" | "nvml"
+  std::vector<NvLink> nvlinks;       // the links NVML answers for (live or replayed), else empty
+  // NVML field values 138-141 over all links (THROUGHPUT_DATA_TX/RX: payload; RAW_TX/RX: with
+  // protocol overhead), KiB in NVML, bytes here.
+  std::optional<std::uint64_t> nvlink_data_transmitted_bytes, nvlink_data_received_bytes,
+      nvlink_raw_transmitted_bytes, nvlink_raw_received_bytes;
+};
+
+// How two GPUs reach each other, as `nvidia-smi topo -m` prints it: "NV18" (18 NVLinks, direct
+// or through NVSwitches), else the PCIe path "PIX" | "PXB" | "PHB" | "NODE" | "SYS"; "" unknown.
+struct GpuPair {
+  std::string gpu_a, gpu_b;  // PCI addresses, a before b in GPU order
+  std::string level;
+  std::optional<int> nvlinks;  // NVLinks joining them (NVML), null when NVML did not tell
+  std::string source;          // "nvml" (links, NVML's common ancestor) | "pci" (sysfs path)
+  // nvmlDeviceGetP2PStatus from a to b: "ok" or NVML's reason ("disabled_by_regkey",
+  // "not_supported", "chipset_not_supported", "gpu_not_supported", "topology_not_supported",
+  // "unknown"); "" unread.
+  std::string p2p_read, p2p_write, p2p_nvlink, p2p_atomics;
 };
 
 // GPU <-> NIC distance, classified like `nvidia-smi topo -m`.
@@ -139,6 +173,7 @@ struct NodeInfo {
   std::vector<PciDevice> pci_devices;
   std::vector<Gpu> gpus;
   std::vector<Affinity> gpu_nic_affinity;
+  std::vector<GpuPair> gpu_topology;  // every pair of GPUs, a.index < b.index
   KernelInfo kernel;
   Versions versions;
   std::vector<LosslessState> lossless;  // one per netdev carrying an Ethernet RDMA port
@@ -170,6 +205,10 @@ void to_json(json& j, const PciDevice& v);
 void from_json(const json& j, PciDevice& v);
 void to_json(json& j, const Gpu& v);
 void from_json(const json& j, Gpu& v);
+void to_json(json& j, const NvLink& v);
+void from_json(const json& j, NvLink& v);
+void to_json(json& j, const GpuPair& v);
+void from_json(const json& j, GpuPair& v);
 void to_json(json& j, const Affinity& v);
 void from_json(const json& j, Affinity& v);
 void to_json(json& j, const KernelInfo& v);

@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 
+#include "probe/nvlink.hpp"
 #include "probe/read_util.hpp"
 #include "probe/versions.hpp"
 
@@ -52,15 +53,39 @@ std::vector<Gpu> collect_gpus(const core::Root& root, const std::vector<PciDevic
 }
 
 namespace {
-// The few NVML entry points we use, declared from the documented C API (nvml.h): every call
-// returns nvmlReturn_t, 0 = NVML_SUCCESS.
+// The NVML entry points we use, declared from the documented C API (nvml.h): every call returns
+// nvmlReturn_t, 0 = NVML_SUCCESS. scripts/device-nvml-capture.c declares the same ones.
 using nvmlDevice_t = void*;
+struct NvmlPciInfo {  // nvmlPciInfo_t
+  char bus_id_legacy[16];
+  unsigned domain, bus, device, pci_device_id, pci_subsystem_id;
+  char bus_id[32];
+};
+struct NvmlFieldValue {  // nvmlFieldValue_t
+  unsigned field_id, scope_id;
+  long long timestamp, latency_usec;
+  int value_type, nvml_return;
+  union {
+    double d;
+    unsigned ui;
+    unsigned long ul;
+    unsigned long long ull;
+    long long sll;
+    int si;
+  } value;
+};
 using InitFn = int (*)();
 using HandleByBusIdFn = int (*)(const char*, nvmlDevice_t*);
 using StringFn = int (*)(nvmlDevice_t, char*, unsigned int);
 using NvLinkStateFn = int (*)(nvmlDevice_t, unsigned int, int*);
+using NvLinkVersionFn = int (*)(nvmlDevice_t, unsigned int, unsigned int*);
+using NvLinkRemotePciFn = int (*)(nvmlDevice_t, unsigned int, NvmlPciInfo*);
+using NvLinkRemoteTypeFn = int (*)(nvmlDevice_t, unsigned int, int*);
+using NvLinkErrorFn = int (*)(nvmlDevice_t, unsigned int, int, unsigned long long*);
+using FieldValuesFn = int (*)(nvmlDevice_t, int, NvmlFieldValue*);
+using P2PStatusFn = int (*)(nvmlDevice_t, nvmlDevice_t, int, int*);
+using AncestorFn = int (*)(nvmlDevice_t, nvmlDevice_t, int*);
 using CudaVersionFn = int (*)(int*);
-constexpr unsigned kNvmlMaxLinks = 18;   // NVML_NVLINK_MAX_LINKS (H100/H200: 18)
 constexpr unsigned kNvmlStringSize = 96;  // NVML_DEVICE_UUID_V2_BUFFER_SIZE, NAME_V2 likewise
 constexpr int kNvmlErrorNotSupported = 3;
 constexpr int kNvmlErrorInvalidArgument = 2;
@@ -81,6 +106,13 @@ struct Nvml {
   HandleByBusIdFn by_bus = nullptr;
   StringFn get_name = nullptr, get_uuid = nullptr;
   NvLinkStateFn link_state = nullptr;
+  NvLinkVersionFn link_version = nullptr;
+  NvLinkRemotePciFn link_remote = nullptr;
+  NvLinkRemoteTypeFn link_remote_type = nullptr;
+  NvLinkErrorFn link_error = nullptr;
+  FieldValuesFn field_values = nullptr;
+  P2PStatusFn p2p_status = nullptr;
+  AncestorFn ancestor = nullptr;
   CudaVersionFn cuda_version = nullptr;
 };
 
@@ -94,6 +126,13 @@ const Nvml& nvml() {
     n.get_name = sym<StringFn>(h, "nvmlDeviceGetName");
     n.get_uuid = sym<StringFn>(h, "nvmlDeviceGetUUID");
     n.link_state = sym<NvLinkStateFn>(h, "nvmlDeviceGetNvLinkState");
+    n.link_version = sym<NvLinkVersionFn>(h, "nvmlDeviceGetNvLinkVersion");
+    n.link_remote = sym<NvLinkRemotePciFn>(h, "nvmlDeviceGetNvLinkRemotePciInfo_v2");
+    n.link_remote_type = sym<NvLinkRemoteTypeFn>(h, "nvmlDeviceGetNvLinkRemoteDeviceType");
+    n.link_error = sym<NvLinkErrorFn>(h, "nvmlDeviceGetNvLinkErrorCounter");
+    n.field_values = sym<FieldValuesFn>(h, "nvmlDeviceGetFieldValues");
+    n.p2p_status = sym<P2PStatusFn>(h, "nvmlDeviceGetP2PStatus");
+    n.ancestor = sym<AncestorFn>(h, "nvmlDeviceGetTopologyCommonAncestor");
     n.cuda_version = sym<CudaVersionFn>(h, "nvmlSystemGetCudaDriverVersion_v2");
     if (!n.cuda_version) n.cuda_version = sym<CudaVersionFn>(h, "nvmlSystemGetCudaDriverVersion");
     if (!init || !n.by_bus) {
@@ -107,9 +146,77 @@ const Nvml& nvml() {
   }();
   return session;
 }
+
+// Every NVLink answer of one GPU, in the shape probe/nvlink.cpp interprets. A link NVML refuses
+// with INVALID_ARGUMENT does not exist on this GPU; NOT_SUPPORTED is kept (and left out later).
+NvmlGpuAnswer read_nvlinks(const Nvml& n, nvmlDevice_t dev, const std::string& bus_id, bool& failed) {
+  NvmlGpuAnswer ga;
+  ga.bus_id = bus_id;
+  for (unsigned link = 0; link < kNvmlMaxLinks; ++link) {
+    NvmlLinkAnswer la;
+    la.link = link;
+    la.state_rc = n.link_state(dev, link, &la.state);
+    if (la.state_rc == kNvmlErrorInvalidArgument) continue;
+    if (la.state_rc != 0) {
+      if (la.state_rc != kNvmlErrorNotSupported) {
+        failed = true;  // e.g. GPU lost: the counts are unknown
+        break;
+      }
+      ga.links.push_back(la);
+      continue;
+    }
+    if (n.link_version) la.version_rc = n.link_version(dev, link, &la.version);
+    if (n.link_remote) {
+      NvmlPciInfo pi{};
+      la.remote_rc = n.link_remote(dev, link, &pi);
+      pi.bus_id[sizeof pi.bus_id - 1] = '\0';
+      if (la.remote_rc == 0) la.remote_bus_id = pi.bus_id;
+    }
+    if (n.link_remote_type) la.remote_type_rc = n.link_remote_type(dev, link, &la.remote_type);
+    if (n.link_error)
+      for (int e = 0; e < 5; ++e) {
+        unsigned long long v = 0;
+        la.error_rc[e] = n.link_error(dev, link, e, &v);
+        la.error[e] = v;
+      }
+    ga.links.push_back(la);
+  }
+  if (n.field_values && !failed) {
+    // The throughput counters (NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX/RX 138/139, RAW_TX/RX
+    // 140/141, KiB) over all links, and the data ones per active link, in one call.
+    std::vector<NvmlFieldValue> fv;
+    auto ask = [&](unsigned id, unsigned scope) {
+      NvmlFieldValue f{};
+      f.field_id = id;
+      f.scope_id = scope;
+      fv.push_back(f);
+    };
+    for (unsigned id = 138; id <= 141; ++id) ask(id, kNvmlScopeAllLinks);
+    for (const auto& la : ga.links)
+      if (la.state_rc == 0) {
+        ask(138, la.link);
+        ask(139, la.link);
+      }
+    int rc = n.field_values(dev, static_cast<int>(fv.size()), fv.data());
+    for (const auto& f : fv) {
+      NvmlFieldAnswer a;
+      a.id = f.field_id;
+      a.scope = f.scope_id;
+      // Type 3: unsigned long long, what these fields are; anything else is not read as a count.
+      a.rc = rc != 0 ? rc : (f.nvml_return != 0 ? f.nvml_return : (f.value_type == 3 ? 0 : -1));
+      a.value = f.value.ull;
+      ga.fields.push_back(a);
+    }
+  }
+  return ga;
+}
 }  // namespace
 
-void enrich_from_nvml(std::vector<Gpu>& gpus, Versions& versions, std::vector<std::string>& notes) {
+void enrich_from_nvml(std::vector<Gpu>& gpus, Versions& versions, std::vector<std::string>& notes,
+                      std::vector<GpuPair>* nvml_pairs) {
+  // No GPU on PCI: NVML is not loaded (the exporter's node mode on a CPU node keeps it out of
+  // its memory, docs/exporter.md).
+  if (gpus.empty()) return;
   const Nvml& n = nvml();
   if (!n.ready) {
     if (!n.error.empty()) notes.push_back(n.error);
@@ -118,11 +225,12 @@ void enrich_from_nvml(std::vector<Gpu>& gpus, Versions& versions, std::vector<st
   auto by_bus = n.by_bus;
   auto get_name = n.get_name;
   auto get_uuid = n.get_uuid;
-  auto link_state = n.link_state;
   if (n.cuda_version && versions.cuda_driver.empty()) {
     int code = 0;
     if (n.cuda_version(&code) == 0) versions.cuda_driver = cuda_version_string(code);
   }
+  NvmlAnswers answers;
+  std::vector<nvmlDevice_t> handles;
   for (auto& g : gpus) {
     nvmlDevice_t dev = nullptr;
     if (by_bus(g.pci_address.c_str(), &dev) != 0 || !dev) {
@@ -134,29 +242,28 @@ void enrich_from_nvml(std::vector<Gpu>& gpus, Versions& versions, std::vector<st
     buf[0] = '\0';
     if (get_uuid && get_uuid(dev, buf, sizeof buf) == 0) g.uuid = buf;
     g.source = "nvml";
-    if (link_state) {
-      int total = 0, active = 0;
-      bool failed = false;
-      for (unsigned link = 0; link < kNvmlMaxLinks; ++link) {
-        int is_active = 0;
-        int rc = link_state(dev, link, &is_active);
-        if (rc == 0) {
-          ++total;
-          if (is_active == 1) ++active;  // NVML_FEATURE_ENABLED
-        } else if (rc != kNvmlErrorNotSupported && rc != kNvmlErrorInvalidArgument) {
-          failed = true;  // e.g. GPU lost: leave the counts unknown
-          break;
-        }
-      }
-      // Links NVML answers "not supported" for are absent (PCIe cards have none): total 0.
-      if (!failed) {
-        g.nvlink_total = total;
-        g.nvlink_active = active;
-      } else {
-        notes.push_back("NVML: NVLink state unreadable for GPU " + g.pci_address);
-      }
+    if (!n.link_state) continue;
+    bool failed = false;
+    NvmlGpuAnswer ga = read_nvlinks(n, dev, g.pci_address, failed);
+    if (failed) {
+      notes.push_back("NVML: NVLink state unreadable for GPU " + g.pci_address);
+      continue;
     }
+    answers.gpus.push_back(std::move(ga));
+    handles.push_back(dev);
   }
+  for (std::size_t a = 0; a < handles.size(); ++a)
+    for (std::size_t b = a + 1; b < handles.size(); ++b) {
+      NvmlPairAnswer pa;
+      pa.a = a;
+      pa.b = b;
+      if (n.ancestor) pa.ancestor_rc = n.ancestor(handles[a], handles[b], &pa.ancestor);
+      if (n.p2p_status)
+        for (int k = 0; k < 4; ++k) pa.p2p_rc[k] = n.p2p_status(handles[a], handles[b], k, &pa.p2p_status[k]);
+      answers.pairs.push_back(pa);
+    }
+  auto pairs = apply_nvml_answers(answers, gpus);
+  if (nvml_pairs) *nvml_pairs = std::move(pairs);
 }
 
 }  // namespace fabscope::probe

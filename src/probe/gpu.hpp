@@ -23,8 +23,12 @@ struct DriverGpuInfo {
 };
 DriverGpuInfo parse_driver_gpu_information(std::string_view text);
 
-// Live only: name, UUID, NVLink links present/up per GPU, and the CUDA driver version NVML
-// reports (fills versions.cuda_driver when empty). Silently does nothing without NVML.
-void enrich_from_nvml(std::vector<Gpu>& gpus, Versions& versions, std::vector<std::string>& notes);
+// Live only: name, UUID, each GPU's NVLinks (state, version, remote end, error and throughput
+// counters; probe/nvlink.hpp) and the CUDA driver version NVML reports (fills
+// versions.cuda_driver when empty); with nvml_pairs, NVML's view of every pair of GPUs (NVLinks,
+// common PCIe ancestor, P2P status) for gpu_topology. Silently does nothing without NVML, and
+// does not load it when gpus is empty.
+void enrich_from_nvml(std::vector<Gpu>& gpus, Versions& versions, std::vector<std::string>& notes,
+                      std::vector<GpuPair>* nvml_pairs = nullptr);
 
 }  // namespace fabscope::probe

@@ -12,6 +12,7 @@
 #include "probe/kernel.hpp"
 #include "probe/lldp.hpp"
 #include "probe/net.hpp"
+#include "probe/nvlink.hpp"
 #include "probe/pci.hpp"
 #include "probe/rdma.hpp"
 #include "probe/read_util.hpp"
@@ -39,7 +40,8 @@ NodeInfo collect(const core::Root& root, const Options& opts) {
     if (!n.rdma_ports.empty()) rdma_netdevs.push_back(n.name);
   info.kernel = collect_kernel(root, notes, rdma_netdevs);
   info.versions = collect_versions(root, opts.live, notes);
-  if (opts.live) enrich_from_nvml(info.gpus, info.versions, notes);
+  std::vector<GpuPair> nvml_pairs;
+  if (opts.live) enrich_from_nvml(info.gpus, info.versions, notes, &nvml_pairs);
   if (opts.live) {
     info.verbs = collect_verbs();
     apply_verbs_active_mtu(info.rdma_devices, *info.verbs);
@@ -55,12 +57,17 @@ NodeInfo collect(const core::Root& root, const Options& opts) {
     const ToolRunner kept = replay->runner();
     info.firewall = collect_firewall(true, notes, kept);
     info.lldp = collect_lldp(true, info.netdevs, notes, 5000, kept);
-    if (replay->saved) apply_saved_live_facts(*replay->saved, info);
+    if (replay->saved) {
+      apply_saved_live_facts(*replay->saved, info);
+      for (const auto& p : replay->saved->gpu_topology)
+        if (p.source == "nvml") nvml_pairs.push_back(p);
+    }
   } else {
     info.firewall = collect_firewall(live_tools, notes, opts.run_tool);
     info.lldp = collect_lldp(live_tools, info.netdevs, notes, 5000, opts.run_tool);
   }
   info.gpu_nic_affinity = compute_affinity(info.gpus, info.rdma_devices, info.netdevs, info.pci_devices);
+  info.gpu_topology = gpu_topology(info.gpus, info.pci_devices, nvml_pairs);
   return info;
 }
 

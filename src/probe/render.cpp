@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "core/table.hpp"
+#include "probe/nvlink.hpp"
 #include "probe/rdma.hpp"
 
 namespace fabscope::probe {
@@ -152,6 +153,86 @@ void gpu_section(const NodeInfo& info, std::size_t width, std::ostream& os) {
   os << t.render(width);
 }
 
+std::string counter_sum(const Gpu& g, std::optional<std::uint64_t> NvLink::*field) {
+  std::uint64_t sum = 0;
+  bool any = false;
+  for (const auto& l : g.nvlinks)
+    if (auto v = l.*field) {
+      sum += *v;
+      any = true;
+    }
+  return any ? std::to_string(sum) : "-";
+}
+
+std::string bytes_or_dash(const std::optional<std::uint64_t>& v) {
+  return v ? core::format_bytes(static_cast<double>(*v)) : "-";
+}
+
+// One row per GPU with NVLinks: links up, version, where they go, the error counters summed
+// over its links, the payload bytes over all links.
+void nvlink_section(const NodeInfo& info, std::size_t width, std::ostream& os) {
+  bool any = false;
+  for (const auto& g : info.gpus) any = any || !g.nvlinks.empty();
+  if (!any) return;
+  os << "NVLinks (NVML; errors summed over the GPU's links)\n";
+  core::Table t({"GPU", "UP", "VER", "REMOTE", "REPLAY", "RECOVERY", "CRC FLIT", "CRC DATA", "ECC DATA",
+                 "DATA TX", "DATA RX"});
+  t.align_right(0).align_right(4).align_right(5).align_right(6).align_right(7).align_right(8).align_right(9)
+      .align_right(10);
+  std::vector<std::string> down_lines;
+  for (const auto& g : info.gpus) {
+    if (g.nvlinks.empty()) continue;
+    int up = 0;
+    std::string down, versions, remotes;
+    for (const auto& l : g.nvlinks) {
+      if (l.active == true) ++up;
+      else down += (down.empty() ? "" : ",") + std::to_string(l.link);
+      std::string v = l.version_code ? nvlink_version_name(*l.version_code) : "";
+      if (!v.empty() && versions.find(v) == std::string::npos) versions += (versions.empty() ? "" : ",") + v;
+      std::string r = l.remote_type == "gpu" ? "gpu " + l.remote_pci_address : l.remote_type;
+      if (!r.empty() && remotes.find(r) == std::string::npos) remotes += (remotes.empty() ? "" : ",") + r;
+    }
+    t.add({std::to_string(g.index), std::to_string(up) + "/" + std::to_string(g.nvlinks.size()), or_dash(versions),
+           or_dash(remotes), counter_sum(g, &NvLink::replay_errors), counter_sum(g, &NvLink::recovery_errors),
+           counter_sum(g, &NvLink::crc_flit_errors), counter_sum(g, &NvLink::crc_data_errors),
+           counter_sum(g, &NvLink::ecc_data_errors), bytes_or_dash(g.nvlink_data_transmitted_bytes),
+           bytes_or_dash(g.nvlink_data_received_bytes)});
+    if (!down.empty()) down_lines.push_back("GPU " + std::to_string(g.index) + ": links down " + down);
+  }
+  os << t.render(width);
+  for (const auto& l : down_lines) os << core::wrap(l, width, "  ");
+}
+
+// The GPU-to-GPU part of nvidia-smi topo -m: NV# where NVLinks join the pair, else the PCIe path.
+void gpu_matrix_section(const NodeInfo& info, std::size_t width, std::ostream& os) {
+  if (info.gpus.size() < 2 || info.gpu_topology.empty()) return;
+  os << "GPU x GPU (as nvidia-smi topo -m)\n";
+  std::size_t per_part = std::max<std::size_t>(1, (width > 12 ? width - 12 : 1) / 7);
+  for (std::size_t first = 0; first < info.gpus.size(); first += per_part) {
+    std::size_t last = std::min(info.gpus.size(), first + per_part);
+    std::vector<std::string> headers = {"GPU"};
+    for (std::size_t i = first; i < last; ++i) headers.push_back("GPU" + std::to_string(info.gpus[i].index));
+    core::Table t(headers);
+    for (const auto& a : info.gpus) {
+      std::vector<std::string> row = {"GPU" + std::to_string(a.index)};
+      for (std::size_t i = first; i < last; ++i) {
+        const Gpu& b = info.gpus[i];
+        std::string level = "?";
+        if (a.pci_address == b.pci_address) level = "X";
+        for (const auto& p : info.gpu_topology)
+          if ((p.gpu_a == a.pci_address && p.gpu_b == b.pci_address) ||
+              (p.gpu_a == b.pci_address && p.gpu_b == a.pci_address))
+            level = p.level.empty() ? "?" : p.level;
+        row.push_back(level);
+      }
+      t.add(row);
+    }
+    os << t.render(width);
+  }
+  os << core::wrap("NV# # NVLinks (direct, or through NVSwitches: the fewer of the two GPUs' switch links)",
+                   width, "  ");
+}
+
 void affinity_section(const NodeInfo& info, std::size_t width, std::ostream& os) {
   if (info.gpus.empty() || info.gpu_nic_affinity.empty()) return;
   std::vector<std::string> nics;
@@ -211,6 +292,16 @@ std::string render_text(const NodeInfo& info, std::size_t width) {
   lldp_section(info, width, os);
   os << "\n";
   gpu_section(info, width, os);
+  bool any_nvlink = false;
+  for (const auto& g : info.gpus) any_nvlink = any_nvlink || !g.nvlinks.empty();
+  if (any_nvlink) {
+    os << "\n";
+    nvlink_section(info, width, os);
+  }
+  if (info.gpus.size() >= 2 && !info.gpu_topology.empty()) {
+    os << "\n";
+    gpu_matrix_section(info, width, os);
+  }
   if (!info.gpu_nic_affinity.empty()) {
     os << "\n";
     affinity_section(info, width, os);

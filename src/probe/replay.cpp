@@ -127,6 +127,11 @@ void apply_saved_live_facts(const NodeInfo& saved, NodeInfo& info) {
         g.uuid = s.uuid;
         g.nvlink_total = s.nvlink_total;
         g.nvlink_active = s.nvlink_active;
+        g.nvlinks = s.nvlinks;
+        g.nvlink_data_transmitted_bytes = s.nvlink_data_transmitted_bytes;
+        g.nvlink_data_received_bytes = s.nvlink_data_received_bytes;
+        g.nvlink_raw_transmitted_bytes = s.nvlink_raw_transmitted_bytes;
+        g.nvlink_raw_received_bytes = s.nvlink_raw_received_bytes;
         g.source = s.source;
       }
 }

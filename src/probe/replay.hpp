@@ -40,7 +40,8 @@ std::optional<CaptureReplay> load_capture_replay(const core::Root& root, std::ve
 
 // Copies onto info the facts a live probe reads through libraries, from the saved probe:
 // verbs (and the active MTUs it gives the ports), each netdev's IPv4 addresses, the DCB part of
-// each lossless state, the NCCL and CUDA versions, and the NVML part of each GPU.
+// each lossless state, the NCCL and CUDA versions, and the NVML part of each GPU (name, UUID,
+// NVLinks with their counters). The NVML pairs of gpu_topology are taken by probe::collect.
 void apply_saved_live_facts(const NodeInfo& saved, NodeInfo& info);
 
 }  // namespace fabscope::probe

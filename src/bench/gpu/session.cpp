@@ -425,7 +425,7 @@ Report GpuSession::start_report() {
     NodeInfo node = probe::collect(core::Root::from_option(""));
     rep.env.nvidia_driver = node.versions.nvidia_driver;
     std::vector<std::string> used = pci_on_host(devices_, host_);
-    rep.topo = topology_from(node, used, nodes_, used.empty() ? std::nullopt : nvml_nvlink_version(used.front()));
+    rep.topo = topology_from(node, used, nodes_, used.empty() ? std::nullopt : nvml_nvlink_version(node, used.front()));
   }
   return rep;
 }
