@@ -61,6 +61,12 @@ const std::vector<FindingInfo>& registry() {
       {"verbs.library_missing", "verbs", Severity::Warn, "RDMA devices in sysfs but libibverbs not loadable"},
       {"verbs.device_not_visible", "verbs", Severity::Warn, "device in sysfs that libibverbs cannot use"},
       {"verbs.sysfs_mismatch", "verbs", Severity::Warn, "sysfs and libibverbs disagree about a port"},
+      {"nvlink.links_down", "nvlink", Severity::Warn, "GPU with NVLinks down"},
+      {"nvlink.links_missing", "nvlink", Severity::Warn, "GPU with fewer NVLinks than its model has"},
+      {"nvlink.topology_asymmetric", "nvlink", Severity::Warn, "GPU pair without NVLink where other pairs have it"},
+      {"nvlink.p2p_disabled", "nvlink", Severity::Warn, "P2P refused between GPUs joined by NVLink"},
+      {"nvlink.errors", "nvlink", Severity::Warn, "NVLink replay, recovery or CRC flit errors counted"},
+      {"nvlink.errors_growing", "nvlink", Severity::Warn, "NVLink error counters growing (--interval)"},
   });
   return r;
 }
@@ -83,7 +89,7 @@ void append(std::vector<Finding>& out, std::vector<Finding> fs) {
 std::vector<Finding> run_families(const NodeInfo& node) {
   std::vector<Finding> out;
   for (auto* family : {check_link, check_roce, check_gdr, check_pcie, check_os, check_versions, check_lossless,
-                       check_bonds, check_irq, check_sriov, check_firewall, check_lldp, check_verbs})
+                       check_bonds, check_irq, check_sriov, check_firewall, check_lldp, check_verbs, check_nvlink})
     append(out, family(node));
   return out;
 }
@@ -100,6 +106,7 @@ std::vector<Finding> run(const NodeInfo& after, const NodeInfo& before, double s
   auto out = run_families(after);
   append(out, check_counter_rates(before, after, seconds));
   append(out, check_bond_rates(before, after, seconds));
+  append(out, check_nvlink_rates(before, after, seconds));
   sort_findings(out);
   return out;
 }

@@ -22,9 +22,11 @@ std::vector<Finding> check_irq(const NodeInfo& node);
 std::vector<Finding> check_sriov(const NodeInfo& node);
 std::vector<Finding> check_firewall(const NodeInfo& node);
 std::vector<Finding> check_lldp(const NodeInfo& node);
+std::vector<Finding> check_nvlink(const NodeInfo& node);
 // Rates between two probes of one node, `seconds` apart (check --interval).
 std::vector<Finding> check_bond_rates(const NodeInfo& before, const NodeInfo& after, double seconds);
 std::vector<Finding> check_counter_rates(const NodeInfo& before, const NodeInfo& after, double seconds);
+std::vector<Finding> check_nvlink_rates(const NodeInfo& before, const NodeInfo& after, double seconds);
 
 using core::format_number;
 
