@@ -144,6 +144,9 @@ void Exporter::refresh_checks() {
     facts.gpus = static_cast<int>(node.gpus.size());
     if (!node.kernel.modules.empty())
       facts.peermem_loaded = node.has_module("nvidia_peermem") || node.has_module("nv_peer_mem");
+    for (const auto& g : node.gpus)
+      if (!g.nvlinks.empty()) facts.gpu_links.push_back(g);
+    facts.gpu_topology = node.gpu_topology;
     auto results = std::make_shared<CheckResults>();
 #if FABSCOPE_EXPORTER_WITH_CHECKS
     results->ids = exporter_judged_ids(true, false).ids();

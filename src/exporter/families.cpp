@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <tuple>
 
 #include "probe/note.hpp"
 
@@ -146,6 +147,65 @@ std::vector<MetricFamily> node_families(const NodeFacts& facts) {
   if (facts.peermem_loaded) peer.samples.push_back(Sample::of({}, *facts.peermem_loaded ? 1 : 0));
   fams.push_back(std::move(gpus));
   fams.push_back(std::move(peer));
+  for (auto& f : nvlink_families(facts.gpu_links, facts.gpu_topology)) fams.push_back(std::move(f));
+  return fams;
+}
+
+std::vector<MetricFamily> nvlink_families(const std::vector<Gpu>& gpus, const std::vector<GpuPair>& pairs) {
+  MetricFamily up{"fabscope_gpu_nvlink_up", MetricType::Gauge,
+                  "1 when the GPU's NVLink is active, 0 when NVML lists it down (nvmlDeviceGetNvLinkState).", {}};
+  MetricFamily info{"fabscope_gpu_nvlink_info", MetricType::Gauge,
+                    "Always 1: an NVLink's version (NVML's code: 6 is NVLink 4.0), what its other end is "
+                    "(gpu, switch, ibmnpu, unknown) and, for a GPU, its PCI address.", {}};
+  MetricFamily errors{"fabscope_gpu_nvlink_errors_total", MetricType::Counter,
+                      "NVLink error counters since the driver loaded (nvmlDeviceGetNvLinkErrorCounter), by "
+                      "error: replay, recovery, crc_flit (the three of nvidia-smi nvlink -e), crc_data, "
+                      "ecc_data (corrected; they move on healthy links under load).", {}};
+  MetricFamily tx{"fabscope_gpu_nvlink_data_transmitted_bytes_total", MetricType::Counter,
+                  "Payload bytes the GPU sent on the NVLink (NVML field 138 THROUGHPUT_DATA_TX scoped to the "
+                  "link; KiB in NVML).", {}};
+  MetricFamily rx{"fabscope_gpu_nvlink_data_received_bytes_total", MetricType::Counter,
+                  "Payload bytes the GPU received on the NVLink (NVML field 139 THROUGHPUT_DATA_RX scoped to "
+                  "the link; KiB in NVML).", {}};
+  MetricFamily all_tx{"fabscope_gpu_nvlinks_transmitted_bytes_total", MetricType::Counter,
+                      "Bytes the GPU sent over all its NVLinks: traffic=\"data\" the payload (NVML field "
+                      "138), traffic=\"raw\" with protocol overhead (field 140).", {}};
+  MetricFamily all_rx{"fabscope_gpu_nvlinks_received_bytes_total", MetricType::Counter,
+                      "Bytes the GPU received over all its NVLinks: traffic=\"data\" the payload (NVML "
+                      "field 139), traffic=\"raw\" with protocol overhead (field 141).", {}};
+  MetricFamily pair{"fabscope_gpu_pair_nvlinks", MetricType::Gauge,
+                    "NVLinks joining two GPUs (0: they reach each other over PCIe), with the level "
+                    "nvidia-smi topo -m prints for the pair (NV18, PIX, PXB, PHB, NODE, SYS).", {}};
+  for (const auto& g : gpus) {
+    for (const auto& l : g.nvlinks) {
+      const Labels at{{"gpu", g.pci_address}, {"link", std::to_string(l.link)}};
+      if (l.active) up.samples.push_back(Sample::of(at, *l.active ? 1 : 0));
+      Labels il = at;
+      il.emplace_back("version", l.version_code ? std::to_string(*l.version_code) : "");
+      il.emplace_back("remote_type", l.remote_type);
+      il.emplace_back("remote_gpu", l.remote_pci_address);
+      info.samples.push_back(Sample::of(il, 1));
+      for (auto [name, v] : {std::pair{"replay", &l.replay_errors}, std::pair{"recovery", &l.recovery_errors},
+                             std::pair{"crc_flit", &l.crc_flit_errors}, std::pair{"crc_data", &l.crc_data_errors},
+                             std::pair{"ecc_data", &l.ecc_data_errors}})
+        if (*v) {
+          Labels el = at;
+          el.emplace_back("error", name);
+          errors.samples.push_back(Sample::of_u64(el, **v));
+        }
+      if (l.data_transmitted_bytes) tx.samples.push_back(Sample::of_u64(at, *l.data_transmitted_bytes));
+      if (l.data_received_bytes) rx.samples.push_back(Sample::of_u64(at, *l.data_received_bytes));
+    }
+    for (auto [fam, traffic, v] :
+         {std::tuple{&all_tx, "data", &g.nvlink_data_transmitted_bytes}, std::tuple{&all_tx, "raw", &g.nvlink_raw_transmitted_bytes},
+          std::tuple{&all_rx, "data", &g.nvlink_data_received_bytes}, std::tuple{&all_rx, "raw", &g.nvlink_raw_received_bytes}})
+      if (*v) fam->samples.push_back(Sample::of_u64({{"gpu", g.pci_address}, {"traffic", traffic}}, **v));
+  }
+  for (const auto& p : pairs)
+    if (p.nvlinks && !p.level.empty())
+      pair.samples.push_back(Sample::of({{"gpu_a", p.gpu_a}, {"gpu_b", p.gpu_b}, {"level", p.level}}, *p.nvlinks));
+  std::vector<MetricFamily> fams;
+  for (auto* f : {&up, &info, &errors, &tx, &rx, &all_tx, &all_rx, &pair}) fams.push_back(std::move(*f));
   return fams;
 }
 

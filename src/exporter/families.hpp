@@ -30,12 +30,19 @@ std::vector<MetricFamily> port_families(const std::vector<RdmaDevice>& devices);
 // MTU of each netdev an RDMA port carries (netdev name -> bytes).
 MetricFamily netdev_mtu_family(const std::map<std::string, int>& mtu_bytes);
 
-// Facts from the slower full probe: GPU count, peer-memory module.
+// Facts from the slower full probe: GPU count, peer-memory module, the GPUs' NVLinks and how each
+// pair of GPUs connects (NVML; empty without GPUs, and NVML is then not loaded).
 struct NodeFacts {
   std::optional<int> gpus;
   std::optional<bool> peermem_loaded;
+  std::vector<Gpu> gpu_links;           // the GPUs with their nvlinks and NVLink counters
+  std::vector<GpuPair> gpu_topology;
 };
 std::vector<MetricFamily> node_families(const NodeFacts& facts);
+// fabscope_gpu_nvlink_* and fabscope_gpu_pair_nvlinks: per link state, info, errors and bytes,
+// per GPU bytes over all links, per pair the NVLinks joining it. Families without samples when
+// no GPU reports NVLinks.
+std::vector<MetricFamily> nvlink_families(const std::vector<Gpu>& gpus, const std::vector<GpuPair>& pairs);
 
 // Check verdicts: 0 ok (no finding above info), 1 warn, 2 fail, worst over subjects.
 int check_status(Severity worst);
