@@ -8,6 +8,8 @@
 #include <sstream>
 
 #include "core/json.hpp"
+#include "checks/checks.hpp"
+#include "probe/nvlink.hpp"
 #include "probe/probe.hpp"
 #include "support/fixtures.hpp"
 
@@ -83,6 +85,78 @@ TEST(CaptureReplay, ManifestOfAnotherSchemaIsANote) {
   EXPECT_FALSE(rp->live);
   ASSERT_EQ(notes.size(), 1u);
   EXPECT_NE(notes[0].find("not a capture manifest"), std::string::npos);
+}
+
+}  // namespace fabscope::probe
+
+namespace fabscope::probe {
+
+namespace {
+// The saved probe of an H200 x2 node: the tree's GPUs with the NVLink facts NVML gave
+// (tests/fixtures/nvml-h200x2), as fabscope capture keeps them in fabscope/probe.json.
+NodeInfo saved_h200x2_with_nvlinks(const core::Root& tree) {
+  NodeInfo saved = collect(tree);
+  std::ifstream in(testing::fixture("nvml-h200x2") / "nvml.json");
+  std::stringstream s;
+  s << in.rdbuf();
+  auto pairs = apply_nvml_answers(parse_nvml_capture(json::parse(s.str())), saved.gpus);
+  saved.gpu_topology = gpu_topology(saved.gpus, saved.pci_devices, pairs);
+  return saved;
+}
+}  // namespace
+
+TEST(CaptureReplay, NvlinkFactsAndTheNvmlMatrixReplayFromTheSavedProbe) {
+  testing::TempDir d;
+  testing::copy_tree(testing::fixture("h200x2-node"), d.path());
+  NodeInfo saved = saved_h200x2_with_nvlinks(core::Root(d.path()));
+  write_capture(d.path(), json::array(), saved);
+  NodeInfo n = collect(core::Root(d.path()));
+  ASSERT_EQ(n.gpus.size(), 2u);
+  ASSERT_EQ(n.gpus[1].nvlinks.size(), 18u);
+  EXPECT_EQ(n.gpus[1].nvlinks[0].crc_data_errors, saved.gpus[1].nvlinks[0].crc_data_errors);
+  EXPECT_EQ(n.gpus[0].nvlink_data_transmitted_bytes, saved.gpus[0].nvlink_data_transmitted_bytes);
+  EXPECT_EQ(n.gpus[0].nvlink_active, 18);
+  ASSERT_EQ(n.gpu_topology.size(), 1u);
+  EXPECT_EQ(n.gpu_topology[0].level, "NV18");
+  EXPECT_EQ(n.gpu_topology[0].p2p_read, "ok");
+  // A healthy HGX pair: the NVLink checks find nothing in the replay.
+  for (const auto& f : checks::run(n)) EXPECT_NE(f.id.rfind("nvlink.", 0), 0u) << f.id;
+}
+
+TEST(CaptureReplay, CaptureOfAnEarlierBuildReplaysWithoutNvlinks) {
+  testing::TempDir d;
+  testing::copy_tree(testing::fixture("h200x2-node"), d.path());
+  json saved = saved_h200x2_with_nvlinks(core::Root(d.path()));
+  saved.erase("gpu_topology");
+  for (auto& g : saved["gpus"]) {
+    for (const char* k : {"nvlinks", "nvlink_data_transmitted_bytes", "nvlink_data_received_bytes",
+                          "nvlink_raw_transmitted_bytes", "nvlink_raw_received_bytes"})
+      g.erase(k);
+  }
+  testing::write_file(d.path(), kCaptureManifest,
+                      json{{"schema", "fabscope.capture"}, {"schema_version", 1}, {"live", true}, {"commands", json::array()}}.dump());
+  testing::write_file(d.path(), kCaptureProbe, saved.dump());
+  NodeInfo n = collect(core::Root(d.path()));
+  ASSERT_EQ(n.gpus.size(), 2u);
+  EXPECT_TRUE(n.gpus[0].nvlinks.empty());
+  EXPECT_EQ(n.gpus[0].nvlink_total, 18);  // the older key is still replayed
+  ASSERT_EQ(n.gpu_topology.size(), 1u);
+  EXPECT_EQ(n.gpu_topology[0].source, "pci");
+}
+
+TEST(CaptureReplay, MalformedNvlinkInTheSavedProbeIsANoteNamingTheField) {
+  testing::TempDir d;
+  testing::copy_tree(testing::fixture("h200x2-node"), d.path());
+  json saved = saved_h200x2_with_nvlinks(core::Root(d.path()));
+  saved["gpus"][0]["nvlinks"][2]["replay_errors"] = -3;
+  testing::write_file(d.path(), kCaptureManifest,
+                      json{{"schema", "fabscope.capture"}, {"schema_version", 1}, {"live", true}, {"commands", json::array()}}.dump());
+  testing::write_file(d.path(), kCaptureProbe, saved.dump());
+  NodeInfo n = collect(core::Root(d.path()));
+  bool named = false;
+  for (const auto& note : n.probe_notes) named = named || note.find("gpus[0].nvlinks[2].replay_errors") != std::string::npos;
+  EXPECT_TRUE(named);
+  EXPECT_TRUE(n.gpus[0].nvlinks.empty());
 }
 
 }  // namespace fabscope::probe
