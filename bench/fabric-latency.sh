@@ -6,12 +6,13 @@
 # "label|RTT_US|SERVICE_US"): none; a 20 µs and a 200 µs round trip answered in parallel; a 20 µs
 # round trip plus 200 µs per MAD at each destination, one at a time (a switch's management
 # processor). Per model the commands run REPS times in alternation; per run: wall time and peak
-# RSS (ru_maxrss of the child from wait4, what /usr/bin/time -v reports); then medians and the
-# ratios of the diag tools' medians to fabscope's.
+# RSS (ru_maxrss of the child from wait4, what /usr/bin/time -v reports); then medians (of the
+# runs that exited 0 or 1) and the ratios of the diag tools' medians to fabscope's.
 #
 # usage: bench/fabric-latency.sh DRIVER [REPS] [LEAVES SPINES HCAS_PER_LEAF]
 #   DRIVER  the subnet driver program (build/tests/fabscope_subnet_driver)
-# env: EXTRA='label|command args;...' adds commands ($driver is replaced), MODELS as above
+# env: EXTRA='label|command args;...' adds commands ($driver is replaced; e.g. other --max-per-dest
+#      values), ONLY=1 runs the EXTRA commands alone (no ratios), MODELS as above
 set -euo pipefail
 driver=$(realpath "$1")
 reps=${2:-5}
@@ -23,6 +24,7 @@ shim=$work/mad-latency-shim.so
 ${CC:-cc} -O2 -shared -fPIC -o "$shim" "$here/mad-latency-shim.c" -ldl
 python3 "$here/fattree-topology.py" "${3:-64}" "${4:-32}" "${5:-32}" >"$work/net"
 sim_start "$work/net" -N 4096 -S 256 -P 16384
+trap 'sim_stop; rm -rf "$work"' EXIT
 sm_start H-l00-00
 sim_cmd 'PerformanceSet "S-leaf05"[40] PortCounters.SymbolErrorCounter=55'
 
@@ -34,6 +36,7 @@ cmds=(
   "ibnetdiscover|ibnetdiscover"
   "ibnetdiscover -o 16|ibnetdiscover -o 16"
 )
+[ -n "${ONLY:-}" ] && cmds=()
 IFS=';' read -r -a extra <<<"${EXTRA:-}"
 for e in "${extra[@]}"; do [ -n "$e" ] && cmds+=("${e/\$driver/$driver}"); done
 IFS=';' read -r -a models <<<"${MODELS:-none|0|0;20 us parallel|20|0;200 us parallel|200|0;20 us + 200 us per destination, serialised|20|200}"
@@ -61,9 +64,12 @@ for m in "${models[@]}"; do
       label=${c%%|*} cmd=${c#*|}
       read -r t kib rc < <(measure "$rtt" "$svc" $cmd)
       printf '%-45s run %d: %8.3f s  %7d KiB  exit %s\n' "$label" "$r" "$t" "$kib" "$rc"
-      times[$label]+="$t " rss[$label]+="$kib "
+      # ibqueryerrors exits 1 when it finds the counter set above; a crash is no measurement
+      if [ "$rc" = 0 ] || [ "$rc" = 1 ]; then times[$label]+="$t " rss[$label]+="$kib "
+      else echo "  (exit $rc: left out of the median)"; fi
     done
   done
+  [ -n "${ONLY:-}" ] && { for c in "${cmds[@]}"; do printf '%-45s %9s\n' "${c%%|*}" "$(med "${times[${c%%|*}]}")"; done; unset times rss; continue; }
   base=$(med "${times[${cmds[0]%%|*}]}") disc=$(med "${times[${cmds[3]%%|*}]}")
   printf '%-45s %9s %9s %10s\n' "command" "wall med" "peak RSS" "÷ fabscope"
   for i in "${!cmds[@]}"; do
@@ -76,4 +82,3 @@ for m in "${models[@]}"; do
   unset times rss
 done
 echo "machine: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
-rm -rf "$work"
