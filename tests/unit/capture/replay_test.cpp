@@ -100,6 +100,7 @@ NodeInfo saved_h200x2_with_nvlinks(const core::Root& tree) {
   std::stringstream s;
   s << in.rdbuf();
   auto pairs = apply_nvml_answers(parse_nvml_capture(json::parse(s.str())), saved.gpus);
+  for (auto& g : saved.gpus) g.source = "nvml";  // as a live probe names them
   saved.gpu_topology = gpu_topology(saved.gpus, saved.pci_devices, pairs);
   return saved;
 }
