@@ -11,6 +11,7 @@
 #include "core/error.hpp"
 #include "probe/gpu.hpp"
 #include "probe/pci.hpp"
+#include "probe/render.hpp"
 #include "support/fixtures.hpp"
 
 using namespace fabscope;
@@ -182,4 +183,28 @@ TEST(GpuTopology, WithoutNvmlThePcieLevelFromSysfs) {
   EXPECT_FALSE(topo[0].nvlinks);
   // Both GPUs sit on the VM's one root complex (pci0000:00) with no bridge between.
   EXPECT_EQ(topo[0].level, "PHB");
+}
+
+TEST(NvlinkRender, TableAndMatrixFit100Columns) {
+  std::vector<std::string> notes;
+  core::Root root(fixture("h200x2-node"));
+  NodeInfo n;
+  n.pci_devices = probe::collect_pci(root, notes);
+  n.gpus = probe::collect_gpus(root, n.pci_devices, notes);
+  auto doc = nvml_doc("nvml-h200x2-bench", "after.json");
+  doc["gpus"][1]["links"][3]["state"] = 0;  // NVML_FEATURE_DISABLED: link 3 of GPU 1 down
+  auto pairs = probe::apply_nvml_answers(probe::parse_nvml_capture(doc), n.gpus);
+  n.gpu_topology = probe::gpu_topology(n.gpus, n.pci_devices, pairs);
+  const std::string text = probe::render_text(n, 100);
+  EXPECT_NE(text.find("NVLinks (NVML"), std::string::npos) << text;
+  EXPECT_NE(text.find("GPU x GPU"), std::string::npos) << text;
+  EXPECT_NE(text.find("NV17"), std::string::npos) << text;  // GPU 1 has 17 switch links up
+  EXPECT_NE(text.find("links down 3"), std::string::npos) << text;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    auto end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    EXPECT_LE(end - start, 100u) << text.substr(start, end - start);
+    start = end + 1;
+  }
 }
