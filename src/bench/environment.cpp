@@ -6,6 +6,7 @@
 #include <ctime>
 #include <set>
 
+#include "core/strings.hpp"
 #include "probe/versions.hpp"
 
 extern char** environ;
@@ -75,8 +76,7 @@ DeviceRecord make_device_record(const std::string& host, const std::string& pci_
                                 int pid, int cuda_device, int rank) {
   DeviceRecord rec;
   std::memset(&rec, 0, sizeof rec);
-  std::string pci = pci_bus_id;
-  for (char& c : pci) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string pci = core::lower(pci_bus_id);
   put(rec.host, host);
   put(rec.pci, pci);
   put(rec.name, name);

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "core/sha256.hpp"
+#include "core/strings.hpp"
 
 namespace fabscope::capture {
 
@@ -290,9 +291,7 @@ void Redactor::build_forms() {
     forms.push_back({hex(le_o, 4, 0, ' '), hex(le_r, 4, 0, ' '), 0});
   }
   for (const auto& h : hosts_) {
-    std::string lower = h;
-    for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    forms.push_back({lower, host_name(h), 2});
+    forms.push_back({core::lower(h), host_name(h), 2});
   }
   // By first two characters (lower case), longest first.
   std::sort(forms.begin(), forms.end(), [](const Form& a, const Form& b) { return a.needle.size() > b.needle.size(); });

@@ -27,16 +27,9 @@ std::string esc(const std::string& text) {
   return out;
 }
 
-std::string trim(const std::string& s) {
-  std::size_t b = s.find_first_not_of(" \t");
-  if (b == std::string::npos) return "";
-  std::size_t e = s.find_last_not_of(" \t");
-  return s.substr(b, e - b + 1);
-}
-
 // A line that starts with '.' would be read as a request: "\&" before it makes it text.
 std::string text_line(const std::string& line) {
-  std::string t = esc(trim(line));
+  std::string t = esc(std::string(core::trim(line)));
   if (!t.empty() && t[0] == '.') t = "\\&" + t;
   return t + "\n";
 }
@@ -48,7 +41,7 @@ std::string paragraphs(const std::string& text) {
   std::string line;
   bool pending_break = false;
   while (std::getline(lines, line)) {
-    if (trim(line).empty()) {
+    if (core::trim(line).empty()) {
       pending_break = true;
       continue;
     }
@@ -66,7 +59,7 @@ std::string broken_lines(const std::string& text) {
   std::string line;
   bool first = true;
   while (std::getline(lines, line)) {
-    if (trim(line).empty()) continue;
+    if (core::trim(line).empty()) continue;
     if (!first) out += ".br\n";
     first = false;
     out += text_line(line);

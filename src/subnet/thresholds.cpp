@@ -4,6 +4,7 @@
 
 #include "core/error.hpp"
 #include "core/files.hpp"
+#include "core/strings.hpp"
 
 namespace fabscope::subnet {
 
@@ -13,13 +14,6 @@ std::uint64_t Thresholds::of(Counter c) const {
 }
 
 namespace {
-
-std::string trim(const std::string& s) {
-  std::size_t b = 0, e = s.size();
-  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
-  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
-  return s.substr(b, e - b);
-}
 
 // ibqueryerrors reads the value with strtoul(..., 0): decimal, 0x hex or 0 octal. Here the same
 // bases, every character checked, no sign, no overflow.
@@ -54,14 +48,14 @@ Thresholds parse_thresholds(const std::string& text, const std::string& origin) 
   while (pos < text.size()) {
     std::size_t end = text.find('\n', pos);
     if (end == std::string::npos) end = text.size();
-    const std::string line = trim(text.substr(pos, end - pos));
+    const std::string line(core::trim(text.substr(pos, end - pos)));
     pos = end + 1;
     ++line_no;
     if (line.empty() || line[0] == '#') continue;
     const std::string at = origin + ":" + std::to_string(line_no) + ": ";
     const auto eq = line.find('=');
     if (eq == std::string::npos) throw Error(at + shown(line) + " is not CounterName=value");
-    const std::string name = trim(line.substr(0, eq)), value = trim(line.substr(eq + 1));
+    const std::string name(core::trim(line.substr(0, eq))), value(core::trim(line.substr(eq + 1)));
     const auto c = counter_from_name(name);
     if (!c || *c >= Counter::PortXmitData)
       throw Error(at + shown(name) + " is not an error counter ibqueryerrors judges (SymbolErrorCounter, "

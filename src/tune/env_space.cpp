@@ -5,15 +5,11 @@
 #include <cstdlib>
 
 #include "core/error.hpp"
+#include "core/strings.hpp"
 
 namespace fabscope::tune {
 
 namespace {
-
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 EnvAssignment one(const std::string& var, const std::string& value) { return EnvAssignment{{{var, value}}}; }
 
@@ -53,7 +49,7 @@ NetPath detect_net_path(const NetPathInputs& in) {
   const bool net_inside_node = set_and_not_zero(in.p2p_disable) && set_and_not_zero(in.shm_disable);
   if (in.nnodes <= 1 && !net_inside_node) return NetPath::None;
   if (!in.nccl_net.empty()) {
-    const std::string n = lower(in.nccl_net);
+    const std::string n = core::lower(in.nccl_net);
     if (n == "ib") return NetPath::IB;
     if (n == "socket") return NetPath::Socket;
     return NetPath::Other;
@@ -134,7 +130,7 @@ std::vector<std::string> parse_env_settings(const std::string& text) {
   std::size_t start = 0;
   while (start <= text.size()) {
     std::size_t end = text.find(',', start);
-    std::string item = lower(text.substr(start, end == std::string::npos ? std::string::npos : end - start));
+    std::string item = core::lower(text.substr(start, end == std::string::npos ? std::string::npos : end - start));
     bool known = std::any_of(kSettings.begin(), kSettings.end(), [&](const auto& k) { return k.first == item; });
     if (!known) throw UsageError("tune: --env-settings '" + item + "' is not one of buffsize, nthreads, socket, qps");
     if (std::find(out.begin(), out.end(), item) == out.end()) out.push_back(item);

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "core/error.hpp"
+#include "core/strings.hpp"
 
 namespace fabscope::tune {
 
@@ -25,17 +26,12 @@ std::vector<std::string> split(const std::string& text) {
   return out;
 }
 
-std::string lower(std::string s) {
-  for (auto& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  return s;
-}
-
 template <std::size_t N>
 std::vector<int> parse_names(const std::string& text, const std::array<const char*, N>& names,
                              const char* what) {
   std::vector<int> out;
   for (const auto& item : split(text)) {
-    auto it = std::find(names.begin(), names.end(), lower(item));
+    auto it = std::find(names.begin(), names.end(), core::lower(item));
     if (it == names.end()) {
       std::string all;
       for (auto* n : names) all += std::string(all.empty() ? "" : ", ") + n;
