@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "bench/sizes.hpp"
+#include "core/strings.hpp"
 
 namespace fabscope::bench {
 
@@ -11,9 +12,7 @@ namespace {
 
 std::string num(double v) {
   if (std::isnan(v)) return "\"nan\"";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%lf", v);
-  return buf;
+  return core::format_double("%lf", v);
 }
 
 std::string str(const std::string& s) { return "\"" + nccl_tests_json_string(s) + "\""; }

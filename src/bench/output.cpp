@@ -143,9 +143,7 @@ std::string text_summary(const Report& r) {
   const Summary& sm = r.summary;
   std::ostringstream s;
   s << "# Out of bounds values : " << sm.wrong_total << (sm.wrong_total ? " FAILED" : " OK") << "\n";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%g", sm.avg_busbw);
-  s << "# Avg bus bandwidth    : " << buf << " \n#\n";
+  s << "# Avg bus bandwidth    : " << core::format_double("%g", sm.avg_busbw) << " \n#\n";
   if (!sm.checked) s << "# Values were not checked (-c 0).\n";
   if (sm.limit.gbytes_per_s) {
     s << "# Path limit           : " << sm.limit.path << ", " << sm.limit.description << " = "

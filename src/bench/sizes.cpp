@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "core/error.hpp"
+#include "core/strings.hpp"
 
 namespace fabscope::bench {
 
@@ -40,10 +41,7 @@ std::string size_label(std::uint64_t bytes) {
     v /= 1024;
     ++u;
   }
-  char buf[32];
-  if (v == std::floor(v)) std::snprintf(buf, sizeof buf, "%.0f %s", v, units[u]);
-  else std::snprintf(buf, sizeof buf, "%.1f %s", v, units[u]);
-  return buf;
+  return core::format_double(v == std::floor(v) ? "%.0f " : "%.1f ", v) + units[u];
 }
 
 std::vector<std::uint64_t> sweep_sizes(const SweepSpec& spec, std::string_view command) {

@@ -5,6 +5,8 @@
 // figure RoCE operators' runbooks use for a healthy lossless fabric.
 #include <cstdio>
 
+#include "core/strings.hpp"
+
 #include "checks/families.hpp"
 
 namespace fabscope::checks {
@@ -33,15 +35,11 @@ std::optional<std::uint64_t> grew(const std::map<std::string, std::uint64_t>& a,
 }
 
 std::string rate(double count, double seconds) {
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "%.3g/s", seconds > 0 ? count / seconds : 0.0);
-  return buf;
+  return core::format_double("%.3g/s", seconds > 0 ? count / seconds : 0.0);
 }
 
 std::string pct(double part, double whole) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.4f%%", whole > 0 ? 100.0 * part / whole : 0.0);
-  return buf;
+  return core::format_double("%.4f%%", whole > 0 ? 100.0 * part / whole : 0.0);
 }
 
 void port_rates(const RdmaDevice& d, const RdmaPort& a, const RdmaPort& b, double s, std::vector<Finding>& out) {

@@ -12,6 +12,7 @@
 #include "core/files.hpp"
 #include "core/json.hpp"
 #include "core/root.hpp"
+#include "core/strings.hpp"
 
 namespace fabscope::cli {
 
@@ -40,10 +41,8 @@ void check_output(const std::string& path, bool force) {
 }
 
 std::string mib(std::size_t bytes) {
-  char buf[32];
-  if (bytes < (1u << 20)) std::snprintf(buf, sizeof buf, "%.1f KiB", static_cast<double>(bytes) / 1024);
-  else std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
-  return buf;
+  if (bytes < (1u << 20)) return core::format_double("%.1f KiB", static_cast<double>(bytes) / 1024);
+  return core::format_double("%.1f MiB", static_cast<double>(bytes) / (1 << 20));
 }
 }  // namespace
 

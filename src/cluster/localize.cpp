@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "cluster/registry.hpp"
+#include "core/strings.hpp"
 #include "subnet/routes.hpp"
 
 namespace fabscope::cluster {
@@ -396,8 +397,7 @@ std::string rank_name(const std::vector<std::string>& names, int r) {
 }
 
 std::string evidence_of(const Localization& l, const Suspect& sp, const std::vector<std::string>& names) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f", l.threshold_gbps);
+  const std::string buf = core::format_double("%.2f", l.threshold_gbps);
   std::string e = std::to_string(sp.slow_crossing) + " of " + std::to_string(l.slow) + " slow pair directions cross it, " +
       std::to_string(sp.fast_crossing) + " of " + std::to_string(l.fast) + " fast ones do (slow: below " + buf +
       " Gb/s)";

@@ -7,6 +7,7 @@
 
 #include "cluster/consistency.hpp"
 #include "cluster/registry.hpp"
+#include "core/strings.hpp"
 #include "core/table.hpp"
 
 namespace fabscope::cluster {
@@ -103,9 +104,7 @@ Outliers detect_outliers(int n, const std::vector<PairResult>& pairs, const Outl
 std::string format_gbps(double v) {
   if (!std::isfinite(v)) return "-";
   if (v == 0 || std::fabs(v) >= 1) return core::format_double(v, 1);
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g", v);
-  return buf;
+  return core::format_double("%.3g", v);
 }
 
 namespace {

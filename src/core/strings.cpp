@@ -130,8 +130,13 @@ std::string format_number(double v) {
 
 std::string format_double(const char* printf_format, double v) {
   char buf[64];
-  std::snprintf(buf, sizeof buf, printf_format, v);
-  return buf;
+  const int n = std::snprintf(buf, sizeof buf, printf_format, v);
+  if (n < 0) return "";
+  if (static_cast<std::size_t>(n) < sizeof buf) return std::string(buf, static_cast<std::size_t>(n));
+  std::string out(static_cast<std::size_t>(n) + 1, '\0');  // "%.0f" of 1e300: 301 characters
+  std::snprintf(out.data(), out.size(), printf_format, v);
+  out.resize(static_cast<std::size_t>(n));
+  return out;
 }
 
 std::string printable(std::string_view s) {

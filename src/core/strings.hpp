@@ -35,8 +35,8 @@ std::string join(const std::vector<std::string>& items, std::string_view sep, st
 // "100", "2.5", "0.1": whole numbers without decimals, others with one ("100 Gb/s", "16 GT/s").
 std::string format_number(double v);
 
-// One double through a printf format with one conversion: format_double("%.2f", 1.0) == "1.00".
-// The result is cut at 63 characters.
+// One double through a printf format with one conversion: format_double("%.2f", 1.0) == "1.00",
+// format_double("%+.1f%%", 12.34) == "+12.3%". Never cut, however long the number prints.
 std::string format_double(const char* printf_format, double v);
 
 // Text from outside (another machine, a log, a file, a peer) made safe to print on a terminal:

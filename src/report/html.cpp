@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/table.hpp"
+
 namespace fabscope::report {
 
 std::string esc(std::string_view s) {
@@ -22,11 +24,7 @@ std::string esc(std::string_view s) {
   return out;
 }
 
-std::string fmt(double v, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
-}
+std::string fmt(double v, int decimals) { return core::format_double(v, decimals); }
 
 std::string coord(double v) {
   double r = std::round(v * 10) / 10;

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <map>
 
+#include "core/strings.hpp"
 #include "report/topology.hpp"
 
 namespace fabscope::report {
@@ -221,9 +222,7 @@ std::string format_seconds(double s) {
   double v = s;
   if (std::fabs(s) < 1e-3) v = s * 1e6, unit = "\xC2\xB5s";
   else if (std::fabs(s) < 1) v = s * 1e3, unit = "ms";
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "%.3g %s", v, unit);
-  return buf;
+  return core::format_double("%.3g ", v) + unit;
 }
 
 }  // namespace fabscope::report

@@ -30,9 +30,7 @@ const std::string& need_label(const MetricSample& s, std::string_view key) {
 
 double count_value(const MetricSample& s) {
   if (!std::isfinite(s.value) || s.value < 0) {
-    char buf[40];
-    std::snprintf(buf, sizeof buf, "%g", s.value);
-    sample_fail(s, std::string("value ") + buf + " is not a count (a finite number >= 0)");
+    sample_fail(s, "value " + core::format_double("%g", s.value) + " is not a count (a finite number >= 0)");
   }
   return s.value;
 }

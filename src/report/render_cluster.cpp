@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "report/heatmap.hpp"
+#include "core/strings.hpp"
 #include "report/html.hpp"
 #include "report/render.hpp"
 #include "report/topology.hpp"
@@ -25,9 +26,7 @@ std::string gbps_number(double v) {
   if (v >= 100) return fmt(v, 0);
   if (v >= 10) return fmt(v, 1);
   if (v >= 1) return fmt(v, 2);
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g", v);
-  return buf;
+  return core::format_double("%.3g", v);
 }
 
 std::string gbps(std::optional<double> v) { return v ? gbps_number(*v) + " Gb/s" : "n/a"; }

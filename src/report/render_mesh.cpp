@@ -9,6 +9,7 @@
 #include <map>
 
 #include "report/heatmap.hpp"
+#include "core/strings.hpp"
 #include "report/html.hpp"
 #include "report/mesh.hpp"
 #include "report/render.hpp"
@@ -25,9 +26,7 @@ const char* scale_colour(double seconds) { return viridis(kBins - 1 - mesh_bin(s
 
 std::string percent(double ratio) {
   if (ratio == 0) return "0%";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g%%", ratio * 100);
-  return buf;
+  return core::format_double("%.3g%%", ratio * 100);
 }
 
 
@@ -91,11 +90,7 @@ std::string attr_range(const MeshGrid& g, std::size_t col) {
   return esc(g.names[b.names.front()] + " .. " + g.names[b.names.back()]);
 }
 
-std::string us_attr(double s) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.4g", s * 1e6);
-  return buf;
-}
+std::string us_attr(double s) { return core::format_double("%.4g", s * 1e6); }
 
 // One map: the cells coloured by p99 (`p99`) or by p50.
 std::string mesh_map(const MeshGrid& g, int k, bool p99) {

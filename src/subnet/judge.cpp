@@ -1,5 +1,6 @@
 #include "subnet/judge.hpp"
 
+#include "core/table.hpp"
 #include "subnet/route_checks.hpp"
 #include "subnet/routes.hpp"
 
@@ -50,11 +51,7 @@ const std::vector<FindingInfo>& fabric_checks() {
 
 namespace {
 
-std::string fixed(double v, int precision) {
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "%.*f", precision, v);
-  return buf;
-}
+std::string fixed(double v, int precision) { return core::format_double(v, precision); }
 
 std::string width_text(int lanes) { return lanes > 0 ? std::to_string(lanes) + "X" : "?"; }
 std::string rate_text(int width, Speed speed) { return width_text(width) + " " + to_string(speed); }

@@ -6,6 +6,7 @@
 #include <functional>
 
 #include "core/error.hpp"
+#include "core/strings.hpp"
 
 namespace fabscope::tune {
 
@@ -32,11 +33,7 @@ std::vector<double> checked(ProcessResult p, std::size_t n, const EnvAssignment&
   return std::move(p.time_us);
 }
 
-std::string pct(double x) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%+.1f%%", (x - 1) * 100);
-  return buf;
-}
+std::string pct(double x) { return core::format_double("%+.1f%%", (x - 1) * 100); }
 
 void search_group(EnvMeasurer& m, std::size_t n, EnvGroupOutcome& g, const EnvSearchRule& rule) {
   std::vector<EnvAssignment> alive(g.group.candidates.begin() + 1, g.group.candidates.end());

@@ -5,15 +5,12 @@
 
 #include "bench/adaptive.hpp"
 #include "core/error.hpp"
+#include "core/strings.hpp"
 
 namespace fabscope::tune {
 
 namespace {
-std::string pct(double x) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%+.1f%%", (x - 1) * 100);
-  return buf;
-}
+std::string pct(double x) { return core::format_double("%+.1f%%", (x - 1) * 100); }
 }  // namespace
 
 Verdict judge_pairs(const std::vector<double>& d, const std::vector<double>& t, const VerifyRule& rule) {

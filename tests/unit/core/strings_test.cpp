@@ -42,6 +42,16 @@ TEST(Strings, CaseMappingIsAsciiOnly) {
   EXPECT_EQ(core::upper("\xc3\xa9t\xc3\xa9"), "\xc3\xa9T\xc3\xa9");  // UTF-8 bytes untouched
 }
 
+TEST(Strings, FormatDoubleTakesAnyOneConversionFormatAndNeverCuts) {
+  EXPECT_EQ(core::format_double("%.2f", 1.0), "1.00");
+  EXPECT_EQ(core::format_double("%+.1f%%", 12.34), "+12.3%");
+  EXPECT_EQ(core::format_double("%.3g/s", 0.000123456), "0.000123/s");
+  EXPECT_EQ(core::format_double("%.0f GB/s", 451.6), "452 GB/s");
+  const std::string big = core::format_double("%.0f", 1e300);
+  EXPECT_EQ(big.size(), 301u);
+  EXPECT_EQ(big.substr(0, 4), "1000");
+}
+
 TEST(Finding, MakeFindingAnchorsOnTheGivenPage) {
   Finding f = make_finding("env.bad_value", Severity::Warn, "NCCL_X", "msg", "ev", "fix", "docs/ncclenv.md");
   EXPECT_EQ(f.id, "env.bad_value");
