@@ -276,24 +276,9 @@ JobDoc job_from_json(const std::string& file, const std::string& node, const jso
 }
 
 Input input_from_job_text(const std::string& file, const std::string& node, std::string_view text) {
-  std::size_t i = 0;
-  while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
-  if (i < text.size() && text[i] == '{') {  // JSON: the fabscope.metrics layout
-    Input in = input_from_json_text(file, text, InputKind::Job);
-    if (in.kind != InputKind::Job)
-      throw Error(file + ": schema " + in.schema + " is not a snapshot of running jobs (give a node's /metrics text "
-                         "or its series as JSON, schema fabscope.metrics)");
-    in.job.node = checked_node_name(file, node);
-    in.label = node;
-    return in;
-  }
-  Input in;
-  in.file = file;
-  in.label = node;
-  in.schema = "prometheus-text";
-  in.schema_version = 0;
-  in.kind = InputKind::Job;
-  in.job = job_from_exposition(file, node, text);
+  Input in = metrics_input(file, node, text, InputKind::Job, "a snapshot of running jobs");
+  if (in.schema == "prometheus-text") in.job = job_from_exposition(file, node, text);
+  else in.job.node = checked_node_name(file, node);
   return in;
 }
 

@@ -42,6 +42,27 @@ std::string label_for(const std::string& path) {
   return stem.empty() ? path : stem;
 }
 
+Input metrics_input(const std::string& file, const std::string& node, std::string_view text, InputKind kind,
+                    const std::string& not_what) {
+  std::size_t i = 0;
+  while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
+  if (i < text.size() && text[i] == '{') {  // JSON: the fabscope.metrics layout
+    Input in = input_from_json_text(file, text, kind);
+    if (in.kind != kind)
+      throw Error(file + ": schema " + in.schema + " is not " + not_what + " (give a node's /metrics text or its " +
+                  "series as JSON, schema fabscope.metrics)");
+    in.label = node;
+    return in;
+  }
+  Input in;
+  in.file = file;
+  in.label = node;
+  in.schema = "prometheus-text";
+  in.schema_version = 0;
+  in.kind = kind;
+  return in;
+}
+
 std::pair<std::string, std::string> named_file(const std::string& flag, const std::string& arg) {
   // "NAME=FILE" names the node; a FILE whose name holds '=' is given with a '/' before it.
   std::string node, path = arg;

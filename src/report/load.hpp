@@ -69,6 +69,14 @@ std::vector<Input> load_job_file(const std::string& arg);
 // usage error of "NAME=" without a file.
 std::pair<std::string, std::string> named_file(const std::string& flag, const std::string& arg);
 
+// The frame of a node's metrics file read as `kind` (InputKind::Mesh or InputKind::Job), shared by
+// input_from_mesh_text and input_from_job_text: a text whose first non-blank byte is '{' is a
+// fabscope.metrics document, refused unless it holds that kind ("FILE: schema S is not
+// `not_what` ..."); any other text is Prometheus exposition, returned as an Input of schema
+// "prometheus-text" whose document the caller fills. Either way labelled `node`.
+Input metrics_input(const std::string& file, const std::string& node, std::string_view text, InputKind kind,
+                    const std::string& not_what);
+
 // "runs/default.json" -> "default".
 std::string label_for(const std::string& path);
 

@@ -130,24 +130,9 @@ MeshDoc mesh_from_json(const std::string& file, const std::string& node, const j
 }
 
 Input input_from_mesh_text(const std::string& file, const std::string& node, std::string_view text) {
-  std::size_t i = 0;
-  while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
-  if (i < text.size() && text[i] == '{') {  // JSON: the fabscope.metrics layout
-    Input in = input_from_json_text(file, text, InputKind::Mesh);
-    if (in.kind != InputKind::Mesh)
-      throw Error(file + ": schema " + in.schema + " is not a mesh snapshot (give a node's /metrics text or its "
-                         "series as JSON, schema fabscope.metrics)");
-    in.mesh.node = checked_node_name(file, node);
-    in.label = node;
-    return in;
-  }
-  Input in;
-  in.file = file;
-  in.label = node;
-  in.schema = "prometheus-text";
-  in.schema_version = 0;
-  in.kind = InputKind::Mesh;
-  in.mesh = mesh_from_exposition(file, node, text);
+  Input in = metrics_input(file, node, text, InputKind::Mesh, "a mesh snapshot");
+  if (in.schema == "prometheus-text") in.mesh = mesh_from_exposition(file, node, text);
+  else in.mesh.node = checked_node_name(file, node);
   return in;
 }
 
