@@ -8,9 +8,11 @@
 #include <algorithm>
 #include <fstream>
 
+#include "node_builders.hpp"
 #include "support/fixtures.hpp"
 
 using namespace fabscope;
+using fabscope::testing::with_id;
 
 namespace {
 
@@ -29,13 +31,6 @@ RdmaPort& sysfs_port(NodeInfo& n, const std::string& dev) {
   for (auto& d : n.rdma_devices)
     if (d.name == dev) return d.ports.at(0);
   throw std::runtime_error("no sysfs device " + dev);
-}
-
-std::vector<Finding> with_id(const std::vector<Finding>& fs, const std::string& id) {
-  std::vector<Finding> out;
-  for (const auto& f : fs)
-    if (f.id == id) out.push_back(f);
-  return out;
 }
 
 }  // namespace
