@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "core/error.hpp"
+#include "core/strings.hpp"
 #include "probe/affinity.hpp"
 
 namespace fabscope::probe {
@@ -138,8 +139,7 @@ std::string normalize_nvml_bus_id(const std::string& bus_id) {
     return std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isxdigit(c) != 0; });
   };
   if (!hex(domain) || !hex(rest.substr(0, 2)) || !hex(rest.substr(3, 2)) || !hex(rest.substr(6, 1))) return "";
-  std::string lower;
-  for (char c : bus_id) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string lower = core::lower(bus_id);
   if (lower == "ffffffff:ff:ff.0") return "";
   std::string dom = lower.substr(0, colon1);
   if (dom.size() > 4) {
