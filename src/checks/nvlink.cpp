@@ -63,31 +63,28 @@ void judge_links(const NodeInfo& node, const Gpu& g, std::vector<Finding>& out) 
         "without its NVLinks (pass the NVSwitches through with the GPUs, or use the host's fabric manager); "
         "on bare metal check nvidia-fabricmanager and the board"));
   }
-  if (present > 0 && g.nvlinks.size() == static_cast<std::size_t>(present)) {
-    std::map<std::string, std::uint64_t> totals;
-    std::vector<int> bad_links;
-    for (const auto& l : g.nvlinks) {
-      bool bad = false;
-      for (const auto& c : kJudged)
-        if (auto v = l.*(c.field); v && *v > 0) {
-          totals[c.name] += *v;
-          bad = true;
-        }
-      if (bad) bad_links.push_back(l.link);
-    }
-    if (!bad_links.empty()) {
-      std::string ev;
-      for (const auto& [name, v] : totals) ev += (ev.empty() ? "" : ", ") + name + " " + std::to_string(v);
-      out.push_back(make_finding(
-          "nvlink.errors", Severity::Warn, gpu_subject(g),
-          gpu_subject(g) + "'s NVLinks counted errors since the driver loaded: replays and recoveries "
-              "retransmit or retrain the link, taking bandwidth from every transfer on it",
-          ev + " on links " + links_text(bad_links) + " (nvmlDeviceGetNvLinkErrorCounter)",
-          "watch whether they grow (fabscope check --interval 60, or the exporter's "
-          "fabscope_gpu_nvlink_errors_total); growing counts on one link point at the link: reset the GPU "
-          "when idle, then have the board or NVSwitch tray serviced if they keep growing"));
-    }
+  std::map<std::string, std::uint64_t> totals;
+  std::vector<int> bad_links;
+  for (const auto& l : g.nvlinks) {
+    bool bad = false;
+    for (const auto& c : kJudged)
+      if (auto v = l.*(c.field); v && *v > 0) {
+        totals[c.name] += *v;
+        bad = true;
+      }
+    if (bad) bad_links.push_back(l.link);
   }
+  if (bad_links.empty()) return;
+  std::string ev;
+  for (const auto& [name, v] : totals) ev += (ev.empty() ? "" : ", ") + name + " " + std::to_string(v);
+  out.push_back(make_finding(
+      "nvlink.errors", Severity::Warn, gpu_subject(g),
+      gpu_subject(g) + "'s NVLinks counted errors since the driver loaded: replays and recoveries "
+          "retransmit or retrain the link, taking bandwidth from every transfer on it",
+      ev + " on links " + links_text(bad_links) + " (nvmlDeviceGetNvLinkErrorCounter)",
+      "watch whether they grow (fabscope check --interval 60, or the exporter's "
+      "fabscope_gpu_nvlink_errors_total); growing counts on one link point at the link: reset the GPU "
+      "when idle, then have the board or NVSwitch tray serviced if they keep growing"));
 }
 
 }  // namespace
