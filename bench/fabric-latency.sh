@@ -10,7 +10,7 @@
 # runs that exited 0 or 1) and the ratios of the diag tools' medians to fabscope's.
 #
 # usage: bench/fabric-latency.sh DRIVER [REPS] [LEAVES SPINES HCAS_PER_LEAF]
-#   DRIVER  the subnet driver program (build/tests/fabscope_subnet_driver)
+#   DRIVER  the subnet driver program (build/tests/fabscope_fabric_driver)
 # env: EXTRA='label|command args;...' adds commands ($driver is replaced; e.g. other --max-per-dest
 #      values), ONLY=1 runs the EXTRA commands alone (no ratios), MODELS as above
 set -euo pipefail

@@ -10,7 +10,7 @@
 # has the median and the minimum of each.
 #
 # usage: bench/fabric-sweep.sh DRIVER [REPS] [LEAVES SPINES HCAS_PER_LEAF]
-#   DRIVER  the subnet driver program (build/tests/fabscope_subnet_driver); until `fabscope
+#   DRIVER  the subnet driver program (build/tests/fabscope_fabric_driver); until `fabscope
 #           fabric` exists this is how the collector is timed
 # env: EXTRA='label|command args;...' adds commands (e.g. other --max-smps/--max-inflight values);
 #      ONLY=1 runs the EXTRA commands alone (e.g. the forwarding-table reads against dump_fts)

@@ -24,8 +24,8 @@
 #include "cluster/localize.hpp"
 #include "cluster/outliers.hpp"
 #include "cluster/schedule.hpp"
-#include "subnet/model.hpp"
-#include "subnet/routes.hpp"
+#include "fabric/model.hpp"
+#include "fabric/routes.hpp"
 
 using namespace fabscope;
 using namespace fabscope::cluster;
@@ -40,10 +40,10 @@ double cpu_seconds() {
 
 struct Dir {
   int from, to;
-  std::vector<subnet::Hop> hops;
+  std::vector<fabric::Hop> hops;
 };
 
-bool is_switch(const subnet::Subnet& s, int n) { return s.nodes[n].type == subnet::NodeType::Switch; }
+bool is_switch(const fabric::Subnet& s, int n) { return s.nodes[n].type == fabric::NodeType::Switch; }
 
 }  // namespace
 
@@ -53,7 +53,7 @@ int main(int argc, char** argv) {
     return 3;
   }
   try {
-    const subnet::Subnet s = subnet::load_subnet(argv[1]);
+    const fabric::Subnet s = fabric::load_subnet(argv[1]);
     const int n = std::stoi(argv[2]);
     const PairsSpec spec = parse_pairs(argv[3]);
     const std::string fault = argv[4];
@@ -61,7 +61,7 @@ int main(int argc, char** argv) {
     const double noise = std::stod(argv[6]);
     const std::uint64_t seed = argc > 7 ? std::stoull(argv[7]) : 1;
     if (fault != "cable" && fault != "fibre" && fault != "switch") throw Error("FAULT: cable | fibre | switch");
-    if (!subnet::has_routes(s)) throw Error(std::string(argv[1]) + ": no forwarding tables (fabscope fabric --routes)");
+    if (!fabric::has_routes(s)) throw Error(std::string(argv[1]) + ": no forwarding tables (fabscope fabric --routes)");
     std::vector<int> hcas;
     for (int i = 0; i < static_cast<int>(s.nodes.size()); ++i)
       if (!is_switch(s, i) && s.nodes[i].lid() != 0) hcas.push_back(i);
@@ -83,7 +83,7 @@ int main(int argc, char** argv) {
       for (const auto& round : make_schedule(n, spec, rng()))
         for (auto [a, b] : round)
           for (auto [x, y] : {std::pair{a, b}, std::pair{b, a}})
-            dirs.push_back({x, y, subnet::route_from_lfts(s, hosts[x].node, 0, hosts[y].lid)});
+            dirs.push_back({x, y, fabric::route_from_lfts(s, hosts[x].node, 0, hosts[y].lid)});
       dirs_total = dirs.size();
       // Candidate faults: components the measured routes cross (a cable's key is its sending
       // end, node * 256 + port; both directions of the cable for "cable").

@@ -16,7 +16,7 @@
 #include "exporter/exporter.hpp"
 #include "exporter/http.hpp"
 #include "mesh/mesh_wire.hpp"
-#include "subnet/thresholds.hpp"
+#include "fabric/thresholds.hpp"
 
 namespace fabscope::cli {
 
@@ -195,7 +195,7 @@ int cmd_exporter(int argc, char** argv) {
     fo.counters_interval_seconds = args.get_double("fabric-interval", 1, 86400);
     fo.discovery_interval_seconds = args.get_double("fabric-discovery-interval", 1, 7 * 24 * 3600);
     fo.xmit_wait_tick_ns = args.get_double("fabric-xmit-wait-tick-ns", 0, 1e9);
-    if (args.has("fabric-thresholds")) fo.thresholds = subnet::load_thresholds(args.get("fabric-thresholds"));
+    if (args.has("fabric-thresholds")) fo.thresholds = fabric::load_thresholds(args.get("fabric-thresholds"));
     fabric = std::make_shared<exporter::FabricCollector>(std::move(fo));
   } else {
     for (const char* f : {"fabric-interval", "fabric-discovery-interval", "fabric-ca", "fabric-port",

@@ -14,18 +14,18 @@
 #include "core/json.hpp"
 #include "core/strings.hpp"
 #include "core/terminal.hpp"
-#include "subnet/judge.hpp"
-#include "subnet/render.hpp"
-#include "subnet/route_checks.hpp"
-#include "subnet/routes.hpp"
-#include "subnet/sweep.hpp"
-#include "subnet/thresholds.hpp"
+#include "fabric/judge.hpp"
+#include "fabric/render.hpp"
+#include "fabric/route_checks.hpp"
+#include "fabric/routes.hpp"
+#include "fabric/sweep.hpp"
+#include "fabric/thresholds.hpp"
 
 namespace fabscope::cli {
 
 namespace {
 
-using namespace fabscope::subnet;
+using namespace fabscope::fabric;
 
 void sweep_flags(core::ArgParser& args) {
   args.option("--ca", "NAME", "sweep from this InfiniBand device (default: the first with an active port)")
@@ -127,7 +127,7 @@ End resolve(const Subnet& s, const std::string& what, const std::string& value) 
                      "' names no node of the sweep (give a node description, a GUID 0x... or a LID)");
   std::string list;
   for (std::size_t i = 0; i < found.size() && i < 5; ++i) {
-    list += (i ? ", " : "") + s.name(found[i]) + " (" + subnet::guid_hex(s.nodes[found[i]].guid) + ")";
+    list += (i ? ", " : "") + s.name(found[i]) + " (" + fabric::guid_hex(s.nodes[found[i]].guid) + ")";
   }
   throw UsageError("fabric route: " + what + " '" + value + "' is ambiguous: " + list + (found.size() > 5 ? ", ..." : "") +
                    "; give the GUID or the LID");

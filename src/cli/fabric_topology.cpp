@@ -10,11 +10,11 @@
 #include "core/json.hpp"
 #include "core/strings.hpp"
 #include "core/terminal.hpp"
-#include "subnet/slurm_topology.hpp"
+#include "fabric/slurm_topology.hpp"
 
 namespace fabscope::cli {
 
-using namespace fabscope::subnet;
+using namespace fabscope::fabric;
 
 void topology_flags(core::ArgParser& args) {
   args.option("--slurm-topology", "FORMAT",

@@ -1,9 +1,9 @@
 #pragma once
 // `fabscope fabric --slurm-topology | --k8s-labels | --check`: the swept (or saved) subnet handed
-// to a scheduler (subnet/slurm_topology.hpp). fabric.cpp declares these flags beside its own and
+// to a scheduler (fabric/slurm_topology.hpp). fabric.cpp declares these flags beside its own and
 // hands over the subnet once it is loaded or swept.
 #include "core/args.hpp"
-#include "subnet/model.hpp"
+#include "fabric/model.hpp"
 
 namespace fabscope::cli {
 
@@ -12,6 +12,6 @@ void topology_flags(core::ArgParser& args);
 bool topology_requested(const core::ArgParser& args);
 // Checks the flags' combinations before any sweep (UsageError).
 void check_topology_flags(const core::ArgParser& args);
-int fabric_topology(const core::ArgParser& args, const subnet::Subnet& s);
+int fabric_topology(const core::ArgParser& args, const fabric::Subnet& s);
 
 }  // namespace fabscope::cli

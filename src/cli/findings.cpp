@@ -18,9 +18,9 @@
 #if FABSCOPE_HAVE_RDMA
 #include "rdma/findings.hpp"
 #endif
-#if FABSCOPE_HAVE_SUBNET
-#include "subnet/judge.hpp"
-#include "subnet/slurm_topology.hpp"
+#if FABSCOPE_HAVE_FABRIC
+#include "fabric/judge.hpp"
+#include "fabric/slurm_topology.hpp"
 #endif
 
 namespace fabscope::cli {
@@ -31,9 +31,9 @@ const FindingRegistry& findings() {
 #if FABSCOPE_HAVE_CHECKS
     all.add(checks::registry());
 #endif
-#if FABSCOPE_HAVE_SUBNET
-    all.add(subnet::fabric_checks());
-    all.add(subnet::topology_checks());
+#if FABSCOPE_HAVE_FABRIC
+    all.add(fabric::fabric_checks());
+    all.add(fabric::topology_checks());
 #endif
 #if FABSCOPE_HAVE_CLUSTER
     all.add(cluster::registry());

@@ -35,8 +35,8 @@
 #include "job/sources.hpp"
 #include "probe/run_tool.hpp"
 #if FABSCOPE_HAVE_JOB_LOCATE
-#include "subnet/model.hpp"
-#include "subnet/routes.hpp"
+#include "fabric/model.hpp"
+#include "fabric/routes.hpp"
 #endif
 
 namespace fabscope::cli {
@@ -307,12 +307,12 @@ int run(const core::ArgParser& args, bool watch) {
   std::set<std::string> drained;
 #if FABSCOPE_HAVE_JOB_LOCATE
   // The sweep is read once, before the first read of the job: a bad file is said at once.
-  std::unique_ptr<subnet::Subnet> fabric;
+  std::unique_ptr<fabric::Subnet> fabric;
   std::map<int, std::string> rails;
   if (args.has("rails") && !args.has("fabric")) throw UsageError("job: --rails goes with --fabric");
   if (args.has("fabric")) {
-    fabric = std::make_unique<subnet::Subnet>(subnet::load_subnet(args.get("fabric")));
-    if (!subnet::has_routes(*fabric))
+    fabric = std::make_unique<fabric::Subnet>(fabric::load_subnet(args.get("fabric")));
+    if (!fabric::has_routes(*fabric))
       throw Error("--fabric " + args.get("fabric") +
                   ": no forwarding tables (save it with `fabscope fabric --routes --save`): connections cannot be "
                   "routed");

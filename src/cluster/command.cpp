@@ -19,9 +19,9 @@
 #include "core/files.hpp"
 #include "core/strings.hpp"
 #include "checks/render.hpp"
-#include "subnet/model.hpp"
-#include "subnet/routes.hpp"
-#include "subnet/sweep.hpp"
+#include "fabric/model.hpp"
+#include "fabric/routes.hpp"
+#include "fabric/sweep.hpp"
 
 namespace fabscope::cluster {
 
@@ -167,12 +167,12 @@ int run_command(const CommandSpec& spec, std::ostream& out, std::ostream& err) {
   const std::unique_ptr<Exchange> ex = make_exchange(spec, mine.name);
   // --fabric is read by rank 0 before the pairs run, so a bad file is said at once; the pairs are
   // measured and judged anyway, only not located.
-  std::shared_ptr<const subnet::Subnet> fabric;
+  std::shared_ptr<const fabric::Subnet> fabric;
   std::string fabric_error;
   if (ex->rank() == 0 && !spec.fabric.empty()) {
     try {
-      fabric = std::make_shared<const subnet::Subnet>(subnet::load_subnet(spec.fabric));
-      if (!subnet::has_routes(*fabric))
+      fabric = std::make_shared<const fabric::Subnet>(fabric::load_subnet(spec.fabric));
+      if (!fabric::has_routes(*fabric))
         err << "fabscope cluster: --fabric " << spec.fabric
             << " has no forwarding tables (save it with `fabscope fabric --routes --save`): the slow pairs "
                "will not be located\n";
@@ -186,10 +186,10 @@ int run_command(const CommandSpec& spec, std::ostream& out, std::ostream& err) {
   // --fabric-from: every rank takes part in moving that rank's sweep to rank 0.
   if (spec.fabric_from >= 0) {
     SharedFabric shared = share_fabric(*ex, spec.fabric_from, [] {
-      subnet::SweepOptions o;
+      fabric::SweepOptions o;
       o.routes = true;
       o.counters = false;
-      return subnet::sweep(o);
+      return fabric::sweep(o);
     });
     fabric = std::move(shared.fabric);
     fabric_error = std::move(shared.error);
@@ -223,7 +223,7 @@ int localize_command(const std::string& from, const std::string& fabric_path, bo
     }
   }
   const Localization l =
-      fabric_path.empty() ? localize_saved(run) : localize_saved(run, subnet::load_subnet(fabric_path));
+      fabric_path.empty() ? localize_saved(run) : localize_saved(run, fabric::load_subnet(fabric_path));
   std::vector<Finding> findings = localization_findings(l, run.names);
   const int code = exit_code_for(findings);
   if (as_json) {

@@ -7,7 +7,7 @@
 
 namespace fabscope::cluster {
 
-SharedFabric share_fabric(Exchange& ex, int from_rank, const std::function<subnet::Subnet()>& sweep,
+SharedFabric share_fabric(Exchange& ex, int from_rank, const std::function<fabric::Subnet()>& sweep,
                           std::size_t chunk_bytes) {
   SharedFabric out;
   const bool sweeper = ex.rank() == from_rank;
@@ -15,8 +15,8 @@ SharedFabric share_fabric(Exchange& ex, int from_rank, const std::function<subne
   json header = json::object();
   if (sweeper) {
     try {
-      const subnet::Subnet s = sweep();
-      body = subnet::to_json(s).dump();
+      const fabric::Subnet s = sweep();
+      body = fabric::to_json(s).dump();
       if (body.size() > kMaxFabricBytes)
         header["error"] = "the sweep is " + std::to_string(body.size()) + " bytes of JSON, more than the " +
                           std::to_string(kMaxFabricBytes) + " sent";
@@ -66,7 +66,7 @@ SharedFabric share_fabric(Exchange& ex, int from_rank, const std::function<subne
   try {
     const json j = json::parse(received, nullptr, false);
     if (j.is_discarded()) throw Error("what arrived is not JSON (" + std::to_string(received.size()) + " bytes)");
-    out.fabric = std::make_shared<const subnet::Subnet>(subnet::subnet_from_json(j));
+    out.fabric = std::make_shared<const fabric::Subnet>(fabric::subnet_from_json(j));
   } catch (const std::exception& e) {
     out.error = "--fabric-from " + std::to_string(from_rank) + ": " + e.what();
   }

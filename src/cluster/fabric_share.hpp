@@ -10,7 +10,7 @@
 #include <string>
 
 #include "cluster/exchange.hpp"
-#include "subnet/model.hpp"
+#include "fabric/model.hpp"
 
 namespace fabscope::cluster {
 
@@ -18,14 +18,14 @@ constexpr std::size_t kFabricChunkBytes = 3u << 20;
 constexpr std::size_t kMaxFabricBytes = 256u << 20;
 
 struct SharedFabric {
-  std::shared_ptr<const subnet::Subnet> fabric;  // rank 0 only; null on failure
+  std::shared_ptr<const fabric::Subnet> fabric;  // rank 0 only; null on failure
   std::string error;                             // rank 0: why there is none
 };
 
-// sweep: what the sweeping rank runs (subnet::sweep with routes, no counters, in the command;
+// sweep: what the sweeping rank runs (fabric::sweep with routes, no counters, in the command;
 // replaceable in tests). Returns the fabric on rank 0, an empty result elsewhere.
 // chunk_bytes: the chunk size (tests use small ones).
-SharedFabric share_fabric(Exchange& ex, int from_rank, const std::function<subnet::Subnet()>& sweep,
+SharedFabric share_fabric(Exchange& ex, int from_rank, const std::function<fabric::Subnet()>& sweep,
                           std::size_t chunk_bytes = kFabricChunkBytes);
 
 }  // namespace fabscope::cluster

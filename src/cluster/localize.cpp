@@ -11,19 +11,19 @@
 
 #include "cluster/registry.hpp"
 #include "core/strings.hpp"
-#include "subnet/routes.hpp"
+#include "fabric/routes.hpp"
 
 namespace fabscope::cluster {
 
 namespace {
 
-using subnet::NodeType;
+using fabric::NodeType;
 
-bool is_switch(const subnet::Subnet& s, int node) {
+bool is_switch(const fabric::Subnet& s, int node) {
   return node >= 0 && node < static_cast<int>(s.nodes.size()) && s.nodes[node].type == NodeType::Switch;
 }
 
-std::string end_name(const subnet::Subnet& s, int node, int port) { return s.name(node) + ":" + std::to_string(port); }
+std::string end_name(const fabric::Subnet& s, int node, int port) { return s.name(node) + ":" + std::to_string(port); }
 
 // A component: what the suspect list names, and the observations crossing it.
 struct Comp {
@@ -181,7 +181,7 @@ const char* to_string(SuspectKind k) {
   return "?";
 }
 
-HostPort find_host(const subnet::Subnet& s, const std::vector<IbPortFact>& ports, const std::string& preferred,
+HostPort find_host(const fabric::Subnet& s, const std::vector<IbPortFact>& ports, const std::string& preferred,
                    std::string* why) {
   auto say = [&](const std::string& w) {
     if (why) *why = w;
@@ -205,10 +205,10 @@ HostPort find_host(const subnet::Subnet& s, const std::vector<IbPortFact>& ports
   const auto& n = s.nodes[static_cast<std::size_t>(node)];
   if (n.type == NodeType::Switch)
     return say(pick->port + ": LID " + std::to_string(lid) + " is switch " + s.name(node) + " in the fabric");
-  const std::uint64_t guid = subnet::parse_guid(pick->node_guid);
+  const std::uint64_t guid = fabric::parse_guid(pick->node_guid);
   if (guid != 0 && guid != n.guid)
-    return say(pick->port + ": LID " + std::to_string(lid) + " is " + s.name(node) + " (" + subnet::guid_hex(n.guid) +
-               ") in the fabric, but this node's GUID is " + subnet::guid_hex(guid) +
+    return say(pick->port + ": LID " + std::to_string(lid) + " is " + s.name(node) + " (" + fabric::guid_hex(n.guid) +
+               ") in the fabric, but this node's GUID is " + fabric::guid_hex(guid) +
                " (a fabric saved elsewhere, or LIDs reassigned since)");
   for (const auto& p : n.ports) {
     if (!p.info || p.info->lid == 0) continue;
@@ -218,12 +218,12 @@ HostPort find_host(const subnet::Subnet& s, const std::vector<IbPortFact>& ports
   return HostPort{node, 0, lid};
 }
 
-Localization localize(const subnet::Subnet& s, const std::vector<HostPort>& hosts,
+Localization localize(const fabric::Subnet& s, const std::vector<HostPort>& hosts,
                       const std::vector<PairResult>& pairs, double threshold_gbps, const LocalizeOptions& opts) {
   Localization l;
   l.fabric_source = s.source;
   l.threshold_gbps = threshold_gbps;
-  if (!subnet::has_routes(s)) {
+  if (!fabric::has_routes(s)) {
     l.why_not = "the fabric (" + s.source + ") has no forwarding tables: save it with `fabscope fabric --routes --save`";
     return l;
   }
@@ -258,9 +258,9 @@ Localization localize(const subnet::Subnet& s, const std::vector<HostPort>& host
       ++l.unrouted;
       return;
     }
-    std::vector<subnet::Hop> hops;
+    std::vector<fabric::Hop> hops;
     try {
-      hops = subnet::route_from_lfts(s, src->node, src->port, dst->lid);
+      hops = fabric::route_from_lfts(s, src->node, src->port, dst->lid);
     } catch (const std::exception& e) {
       ++l.unrouted;
       note("rank " + std::to_string(from) + " -> rank " + std::to_string(to) + ": " + e.what());

@@ -1,6 +1,6 @@
 #pragma once
 // Where the slow pairs meet: from the pair measurements and the routes the subnet manager
-// programmed (a saved sweep with forwarding tables, subnet/routes.hpp), the cables and switches
+// programmed (a saved sweep with forwarding tables, fabric/routes.hpp), the cables and switches
 // that the slow measurements share. Pure.
 //
 // Each measured direction of a pair is one observation: the route from the sender's HCA port to
@@ -25,7 +25,7 @@
 #include "cluster/summary.hpp"
 #include "core/finding.hpp"
 #include "core/json.hpp"
-#include "subnet/model.hpp"
+#include "fabric/model.hpp"
 
 namespace fabscope::cluster {
 
@@ -39,7 +39,7 @@ struct HostPort {
 // The rank's port in the fabric: the one named `preferred` (the port the pair engine used,
 // "mlx5_0:1"), else its first ACTIVE port with a LID. why gets the reason when node is -1 (no
 // InfiniBand port, a LID the fabric does not have, a node GUID that does not match).
-HostPort find_host(const subnet::Subnet& s, const std::vector<IbPortFact>& ports, const std::string& preferred,
+HostPort find_host(const fabric::Subnet& s, const std::vector<IbPortFact>& ports, const std::string& preferred,
                    std::string* why);
 
 struct LocalizeOptions {
@@ -83,7 +83,7 @@ struct Localization {
 };
 
 // hosts: indexed by rank (node -1 = not in the fabric). threshold: a direction below it is slow.
-Localization localize(const subnet::Subnet& s, const std::vector<HostPort>& hosts,
+Localization localize(const fabric::Subnet& s, const std::vector<HostPort>& hosts,
                       const std::vector<PairResult>& pairs, double threshold_gbps, const LocalizeOptions& opts = {});
 
 // RoCE / Ethernet: where each rank's NIC is cabled (its LLDP neighbour: the top-of-rack switch and

@@ -29,7 +29,7 @@ struct ClusterInput {
   std::string engine;                  // judge(): the engine of most measured pairs, "" none
   double pair_seconds = 0;             // per direction
   // --fabric: the saved sweep (with forwarding tables) the pairs are routed through; null none.
-  std::shared_ptr<const subnet::Subnet> fabric;
+  std::shared_ptr<const fabric::Subnet> fabric;
   std::string fabric_error;            // --fabric given but not read: why
 };
 

@@ -126,7 +126,7 @@ SavedRun saved_run_from_json(const json& doc) {
   return run;
 }
 
-Localization localize_nodes(const subnet::Subnet& fabric, const std::vector<NodeSummary>& nodes, int world,
+Localization localize_nodes(const fabric::Subnet& fabric, const std::vector<NodeSummary>& nodes, int world,
                             const std::vector<PairResult>& pairs) {
   std::vector<HostPort> hosts(static_cast<std::size_t>(std::max(world, 0)));
   std::vector<std::string> unplaced;
@@ -187,7 +187,7 @@ Localization localize_saved(const SavedRun& run) {
   return localize_by_lldp(run.nodes, run.world, run.pairs);
 }
 
-Localization localize_saved(const SavedRun& run, const subnet::Subnet& fabric) {
+Localization localize_saved(const SavedRun& run, const fabric::Subnet& fabric) {
   return localize_nodes(fabric, run.nodes, run.world, run.pairs);
 }
 

@@ -30,7 +30,7 @@ struct SavedRun {
 SavedRun saved_run_from_json(const json& doc);
 
 // Places each saved node in the fabric and locates the slow directions (as judge() does).
-Localization localize_saved(const SavedRun& run, const subnet::Subnet& fabric);
+Localization localize_saved(const SavedRun& run, const fabric::Subnet& fabric);
 // RoCE: by the switch ports the nodes reported (tor_switch, tor_port), no fabric file.
 Localization localize_saved(const SavedRun& run);
 
@@ -40,7 +40,7 @@ Localization localize_by_lldp(const std::vector<NodeSummary>& nodes, int world, 
 
 // Places the nodes (the pair engine's port first) and locates, a direction slow below
 // direction_threshold(pairs); shared with judge().
-Localization localize_nodes(const subnet::Subnet& fabric, const std::vector<NodeSummary>& nodes, int world,
+Localization localize_nodes(const fabric::Subnet& fabric, const std::vector<NodeSummary>& nodes, int world,
                             const std::vector<PairResult>& pairs);
 
 }  // namespace fabscope::cluster

@@ -1,7 +1,7 @@
 #pragma once
 // The one shape of a finding id's declaration. Every module that reports findings declares its
-// ids in tables of FindingInfo (checks::registry(), subnet::fabric_checks() and
-// subnet::topology_checks(), cluster::registry(), ncclenv::lint_rules(), nccllog::finding_infos(),
+// ids in tables of FindingInfo (checks::registry(), fabric::fabric_checks() and
+// fabric::topology_checks(), cluster::registry(), ncclenv::lint_rules(), nccllog::finding_infos(),
 // rdma::finding_infos(), job::registry()); a FindingRegistry joins tables where more than one
 // module's ids meet (every id at once: cli/findings.hpp; the exporter's check verdicts). Each id is documented in its
 // docs page under a "### <id>" heading; the finding's link is docs_anchor(id, docs).

@@ -9,7 +9,7 @@
 #include "core/finding_registry.hpp"
 #include "probe/probe.hpp"
 #include "probe/rdma.hpp"
-#include "subnet/judge.hpp"
+#include "fabric/judge.hpp"
 #if FABSCOPE_EXPORTER_WITH_CHECKS
 #include "checks/checks.hpp"
 #endif
@@ -36,7 +36,7 @@ const FindingRegistry& exporter_judged_ids(bool node_checks, bool fabric) {
 #else
     (void)node;
 #endif
-    if (fab) r.add(subnet::fabric_checks());
+    if (fab) r.add(fabric::fabric_checks());
     return r;
   };
   static const FindingRegistry none, node_only = join(true, false), fabric_only = join(false, true),

@@ -10,7 +10,7 @@
 #include "core/clock.hpp"
 #include "core/strings.hpp"
 #include "core/metrics.hpp"
-#include "subnet/judge.hpp"
+#include "fabric/judge.hpp"
 
 namespace fabscope::exporter {
 
@@ -50,17 +50,17 @@ std::shared_ptr<const FabricSnapshot> FabricCollector::snapshot() const {
   return snapshot_;
 }
 
-void FabricCollector::publish(subnet::Subnet s, std::chrono::steady_clock::time_point now) {
+void FabricCollector::publish(fabric::Subnet s, std::chrono::steady_clock::time_point now) {
   auto snap = std::make_shared<FabricSnapshot>();
-  subnet::JudgeOptions jo;
+  fabric::JudgeOptions jo;
   jo.thresholds = opts_.thresholds;
   jo.xmit_wait_tick_ns = opts_.xmit_wait_tick_ns;
   if (previous_) {
     jo.before = *previous_;
     jo.interval_s = std::chrono::duration<double>(now - previous_at_).count();
   }
-  snap->findings = subnet::judge(s, jo);
-  auto current = std::make_shared<const subnet::Subnet>(std::move(s));
+  snap->findings = fabric::judge(s, jo);
+  auto current = std::make_shared<const fabric::Subnet>(std::move(s));
   const auto keys = link_keys(*current);
   for (const auto& k : known_links_)
     if (!std::binary_search(keys.begin(), keys.end(), k)) snap->view.missing_links.push_back(k);
@@ -94,9 +94,9 @@ void FabricCollector::discover() {
   const auto t0 = std::chrono::steady_clock::now();
   ++discovery_.runs_total;
   try {
-    subnet::SweepOptions o = opts_.sweep;
+    fabric::SweepOptions o = opts_.sweep;
     o.counters = true;
-    subnet::Subnet s = opts_.sweep_fn(o);
+    fabric::Subnet s = opts_.sweep_fn(o);
     discovery_.last_duration_seconds = seconds_since(t0);
     discovery_.last_success_timestamp_seconds = core::unix_seconds();
     discovery_.mads_sent_total += s.mads_sent;
@@ -104,7 +104,7 @@ void FabricCollector::discover() {
     // A discovery reads the counters too: it is also a counters collection.
     counters_.last_success_timestamp_seconds = discovery_.last_success_timestamp_seconds;
     for (const auto& k : link_keys(s)) known_links_.insert(k);
-    base_ = std::make_shared<const subnet::Subnet>(s);
+    base_ = std::make_shared<const fabric::Subnet>(s);
     discovered_at_ = t0;
     last_error_.clear();
     publish(std::move(s), t0);
@@ -121,7 +121,7 @@ void FabricCollector::read_counters() {
   try {
     // A fresh copy of the discovered subnet each time: read_counters appends its notes, and they
     // must describe this collection, not pile up.
-    subnet::Subnet s = *base_;
+    fabric::Subnet s = *base_;
     opts_.counters_fn(s, opts_.sweep);
     counters_.last_duration_seconds = seconds_since(t0);
     counters_.last_success_timestamp_seconds = core::unix_seconds();

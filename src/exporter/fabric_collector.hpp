@@ -16,21 +16,21 @@
 #include "core/finding.hpp"
 #include "exporter/fabric_families.hpp"
 #include "exporter/periodic.hpp"
-#include "subnet/sweep.hpp"
-#include "subnet/thresholds.hpp"
+#include "fabric/sweep.hpp"
+#include "fabric/thresholds.hpp"
 
 namespace fabscope::exporter {
 
 struct FabricOptions {
-  subnet::SweepOptions sweep;
+  fabric::SweepOptions sweep;
   bool gzip = true;                     // also keep each snapshot's text gzipped (gzip.hpp)
   double counters_interval_seconds = 30;
   double discovery_interval_seconds = 300;
-  subnet::Thresholds thresholds;        // for the fabric.* error-counter findings
+  fabric::Thresholds thresholds;        // for the fabric.* error-counter findings
   double xmit_wait_tick_ns = 0;         // 0: unknown
   // The I/O, replaceable in tests: a full sweep, and a counters-only re-read of a subnet.
-  std::function<subnet::Subnet(const subnet::SweepOptions&)> sweep_fn = subnet::sweep;
-  std::function<void(subnet::Subnet&, const subnet::SweepOptions&)> counters_fn = subnet::read_counters;
+  std::function<fabric::Subnet(const fabric::SweepOptions&)> sweep_fn = fabric::sweep;
+  std::function<void(fabric::Subnet&, const fabric::SweepOptions&)> counters_fn = fabric::read_counters;
 };
 
 // What a scrape renders: the view for fabric_families and the findings of judge() on it (error
@@ -69,13 +69,13 @@ class FabricCollector {
   std::shared_ptr<const FabricSnapshot> snapshot() const;
 
  private:
-  void publish(subnet::Subnet s, std::chrono::steady_clock::time_point now);
+  void publish(fabric::Subnet s, std::chrono::steady_clock::time_point now);
   void failed(CollectionStats& st, const char* kind, const std::exception& e);
 
   FabricOptions opts_;
   // Owned by the collecting thread (collect() is not called concurrently).
-  std::shared_ptr<const subnet::Subnet> base_;           // the last discovery
-  std::shared_ptr<const subnet::Subnet> previous_;       // the last collection, for growth
+  std::shared_ptr<const fabric::Subnet> base_;           // the last discovery
+  std::shared_ptr<const fabric::Subnet> previous_;       // the last collection, for growth
   std::chrono::steady_clock::time_point previous_at_{};
   std::chrono::steady_clock::time_point discovered_at_{};
   std::set<LinkKey> known_links_;

@@ -4,12 +4,12 @@
 #include <map>
 #include <set>
 
-#include "subnet/judge.hpp"
+#include "fabric/judge.hpp"
 
 namespace fabscope::exporter {
 
-using subnet::Counter;
-using subnet::Subnet;
+using fabric::Counter;
+using fabric::Subnet;
 
 namespace {
 
@@ -48,18 +48,18 @@ const CounterMetric kErrorCounters[] = {
 };
 
 Labels port_labels(const Subnet& s, int n, int port) {
-  return {{"node_guid", subnet::guid_hex(s.nodes[n].guid)}, {"node_name", s.name(n)}, {"port", std::to_string(port)}};
+  return {{"node_guid", fabric::guid_hex(s.nodes[n].guid)}, {"node_name", s.name(n)}, {"port", std::to_string(port)}};
 }
 
 Labels link_labels(const LinkKey& k) {
-  return {{"node_guid", subnet::guid_hex(k.a.node_guid)}, {"node_name", k.a.node_name},
-          {"port", std::to_string(k.a.port)},         {"remote_node_guid", subnet::guid_hex(k.b.node_guid)},
+  return {{"node_guid", fabric::guid_hex(k.a.node_guid)}, {"node_name", k.a.node_name},
+          {"port", std::to_string(k.a.port)},         {"remote_node_guid", fabric::guid_hex(k.b.node_guid)},
           {"remote_node_name", k.b.node_name},        {"remote_port", std::to_string(k.b.port)}};
 }
 
 LinkEnd end_of(const Subnet& s, int n, int port) { return {s.nodes[n].guid, port, s.name(n)}; }
 
-const subnet::PortInfo* info_of(const Subnet& s, std::uint64_t guid, int port) {
+const fabric::PortInfo* info_of(const Subnet& s, std::uint64_t guid, int port) {
   const int n = s.find_guid(guid);
   if (n < 0) return nullptr;
   const auto* p = s.nodes[n].port(port);
@@ -68,15 +68,15 @@ const subnet::PortInfo* info_of(const Subnet& s, std::uint64_t guid, int port) {
 
 // The worse end's state: Down before Init before Armed before Active; unknown (0) when an end
 // was not read.
-int link_state(const subnet::PortInfo* a, const subnet::PortInfo* b) {
+int link_state(const fabric::PortInfo* a, const fabric::PortInfo* b) {
   if (!a || !b) return 0;
-  if (a->state == subnet::PortState::Unknown || b->state == subnet::PortState::Unknown) return 0;
+  if (a->state == fabric::PortState::Unknown || b->state == fabric::PortState::Unknown) return 0;
   return std::min(static_cast<int>(a->state), static_cast<int>(b->state));
 }
 // LinkUp when both ends are; otherwise the end that is not.
-int link_phys_state(const subnet::PortInfo* a, const subnet::PortInfo* b) {
+int link_phys_state(const fabric::PortInfo* a, const fabric::PortInfo* b) {
   if (!a || !b) return 0;
-  if (a->phys_state != subnet::PhysState::LinkUp) return static_cast<int>(a->phys_state);
+  if (a->phys_state != fabric::PhysState::LinkUp) return static_cast<int>(a->phys_state);
   return static_cast<int>(b->phys_state);
 }
 
@@ -113,7 +113,7 @@ void port_families(const Subnet& s, std::vector<MetricFamily>& out) {
                      "PortInfo.PortState of every port read: 1 Down, 2 Init, 3 Armed, 4 Active, 0 unknown.");
   for (int n = 0; n < static_cast<int>(s.nodes.size()); ++n) {
     for (const auto& p : s.nodes[n].ports) {
-      if (p.number == 0 && s.nodes[n].type == subnet::NodeType::Switch) continue;  // management port
+      if (p.number == 0 && s.nodes[n].type == fabric::NodeType::Switch) continue;  // management port
       const Labels labels = port_labels(s, n, p.number);
       if (p.info) state.samples.push_back(Sample::of(labels, static_cast<int>(p.info->state)));
       if (!p.counters) continue;
@@ -128,11 +128,11 @@ void port_families(const Subnet& s, std::vector<MetricFamily>& out) {
       put(rcv_pkts, Counter::PortRcvPkts, 1);
       put(wait, Counter::PortXmitWait, 1);
       for (std::size_t i = 0; i < std::size(kErrorCounters); ++i) put(errors[i], kErrorCounters[i].counter, 1);
-      for (int k = 0; k < subnet::kCounterCount; ++k) {
+      for (int k = 0; k < fabric::kCounterCount; ++k) {
         const auto which = static_cast<Counter>(k);
         if (!c.saturated(which)) continue;
         Labels l = labels;
-        l.emplace_back("counter", subnet::counter_name(which));
+        l.emplace_back("counter", fabric::counter_name(which));
         saturated.samples.push_back(Sample::of(std::move(l), 1));
       }
     }
@@ -169,8 +169,8 @@ void link_families(const FabricView& v, std::vector<MetricFamily>& out) {
   auto below_tier = gauge("fabscope_fabric_link_below_tier",
                           "1 when an Active link runs narrower or slower than most links of its tier (HCA<->leaf, "
                           "leaf<->spine, ...), else 0.");
-  std::map<std::pair<std::uint64_t, int>, const subnet::LinkFact*> fact_at;
-  const auto facts = subnet::link_facts(s);
+  std::map<std::pair<std::uint64_t, int>, const fabric::LinkFact*> fact_at;
+  const auto facts = fabric::link_facts(s);
   for (const auto& f : facts) {
     fact_at[{s.nodes[f.node].guid, f.port}] = &f;
     fact_at[{s.nodes[f.peer].guid, f.peer_port}] = &f;
@@ -179,10 +179,10 @@ void link_families(const FabricView& v, std::vector<MetricFamily>& out) {
     const Labels labels = link_labels(k);
     const auto* a = info_of(s, k.a.node_guid, k.a.port);
     const auto* b = info_of(s, k.b.node_guid, k.b.port);
-    const int st = present ? link_state(a, b) : (a || b ? static_cast<int>(subnet::PortState::Down) : 0);
+    const int st = present ? link_state(a, b) : (a || b ? static_cast<int>(fabric::PortState::Down) : 0);
     const int ph = present ? link_phys_state(a, b) : a ? static_cast<int>(a->phys_state) : b ? static_cast<int>(b->phys_state) : 0;
-    const bool is_up = present && st == static_cast<int>(subnet::PortState::Active) &&
-                       ph == static_cast<int>(subnet::PhysState::LinkUp);
+    const bool is_up = present && st == static_cast<int>(fabric::PortState::Active) &&
+                       ph == static_cast<int>(fabric::PhysState::LinkUp);
     up.samples.push_back(Sample::of(labels, is_up ? 1 : 0));
     state.samples.push_back(Sample::of(labels, st));
     phys.samples.push_back(Sample::of(labels, ph));
@@ -191,8 +191,8 @@ void link_families(const FabricView& v, std::vector<MetricFamily>& out) {
     if (it == fact_at.end()) return;
     const auto& f = *it->second;
     if (f.width > 0) width.samples.push_back(Sample::of(labels, f.width));
-    if (f.speed != subnet::Speed::Unknown) {
-      const double lane = subnet::lane_data_gbps(f.speed) * 1e9 / 8;
+    if (f.speed != fabric::Speed::Unknown) {
+      const double lane = fabric::lane_data_gbps(f.speed) * 1e9 / 8;
       speed.samples.push_back(Sample::of(labels, lane));
       if (f.width > 0) rate.samples.push_back(Sample::of(labels, f.width * lane));
     }
@@ -211,10 +211,10 @@ void sm_families(const Subnet& s, std::vector<MetricFamily>& out) {
   std::map<std::string, int> by_state{{"MASTER", 0}, {"STANDBY", 0}, {"DISCOVERING", 0}, {"NOTACTIVE", 0}};
   for (const auto& sm : s.sms) {
     const std::string name = sm.node >= 0 && sm.node < static_cast<int>(s.nodes.size()) ? s.name(sm.node) : "";
-    Labels labels{{"sm_guid", subnet::guid_hex(sm.guid)}, {"sm_lid", std::to_string(sm.lid)}, {"node_name", name}};
+    Labels labels{{"sm_guid", fabric::guid_hex(sm.guid)}, {"sm_lid", std::to_string(sm.lid)}, {"node_name", name}};
     state.samples.push_back(Sample::of(labels, static_cast<int>(sm.state)));
     priority.samples.push_back(Sample::of(labels, sm.priority));
-    ++by_state[subnet::to_string(sm.state)];
+    ++by_state[fabric::to_string(sm.state)];
   }
   auto count = gauge("fabscope_fabric_sms", "Subnet managers found, by state; MASTER should be exactly 1.");
   for (const auto& [st, n] : by_state) count.samples.push_back(Sample::of({{"state", st}}, n));
@@ -227,7 +227,7 @@ void count_families(const FabricView& v, std::vector<MetricFamily>& out) {
   const Subnet& s = *v.subnet;
   std::map<std::string, int> nodes{{"switch", 0}, {"hca", 0}, {"router", 0}};
   for (const auto& n : s.nodes)
-    if (n.type != subnet::NodeType::Unknown) ++nodes[subnet::to_string(n.type)];
+    if (n.type != fabric::NodeType::Unknown) ++nodes[fabric::to_string(n.type)];
   auto fam = gauge("fabscope_fabric_nodes", "Nodes found by the last discovery, by type (switch, hca, router).");
   for (const auto& [t, n] : nodes) fam.samples.push_back(Sample::of({{"type", t}}, n));
   out.push_back(std::move(fam));
@@ -247,10 +247,10 @@ void count_families(const FabricView& v, std::vector<MetricFamily>& out) {
     const auto& node = s.nodes[static_cast<std::size_t>(n)];
     int missing = 0;
     for (const auto& p : node.ports)
-      if (!(p.number == 0 && node.type == subnet::NodeType::Switch) && !p.counters) ++missing;
+      if (!(p.number == 0 && node.type == fabric::NodeType::Switch) && !p.counters) ++missing;
     if (missing)
       unanswered.samples.push_back(
-          Sample::of({{"node_guid", subnet::guid_hex(node.guid)}, {"node_name", s.name(n)}}, missing));
+          Sample::of({{"node_guid", fabric::guid_hex(node.guid)}, {"node_name", s.name(n)}}, missing));
     without += missing;
   }
   out.push_back(std::move(unanswered));

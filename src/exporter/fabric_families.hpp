@@ -10,7 +10,7 @@
 
 #include "core/finding.hpp"
 #include "core/metrics.hpp"
-#include "subnet/model.hpp"
+#include "fabric/model.hpp"
 
 namespace fabscope::exporter {
 
@@ -31,7 +31,7 @@ struct LinkKey {
   friend bool operator<(const LinkKey& x, const LinkKey& y) { return x.a == y.a ? x.b < y.b : x.a < y.a; }
 };
 // The links of s, keyed.
-std::vector<LinkKey> link_keys(const subnet::Subnet& s);
+std::vector<LinkKey> link_keys(const fabric::Subnet& s);
 
 // What the collector did, per kind of collection ("discovery": a full sweep; "counters": a
 // counters-only re-read of every port).
@@ -46,7 +46,7 @@ struct CollectionStats {
 };
 
 struct FabricView {
-  std::shared_ptr<const subnet::Subnet> subnet;  // the last complete collection; null before the first
+  std::shared_ptr<const fabric::Subnet> subnet;  // the last complete collection; null before the first
   // Links seen by an earlier discovery and absent from subnet: a pulled cable stays visible as
   // a down link instead of its series vanishing.
   std::vector<LinkKey> missing_links;

@@ -8,7 +8,7 @@
 #include "core/error.hpp"
 #include "core/strings.hpp"
 #include "job/registry.hpp"
-#include "subnet/routes.hpp"
+#include "fabric/routes.hpp"
 
 namespace fabscope::job {
 
@@ -25,16 +25,16 @@ struct Hca {
   std::string device;
 };
 
-std::map<std::string, std::vector<Hca>> hcas_by_host(const subnet::Subnet& s) {
+std::map<std::string, std::vector<Hca>> hcas_by_host(const fabric::Subnet& s) {
   std::map<std::string, std::vector<Hca>> out;
   for (std::size_t i = 0; i < s.nodes.size(); ++i) {
     const auto& n = s.nodes[i];
-    if (n.type != subnet::NodeType::Hca || n.description.empty()) continue;
+    if (n.type != fabric::NodeType::Hca || n.description.empty()) continue;
     const auto sp = n.description.find(' ');
     const std::string host = first_label(n.description.substr(0, sp));
     std::string device = sp == std::string::npos ? "" : std::string(core::trim(n.description.substr(sp + 1)));
     for (const auto& p : n.ports) {
-      if (!p.info || p.info->lid == 0 || p.info->state != subnet::PortState::Active) continue;
+      if (!p.info || p.info->lid == 0 || p.info->state != fabric::PortState::Active) continue;
       out[host].push_back(Hca{static_cast<int>(i), p.number, p.info->lid, device});
       break;  // one port per HCA: the first ACTIVE one with a LID
     }
@@ -71,7 +71,7 @@ std::map<int, std::string> parse_rails(const std::string& text) {
   return out;
 }
 
-std::vector<LocatedComm> locate(const subnet::Subnet& fabric, const Analysis& analysis,
+std::vector<LocatedComm> locate(const fabric::Subnet& fabric, const Analysis& analysis,
                                 const std::map<int, std::string>& rails, const Options& opt) {
   std::vector<LocatedComm> out;
   const auto by_host = hcas_by_host(fabric);

@@ -22,7 +22,7 @@
 #include "core/finding.hpp"
 #include "core/json.hpp"
 #include "job/analysis.hpp"
-#include "subnet/model.hpp"
+#include "fabric/model.hpp"
 
 namespace fabscope::job {
 
@@ -37,7 +37,7 @@ struct LocatedComm {
 };
 
 // One per communicator with a slow connection (CommView::slow_from >= 0).
-std::vector<LocatedComm> locate(const subnet::Subnet& fabric, const Analysis& analysis,
+std::vector<LocatedComm> locate(const fabric::Subnet& fabric, const Analysis& analysis,
                                 const std::map<int, std::string>& rails, const Options& options);
 
 // job.slow_path: the component the slow connections share, per suspect.

@@ -1,4 +1,4 @@
-// fabscope.fabric (docs/formats.md) -> FabricDoc. The subnet is read by the subnet library's own
+// fabscope.fabric (docs/formats.md) -> FabricDoc. The subnet is read by the fabric library's own
 // reader (subnet_from_json), which checks every index the picture relies on (nodes, ports, both
 // ends of each link); its messages name the field and get the file put in front here. The
 // `findings` and `summary` that `fabric --json` adds are read like those of fabscope.check.
@@ -11,7 +11,7 @@ namespace fabscope::report {
 FabricDoc fabric_from_json(const std::string& file, const json& doc) {
   FabricDoc f;
   try {
-    f.subnet = subnet::subnet_from_json(doc);
+    f.subnet = fabric::subnet_from_json(doc);
   } catch (const Error& e) {
     throw Error(file + ": " + e.what());
   }

@@ -21,7 +21,7 @@ const std::vector<KnownSchema>& known_schemas() {
       {"fabscope.tune", 1, InputKind::Tune},
       {"fabscope.cluster", 1, InputKind::Cluster},
       {"fabscope.rdma", 1, InputKind::Rdma},
-      {"fabscope.fabric", subnet::kFabricSchemaVersion, InputKind::Fabric},
+      {"fabscope.fabric", fabric::kFabricSchemaVersion, InputKind::Fabric},
       {"fabscope.metrics", 1, InputKind::Mesh},  // the `exporter --once --json` layout: its mesh or job series
   };
   return k;

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "core/finding.hpp"
-#include "subnet/model.hpp"
+#include "fabric/model.hpp"
 
 namespace fabscope::report {
 
@@ -237,7 +237,7 @@ struct RdmaDoc {
 // `fabscope fabric --save` or `--json` (fabscope.fabric): the swept subnet, read by the subnet
 // library's own reader; --json adds the findings fabric judged (a --save file has none).
 struct FabricDoc {
-  subnet::Subnet subnet;
+  fabric::Subnet subnet;
   bool judged = false;            // the file carries `findings` (fabric --json)
   std::vector<Finding> findings;
   int fail = 0, warn = 0, info = 0;

@@ -188,7 +188,7 @@ std::string render_summary(const Report& r) {
     } else if (in.kind == InputKind::Fabric) {
       const auto& f = in.fabric;
       std::size_t switches = 0, links = 0;
-      for (const auto& n : f.subnet.nodes) switches += n.type == subnet::NodeType::Switch;
+      for (const auto& n : f.subnet.nodes) switches += n.type == fabric::NodeType::Switch;
       for (std::size_t n = 0; n < f.subnet.nodes.size(); ++n)
         for (const auto& p : f.subnet.nodes[n].ports)
           links += p.remote_node >= 0 && std::pair(static_cast<int>(n), p.number) < std::pair(p.remote_node, p.remote_port);

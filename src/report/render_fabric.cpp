@@ -54,8 +54,8 @@ const char* look_words(LinkLook l) {
   }
 }
 
-std::string rate(int width, subnet::Speed speed) {
-  return (width > 0 ? std::to_string(width) + "X" : std::string("?")) + " " + subnet::to_string(speed);
+std::string rate(int width, fabric::Speed speed) {
+  return (width > 0 ? std::to_string(width) + "X" : std::string("?")) + " " + fabric::to_string(speed);
 }
 
 std::string numbers(const std::vector<int>& v) {
@@ -81,7 +81,7 @@ std::string link_title(const TopoLink& l) {
   std::string t = l.name + "\n" + look_words(l.look);
   if (l.look == LinkLook::NotActive || l.look == LinkLook::Unknown)
     t += " (ends " + l.lo_state + " / " + l.hi_state + ")";
-  if (l.width > 0 || l.speed != subnet::Speed::Unknown) t += ", " + rate(l.width, l.speed);
+  if (l.width > 0 || l.speed != fabric::Speed::Unknown) t += ", " + rate(l.width, l.speed);
   if (l.look == LinkLook::Degraded && l.tier_width > 0)
     t += " where the tier's links run at " + rate(l.tier_width, l.tier_speed);
   if (l.below_capability && l.could_width > 0)
@@ -252,7 +252,7 @@ std::string whole_picture(const Input& in, int k, const Topology& t) {
     const TopoSwitch& sw = t.switches[i];
     const Box& b = boxes[i];
     const auto& node = s.nodes[static_cast<std::size_t>(sw.node)];
-    std::string tip = sw.name + " (" + tier_name(t, sw.tier) + ", " + subnet::guid_hex(node.guid) + ", LID " +
+    std::string tip = sw.name + " (" + tier_name(t, sw.tier) + ", " + fabric::guid_hex(node.guid) + ", LID " +
                       std::to_string(node.lid()) + ", " + std::to_string(node.num_ports) + " ports)";
     if (sw.hosts) tip += "\n" + plural(sw.hosts, "HCA", "HCAs");
     if (!sw.suspects.empty()) tip += "\nSUSPECT " + numbers(sw.suspects) + " (the suspects table below)";
@@ -439,7 +439,7 @@ std::string problem_table(const Topology& t) {
          esc(l.name) + "</td><td>" + esc(look_words(l.look)) +
          (l.look == LinkLook::NotActive || l.look == LinkLook::Unknown ? " (" + esc(l.lo_state + " / " + l.hi_state) + ")"
                                                                        : std::string()) +
-         "</td><td>" + esc(l.width || l.speed != subnet::Speed::Unknown ? rate(l.width, l.speed) : "") + "</td><td>" +
+         "</td><td>" + esc(l.width || l.speed != fabric::Speed::Unknown ? rate(l.width, l.speed) : "") + "</td><td>" +
          esc(l.tier_width ? rate(l.tier_width, l.tier_speed) : "") + "</td><td class=\"mono\">" + esc(errors) +
          "</td><td>" + esc(numbers(l.suspects)) + "</td></tr>";
   }

@@ -5,31 +5,31 @@
 #include <map>
 #include <set>
 
-#include "subnet/judge.hpp"
+#include "fabric/judge.hpp"
 
 namespace fabscope::report {
 
 namespace {
 
-using subnet::NodeType;
-using subnet::PortState;
+using fabric::NodeType;
+using fabric::PortState;
 
-bool is_switch(const subnet::Subnet& s, int n) { return s.nodes[static_cast<std::size_t>(n)].type == NodeType::Switch; }
+bool is_switch(const fabric::Subnet& s, int n) { return s.nodes[static_cast<std::size_t>(n)].type == NodeType::Switch; }
 
 // Entry of port `number` in node n's ports (switches list 0..N, the others 1..N).
-int port_slot(const subnet::Node& n, int number) { return n.type == NodeType::Switch ? number : number - 1; }
+int port_slot(const fabric::Node& n, int number) { return n.type == NodeType::Switch ? number : number - 1; }
 
-std::string state_text(const subnet::Port* p) { return p && p->info ? subnet::to_string(p->info->state) : "?"; }
+std::string state_text(const fabric::Port* p) { return p && p->info ? fabric::to_string(p->info->state) : "?"; }
 
 std::uint64_t add_sat(std::uint64_t a, std::uint64_t b) { return a + b < a ? ~0ull : a + b; }
 
-void add_errors(const subnet::Subnet& s, int node, const subnet::Port* p, TopoLink& l) {
+void add_errors(const fabric::Subnet& s, int node, const fabric::Port* p, TopoLink& l) {
   if (!p || !p->counters) return;
-  for (int k = 0; k < subnet::kCounterCount; ++k) {
-    const auto c = static_cast<subnet::Counter>(k);
+  for (int k = 0; k < fabric::kCounterCount; ++k) {
+    const auto c = static_cast<fabric::Counter>(k);
     const auto& v = (*p->counters)[c];
-    if (!subnet::is_error_counter(c) || !v || *v == 0) continue;
-    l.errors.push_back(subnet::port_name(s, node, p->number) + " " + subnet::counter_name(c) + "=" + std::to_string(*v));
+    if (!fabric::is_error_counter(c) || !v || *v == 0) continue;
+    l.errors.push_back(fabric::port_name(s, node, p->number) + " " + fabric::counter_name(c) + "=" + std::to_string(*v));
     l.error_total = add_sat(l.error_total, *v);
   }
 }
@@ -43,7 +43,7 @@ int severity_rank(const TopoLink& l) {
   }
 }
 
-std::string end_name(const subnet::Subnet& s, int node, int port) { return s.name(node) + ":" + std::to_string(port); }
+std::string end_name(const fabric::Subnet& s, int node, int port) { return s.name(node) + ":" + std::to_string(port); }
 
 }  // namespace
 
@@ -91,10 +91,10 @@ int Topology::link_at(int node, int port) const {
   return link_index[base + static_cast<std::size_t>(slot)];
 }
 
-Topology build_topology(const subnet::Subnet& s, const std::vector<Finding>& findings) {
+Topology build_topology(const fabric::Subnet& s, const std::vector<Finding>& findings) {
   Topology t;
   const int count = static_cast<int>(s.nodes.size());
-  std::vector<int> level = subnet::levels(s);  // the judgements' levels
+  std::vector<int> level = fabric::levels(s);  // the judgements' levels
   int top = 0;
   for (int n = 0; n < count; ++n) top = std::max(top, level[static_cast<std::size_t>(n)]);
   t.top_unreached = false;
@@ -131,8 +131,8 @@ Topology build_topology(const subnet::Subnet& s, const std::vector<Finding>& fin
     t.link_index.resize(t.link_index.size() + n.ports.size(), -1);
   }
   // The active links as fabric judges them (width, speed, what the tier usually runs at).
-  std::map<std::pair<int, int>, const subnet::LinkFact*> fact_at;
-  const auto facts = subnet::link_facts(s);
+  std::map<std::pair<int, int>, const fabric::LinkFact*> fact_at;
+  const auto facts = fabric::link_facts(s);
   for (const auto& f : facts) fact_at[{f.node, f.port}] = &f;
   std::map<std::string, std::vector<std::string>> ids_by_subject;
   for (const auto& f : findings) ids_by_subject[f.subject].push_back(f.id);
@@ -149,9 +149,9 @@ Topology build_topology(const subnet::Subnet& s, const std::vector<Finding>& fin
       if (level[static_cast<std::size_t>(y)] < level[static_cast<std::size_t>(x)]) std::swap(x, y), std::swap(xp, yp);
       TopoLink l;
       l.lo_node = x, l.lo_port = xp, l.hi_node = y, l.hi_port = yp;
-      l.name = subnet::port_name(s, x, xp) + " <-> " + subnet::port_name(s, y, yp);
-      const subnet::Port* a = s.nodes[static_cast<std::size_t>(x)].port(xp);
-      const subnet::Port* b = s.nodes[static_cast<std::size_t>(y)].port(yp);
+      l.name = fabric::port_name(s, x, xp) + " <-> " + fabric::port_name(s, y, yp);
+      const fabric::Port* a = s.nodes[static_cast<std::size_t>(x)].port(xp);
+      const fabric::Port* b = s.nodes[static_cast<std::size_t>(y)].port(yp);
       l.lo_state = state_text(a), l.hi_state = state_text(b);
       l.host_link = !is_switch(s, x) || !is_switch(s, y);
       if (!a || !a->info || !b || !b->info || a->info->state == PortState::Unknown ||
@@ -232,7 +232,7 @@ std::vector<int> problem_links(const Topology& t, std::size_t max, std::size_t* 
   return out;
 }
 
-std::string localization_mismatch(const subnet::Subnet& s, const ClusterLocalization& l) {
+std::string localization_mismatch(const fabric::Subnet& s, const ClusterLocalization& l) {
   if (!l.attempted) return "its localization was not attempted" + (l.why_not.empty() ? "" : " (" + l.why_not + ")");
   if (l.fabric_source != s.source)
     return "it was located in a sweep from \"" + l.fabric_source + "\", this fabric was swept from \"" + s.source + "\"";
@@ -247,7 +247,7 @@ std::string localization_mismatch(const subnet::Subnet& s, const ClusterLocaliza
       continue;
     }
     if (x.a_node >= count || x.b_node >= count) return which + " names a node beyond this fabric's nodes";
-    const subnet::Port* p = s.nodes[static_cast<std::size_t>(x.a_node)].port(x.a_port);
+    const fabric::Port* p = s.nodes[static_cast<std::size_t>(x.a_node)].port(x.a_port);
     if (!p || p->remote_node != x.b_node || p->remote_port != x.b_port)
       return which + ": there is no cable " + end_name(s, x.a_node, x.a_port) + " - " +
              end_name(s, x.b_node, x.b_port) + " in this fabric";
@@ -279,7 +279,7 @@ void mark_suspects(Topology& t, const std::vector<ClusterSuspect>& suspects, int
   }
 }
 
-std::vector<HeatGroup> leaf_groups(const ClusterDoc& c, const subnet::Subnet& s, const Topology& t,
+std::vector<HeatGroup> leaf_groups(const ClusterDoc& c, const fabric::Subnet& s, const Topology& t,
                                    std::string* why) {
   auto fail = [&](const std::string& w) {
     if (why) *why = w;
@@ -304,7 +304,7 @@ std::vector<HeatGroup> leaf_groups(const ClusterDoc& c, const subnet::Subnet& s,
     const std::string who = c.names[static_cast<std::size_t>(node.rank)] + " (" + pick->port + ", LID " +
                             std::to_string(pick->lid) + ")";
     if (is_switch(s, n)) return fail(who + " is switch " + s.name(n) + " in this fabric");
-    const std::uint64_t guid = subnet::parse_guid(pick->node_guid);
+    const std::uint64_t guid = fabric::parse_guid(pick->node_guid);
     if (guid != 0 && guid != s.nodes[static_cast<std::size_t>(n)].guid)
       return fail(who + " is " + s.name(n) + " of another node GUID in this fabric");
     int leaf = -1;

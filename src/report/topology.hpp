@@ -23,7 +23,7 @@
 #include "core/finding.hpp"
 #include "report/heatmap.hpp"
 #include "report/model.hpp"
-#include "subnet/model.hpp"
+#include "fabric/model.hpp"
 
 namespace fabscope::report {
 
@@ -38,9 +38,9 @@ struct TopoLink {
   std::string name;                 // "S-leaf1:7 <-> S-spine1:1", as fabric's findings name it
   LinkLook look = LinkLook::Active;
   int width = 0;                    // lanes (the narrower end's); 0 unknown
-  subnet::Speed speed = subnet::Speed::Unknown;
+  fabric::Speed speed = fabric::Speed::Unknown;
   int could_width = 0, tier_width = 0;
-  subnet::Speed could_speed = subnet::Speed::Unknown, tier_speed = subnet::Speed::Unknown;
+  fabric::Speed could_speed = fabric::Speed::Unknown, tier_speed = fabric::Speed::Unknown;
   bool below_capability = false;
   std::string lo_state, hi_state;   // "Active", "Down", ..., "?" (PortInfo not read)
   std::vector<std::string> errors;  // "S-leaf1:7 SymbolErrorCounter=12": error counters above 0
@@ -78,7 +78,7 @@ struct Topology {
 };
 
 // findings: fabric --json's (empty for a --save file).
-Topology build_topology(const subnet::Subnet& s, const std::vector<Finding>& findings);
+Topology build_topology(const fabric::Subnet& s, const std::vector<Finding>& findings);
 
 // Links between two tiers (0 = the HCAs), for the aggregated picture.
 struct TierLinks {
@@ -95,7 +95,7 @@ std::vector<int> problem_links(const Topology& t, std::size_t max, std::size_t* 
 // this sweep's source, and every suspect names nodes and ports that exist here under the same
 // names (a suspect's name is rebuilt from this fabric's node names and compared), and its
 // cables are cables here. Else why not, naming the first suspect that does not fit.
-std::string localization_mismatch(const subnet::Subnet& s, const ClusterLocalization& l);
+std::string localization_mismatch(const fabric::Subnet& s, const ClusterLocalization& l);
 
 // Marks the suspects on the topology, numbered from first (1 for the first cluster's).
 void mark_suspects(Topology& t, const std::vector<ClusterSuspect>& suspects, int first);
@@ -106,7 +106,7 @@ void mark_suspects(Topology& t, const std::vector<ClusterSuspect>& suspects, int
 // one), then the switch at the other end of that HCA port. Empty, with why, when no rank is
 // placed or a rank's LID names a switch or an HCA of another GUID here (another fabric, or LIDs
 // reassigned since the sweep). Ranks not placed are left out (the heat map puts them last).
-std::vector<HeatGroup> leaf_groups(const ClusterDoc& c, const subnet::Subnet& s, const Topology& t,
+std::vector<HeatGroup> leaf_groups(const ClusterDoc& c, const fabric::Subnet& s, const Topology& t,
                                    std::string* why);
 
 // RoCE: the ranks grouped by the top-of-rack switch they reported over LLDP (tor_switch), in

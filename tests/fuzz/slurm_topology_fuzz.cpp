@@ -11,12 +11,12 @@
 #include <string>
 
 #include "core/error.hpp"
-#include "subnet/model.hpp"
-#include "subnet/slurm_topology.hpp"
+#include "fabric/model.hpp"
+#include "fabric/slurm_topology.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace fabscope;
-  using namespace fabscope::subnet;
+  using namespace fabscope::fabric;
   if (size == 0) return 0;
   const std::string text(reinterpret_cast<const char*>(data + 1), size - 1);
   switch (data[0] % 3) {

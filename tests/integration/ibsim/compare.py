@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Compares the subnet driver's facts (tests/support/subnet_driver.cpp) with rdma-core's diag
+"""Compares the subnet driver's facts (tests/support/fabric_driver.cpp) with rdma-core's diag
 tools run on the same simulated fabric. Parsing the tools' text is for tests only.
 
   compare.py inventory DRIVER IBNETDISCOVER IBNETDISCOVER_P

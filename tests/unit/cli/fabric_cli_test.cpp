@@ -213,7 +213,7 @@ TEST(FabricCli, NoFabricAccessExitsThreeSayingWhatToDo) {
 }
 
 TEST(FabricCli, RouteFromSavedForwardingTablesNeedsNoFabric) {
-  // The path ibtracert printed on the fabric the file was saved from (subnet_ibsim_lfts).
+  // The path ibtracert printed on the fabric the file was saved from (fabric_ibsim_lfts).
   auto r = run_fabscope("fabric route --json --from " + quote(routed_sweep()) + " H-node1 H-node5", "", false);
   ASSERT_EQ(r.exit_code, 0) << r.out;
   std::vector<std::pair<std::string, int>> hops;

@@ -7,7 +7,7 @@
 #include <mutex>
 #include <thread>
 
-#include "../subnet/fabric_builders.hpp"
+#include "../fabric/fabric_builders.hpp"
 #include "cluster/fabric_share.hpp"
 #include "core/error.hpp"
 
@@ -71,11 +71,11 @@ class FakeExchange : public Exchange {
   std::uint64_t my_gathers_ = 0, my_broadcasts_ = 0;
 };
 
-subnet::Subnet small_fabric() {
+fabric::Subnet small_fabric() {
   using namespace fabscope::testing;
-  subnet::Subnet s;
-  const int h = add_node(s, subnet::NodeType::Hca, "h0 mlx5_0", 0x10, 1, 1);
-  const int sw = add_node(s, subnet::NodeType::Switch, "leaf0", 0x20, 4, 2);
+  fabric::Subnet s;
+  const int h = add_node(s, fabric::NodeType::Hca, "h0 mlx5_0", 0x10, 1, 1);
+  const int sw = add_node(s, fabric::NodeType::Switch, "leaf0", 0x20, 4, 2);
   connect(s, h, 1, sw, 1);
   s.nodes[static_cast<std::size_t>(sw)].lft = {0xff, 1, 0};
   s.source = "mlx5_0:1";
@@ -84,7 +84,7 @@ subnet::Subnet small_fabric() {
 }
 
 // Runs share_fabric on every rank; returns rank 0's result.
-SharedFabric run(int world, int from, std::function<subnet::Subnet()> sweep, std::size_t chunk) {
+SharedFabric run(int world, int from, std::function<fabric::Subnet()> sweep, std::size_t chunk) {
   Hub hub(world);
   std::vector<SharedFabric> results(static_cast<std::size_t>(world));
   std::vector<std::thread> ranks;
@@ -106,7 +106,7 @@ TEST(FabricShare, TheSweepReachesRankZeroInChunks) {
   const SharedFabric got = run(4, 2, [&] { ++swept; return small_fabric(); }, 64);
   EXPECT_EQ(swept, 1);  // only the sweeping rank sweeps
   ASSERT_TRUE(got.fabric) << got.error;
-  EXPECT_EQ(subnet::to_json(*got.fabric), subnet::to_json(small_fabric()));
+  EXPECT_EQ(fabric::to_json(*got.fabric), fabric::to_json(small_fabric()));
   EXPECT_EQ(got.fabric->nodes[1].lft, (std::vector<std::uint8_t>{0xff, 1, 0}));
 }
 
@@ -116,7 +116,7 @@ TEST(FabricShare, RankZeroCanSweepItself) {
 }
 
 TEST(FabricShare, ASweepThatFailsIsSaidOnRankZero) {
-  const SharedFabric got = run(3, 1, []() -> subnet::Subnet { throw Error("no InfiniBand management access"); }, 64);
+  const SharedFabric got = run(3, 1, []() -> fabric::Subnet { throw Error("no InfiniBand management access"); }, 64);
   EXPECT_FALSE(got.fabric);
   EXPECT_EQ(got.error, "--fabric-from 1: no InfiniBand management access");
 }

@@ -5,10 +5,10 @@
 
 #include <random>
 
-#include "../subnet/fabric_builders.hpp"
+#include "../fabric/fabric_builders.hpp"
 #include "cluster/localize.hpp"
 #include "cluster/result.hpp"
-#include "subnet/routes.hpp"
+#include "fabric/routes.hpp"
 
 namespace fabscope::cluster {
 namespace {

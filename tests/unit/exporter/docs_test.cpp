@@ -45,10 +45,10 @@ std::vector<MetricFamily> every_family() {
   checks.timestamp_seconds = 1;
   for (auto& f : check_families(checks)) fams.push_back(f);
   for (auto& f : self_families({})) fams.push_back(f);
-  auto sub = subnet::load_subnet((testing::fixture("fabric-leaf-spine") / "fabric.json").string());
-  (*sub.nodes[0].ports[0].counters)[subnet::Counter::LinkDownedCounter] = 255;
+  auto sub = fabric::load_subnet((testing::fixture("fabric-leaf-spine") / "fabric.json").string());
+  (*sub.nodes[0].ports[0].counters)[fabric::Counter::LinkDownedCounter] = 255;
   FabricView v;
-  v.subnet = std::make_shared<const subnet::Subnet>(std::move(sub));
+  v.subnet = std::make_shared<const fabric::Subnet>(std::move(sub));
   v.xmit_wait_tick_ns = 64;
   for (auto& f : fabric_families(v)) fams.push_back(f);
   mesh::MeshView mesh;

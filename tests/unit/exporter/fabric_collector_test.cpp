@@ -22,14 +22,14 @@
 namespace fabscope::exporter {
 namespace {
 
-using subnet::Counter;
+using fabric::Counter;
 
-subnet::Subnet leaf_spine() {
-  return subnet::load_subnet((testing::fixture("fabric-leaf-spine") / "fabric.json").string());
+fabric::Subnet leaf_spine() {
+  return fabric::load_subnet((testing::fixture("fabric-leaf-spine") / "fabric.json").string());
 }
 
 struct FakeFabric {
-  subnet::Subnet fabric = leaf_spine();
+  fabric::Subnet fabric = leaf_spine();
   int sweeps = 0, counter_reads = 0;
   bool fail = false;
   std::uint64_t symbol_errors = 0;  // what the next counters read gives S-leaf1:7
@@ -38,12 +38,12 @@ struct FakeFabric {
     FabricOptions o;
     o.discovery_interval_seconds = discovery_interval;
     o.counters_interval_seconds = 30;
-    o.sweep_fn = [this](const subnet::SweepOptions&) {
+    o.sweep_fn = [this](const fabric::SweepOptions&) {
       ++sweeps;
-      if (fail) throw subnet::AccessError(subnet::AccessError::Kind::NoDevice, "no InfiniBand port");
+      if (fail) throw fabric::AccessError(fabric::AccessError::Kind::NoDevice, "no InfiniBand port");
       return fabric;
     };
-    o.counters_fn = [this](subnet::Subnet& s, const subnet::SweepOptions&) {
+    o.counters_fn = [this](fabric::Subnet& s, const fabric::SweepOptions&) {
       ++counter_reads;
       if (fail) throw Error("umad: send failed");
       const int n = s.find_guid(0x200000);
@@ -155,7 +155,7 @@ TEST(FabricCollector, ASnapshotNeverWaitsForACollectionInProgress) {
   std::mutex mu;
   std::condition_variable cv;
   bool entered = false, release = false;
-  o.counters_fn = [&](subnet::Subnet&, const subnet::SweepOptions&) {
+  o.counters_fn = [&](fabric::Subnet&, const fabric::SweepOptions&) {
     std::unique_lock<std::mutex> lock(mu);
     entered = true;
     cv.notify_all();
@@ -192,7 +192,7 @@ TEST(FabricCollector, BackgroundThreadStopsPromptly) {
 TEST(ExporterWithFabric, FabricChecksJoinTheOneCheckStatusFamily) {
   testing::TempDir root;
   FakeFabric f;
-  f.fabric.sms[1].state = subnet::SmState::Master;  // two masters
+  f.fabric.sms[1].state = fabric::SmState::Master;  // two masters
   auto c = std::make_shared<FabricCollector>(f.options(300));
   c->collect();
   ExporterOptions o;

@@ -12,15 +12,15 @@
 namespace fabscope::exporter {
 namespace {
 
-using subnet::Counter;
+using fabric::Counter;
 
-subnet::Subnet leaf_spine_fabric() {
-  return subnet::load_subnet((testing::fixture("fabric-leaf-spine") / "fabric.json").string());
+fabric::Subnet leaf_spine_fabric() {
+  return fabric::load_subnet((testing::fixture("fabric-leaf-spine") / "fabric.json").string());
 }
 
-FabricView view_of(subnet::Subnet s) {
+FabricView view_of(fabric::Subnet s) {
   FabricView v;
-  v.subnet = std::make_shared<const subnet::Subnet>(std::move(s));
+  v.subnet = std::make_shared<const fabric::Subnet>(std::move(s));
   return v;
 }
 
@@ -47,7 +47,7 @@ const Sample& sample(const std::vector<MetricFamily>& fams, const std::string& n
   throw std::runtime_error("no sample in " + name);
 }
 
-subnet::Port& port(subnet::Subnet& s, const std::string& name, int number) {
+fabric::Port& port(fabric::Subnet& s, const std::string& name, int number) {
   for (int n = 0; n < static_cast<int>(s.nodes.size()); ++n)
     if (s.name(n) == name) return *s.nodes[n].port(number);
   throw std::runtime_error("no node " + name);
@@ -90,8 +90,8 @@ TEST(FabricFamilies, EveryErrorCounterHasItsOwnFamily) {
   EXPECT_EQ(sample(fams, "fabscope_fabric_port_receive_errors_total", at).integer, 7u);
   EXPECT_EQ(sample(fams, "fabscope_fabric_port_vl15_dropped_total", at).integer, 2u);
   int error_families = 0;
-  for (int k = 0; k < subnet::kCounterCount; ++k)
-    if (subnet::is_error_counter(static_cast<Counter>(k))) ++error_families;
+  for (int k = 0; k < fabric::kCounterCount; ++k)
+    if (fabric::is_error_counter(static_cast<Counter>(k))) ++error_families;
   int rendered = 0;
   for (const auto& f : fams)
     if (f.name.rfind("fabscope_fabric_port_", 0) != 0) continue;
@@ -149,7 +149,7 @@ TEST(FabricFamilies, LinkNarrowerThanItsTierIsFlagged) {
 
 TEST(FabricFamilies, LinkWithAnEndInInitIsNotUp) {
   auto s = leaf_spine_fabric();
-  port(s, "S-leaf1", 1).info->state = subnet::PortState::Init;
+  port(s, "S-leaf1", 1).info->state = fabric::PortState::Init;
   auto fams = fabric_families(view_of(std::move(s)));
   EXPECT_EQ(sample(fams, "fabscope_fabric_link_up", kNode1Link).value, 0);
   EXPECT_EQ(sample(fams, "fabscope_fabric_link_state", kNode1Link).value, 2);
@@ -162,8 +162,8 @@ TEST(FabricFamilies, LinkGoneSinceAnEarlierDiscoveryStaysAsDown) {
   auto& a = port(s, "H-node1 mlx5_0", 1);
   auto& b = port(s, "S-leaf1", 1);
   a.remote_node = b.remote_node = -1;
-  a.info->state = b.info->state = subnet::PortState::Down;
-  a.info->phys_state = b.info->phys_state = subnet::PhysState::Polling;
+  a.info->state = b.info->state = fabric::PortState::Down;
+  a.info->phys_state = b.info->phys_state = fabric::PhysState::Polling;
   s.rebuild_links();
   FabricView v = view_of(std::move(s));
   for (const auto& k : keys)

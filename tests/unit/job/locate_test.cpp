@@ -9,7 +9,7 @@
 #include <functional>
 
 #include "core/error.hpp"
-#include "subnet/routes.hpp"
+#include "fabric/routes.hpp"
 
 using namespace fabscope;
 using namespace fabscope::job;
@@ -18,18 +18,18 @@ namespace {
 
 const std::string kFabric = std::string(FABSCOPE_TEST_FIXTURES) + "/fabric-ibsim-routes/fabric.json";
 
-int node_named(const subnet::Subnet& s, const std::string& desc) {
+int node_named(const fabric::Subnet& s, const std::string& desc) {
   for (std::size_t i = 0; i < s.nodes.size(); ++i)
     if (s.nodes[i].description == desc) return static_cast<int>(i);
   ADD_FAILURE() << "no node " << desc;
   return -1;
 }
 
-using SlowFn = std::function<bool(const std::vector<subnet::Hop>&, int from, int to)>;
+using SlowFn = std::function<bool(const std::vector<fabric::Hop>&, int from, int to)>;
 
 // Ranks 0..5 on H-node1..6 (host names in lower case and with a domain: placing compares the
 // first label, case-insensitively). Connections: every ordered pair, 100 Gb/s, slow ones 20.
-Analysis job_over(const subnet::Subnet& s, const SlowFn& slow, int slow_from = -1, int slow_to = -1) {
+Analysis job_over(const fabric::Subnet& s, const SlowFn& slow, int slow_from = -1, int slow_to = -1) {
   CommView v;
   v.job_id = "j1";
   v.comm = "00000000c0ffee00";
@@ -46,7 +46,7 @@ Analysis job_over(const subnet::Subnet& s, const SlowFn& slow, int slow_from = -
       if (a == b) continue;
       const int src = node_named(s, "H-node" + std::to_string(a + 1));
       const int dst = node_named(s, "H-node" + std::to_string(b + 1));
-      const auto hops = subnet::route_from_lfts(s, src, 1, s.nodes[static_cast<std::size_t>(dst)].lid());
+      const auto hops = fabric::route_from_lfts(s, src, 1, s.nodes[static_cast<std::size_t>(dst)].lid());
       Connection c;
       c.from = a;
       c.to = b;
@@ -65,14 +65,14 @@ Analysis job_over(const subnet::Subnet& s, const SlowFn& slow, int slow_from = -
   return an;
 }
 
-bool crosses(const std::vector<subnet::Hop>& hops, int node, int out_port) {
+bool crosses(const std::vector<fabric::Hop>& hops, int node, int out_port) {
   for (const auto& h : hops)
     if (h.node == node && h.out_port == out_port) return true;
   return false;
 }
 
 TEST(JobLocate, NamesTheFabricCableTheSlowConnectionsCross) {
-  const auto s = subnet::load_subnet(kFabric);
+  const auto s = fabric::load_subnet(kFabric);
   const int leaf1 = node_named(s, "S-leaf1");
   // leaf1's port 7 goes up to S-spine1: slow in that direction only.
   const auto an = job_over(s, [&](const auto& hops, int, int) { return crosses(hops, leaf1, 7); });
@@ -98,7 +98,7 @@ TEST(JobLocate, NamesTheFabricCableTheSlowConnectionsCross) {
 }
 
 TEST(JobLocate, NamesAHostCableWhenOneHostsSendsAreSlow) {
-  const auto s = subnet::load_subnet(kFabric);
+  const auto s = fabric::load_subnet(kFabric);
   const auto an = job_over(s, [&](const auto&, int from, int) { return from == 2; });  // H-node3
   const auto located = locate(s, an, {}, Options{});
   ASSERT_EQ(located.size(), 1u);
@@ -112,13 +112,13 @@ TEST(JobLocate, NamesAHostCableWhenOneHostsSendsAreSlow) {
 }
 
 TEST(JobLocate, OnlyCommunicatorsWithASlowConnectionAreLocated) {
-  const auto s = subnet::load_subnet(kFabric);
+  const auto s = fabric::load_subnet(kFabric);
   auto an = job_over(s, [](const auto&, int, int) { return false; });
   EXPECT_TRUE(locate(s, an, {}, Options{}).empty());
 }
 
 TEST(JobLocate, ConnectionsInsideOneHostAreLeftOut) {
-  const auto s = subnet::load_subnet(kFabric);
+  const auto s = fabric::load_subnet(kFabric);
   const int leaf1 = node_named(s, "S-leaf1");
   auto an = job_over(s, [&](const auto& hops, int, int) { return crosses(hops, leaf1, 7); });
   // Rank 6 shares rank 0's host; its connection to rank 0 is fast, the one crossing nothing.
@@ -141,7 +141,7 @@ TEST(JobLocate, ConnectionsInsideOneHostAreLeftOut) {
 }
 
 TEST(JobLocate, AHostWithSeveralHcasNeedsRails) {
-  const auto original = subnet::load_subnet(kFabric);
+  const auto original = fabric::load_subnet(kFabric);
   const int leaf1 = node_named(original, "S-leaf1");
   auto an = job_over(original, [&](const auto& hops, int, int) { return crosses(hops, leaf1, 7); });
   // H-node1 and H-node2 become one host with two HCAs.
@@ -168,7 +168,7 @@ TEST(JobLocate, AHostWithSeveralHcasNeedsRails) {
 }
 
 TEST(JobLocate, AHostNotInTheFabricIsANote) {
-  const auto s = subnet::load_subnet(kFabric);
+  const auto s = fabric::load_subnet(kFabric);
   const int leaf1 = node_named(s, "S-leaf1");
   auto an = job_over(s, [&](const auto& hops, int, int) { return crosses(hops, leaf1, 7); });
   an.comms[0].ranks[5].host = "elsewhere";
@@ -180,7 +180,7 @@ TEST(JobLocate, AHostNotInTheFabricIsANote) {
 }
 
 TEST(JobLocate, TooFewConnectionsSaySo) {
-  const auto s = subnet::load_subnet(kFabric);
+  const auto s = fabric::load_subnet(kFabric);
   const int leaf1 = node_named(s, "S-leaf1");
   auto an = job_over(s, [&](const auto& hops, int, int) { return crosses(hops, leaf1, 7); });
   an.comms[0].connections.resize(2);

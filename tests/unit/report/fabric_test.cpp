@@ -1,4 +1,4 @@
-// The fabric input of the report: a saved sweep (fabscope.fabric) read by the subnet library's
+// The fabric input of the report: a saved sweep (fabscope.fabric) read by the fabric library's
 // reader, its tiers counted from the hosts up, link states, the picture drawn whole up to 64
 // switches and per tier beyond, the suspects of a cluster run marked only on the fabric they were
 // found in, and the cluster heat map ordered by leaf switch.
@@ -7,19 +7,19 @@
 #include <fstream>
 #include <sstream>
 
-#include "../subnet/fabric_builders.hpp"
+#include "../fabric/fabric_builders.hpp"
 #include "core/error.hpp"
 #include "report/html.hpp"
 #include "report/load.hpp"
 #include "report/render.hpp"
 #include "report/topology.hpp"
-#include "subnet/judge.hpp"
+#include "fabric/judge.hpp"
 #include "support/fixtures.hpp"
 
 using namespace fabscope::report;
 using fabscope::json;
 namespace t = fabscope::testing;
-namespace sn = fabscope::subnet;
+namespace sn = fabscope::fabric;
 
 namespace {
 

@@ -32,7 +32,7 @@
 #include "probe/replay.hpp"
 #include "probe/saved.hpp"
 #include "report/load.hpp"
-#include "subnet/model.hpp"
+#include "fabric/model.hpp"
 #include "support/fixtures.hpp"
 #include "tune/render.hpp"
 
@@ -119,10 +119,10 @@ const std::vector<Rule>& rules() {
        {{"cluster rank 0 (cluster::summary_from_json)",
          [](const Document& d) { (void)cluster::summary_from_json(d.doc); }}}},
       {"fabscope.fabric",
-       {{"fabric --from, --expect; cluster --fabric (subnet::load_subnet)",
+       {{"fabric --from, --expect; cluster --fabric (fabric::load_subnet)",
          [](const Document& d) {
            ASSERT_EQ(d.line, 0);
-           const subnet::Subnet s = subnet::load_subnet(d.file.string());
+           const fabric::Subnet s = fabric::load_subnet(d.file.string());
            EXPECT_FALSE(s.nodes.empty());
          }},
         {"report", through_report}}},
