@@ -2,14 +2,14 @@
 #include <algorithm>
 #include <set>
 
-#include "report/fields.hpp"
+#include "core/fields.hpp"
 #include "report/load.hpp"
 
 namespace fabscope::report {
 
 namespace {
 
-Placement placement(const Fields& p) {
+Placement placement(const core::Fields& p) {
   Placement x;
   x.time_us = p.num("time_us");
   x.algbw_gbytes_per_s = p.num("algbw_gbytes_per_s");
@@ -23,14 +23,14 @@ Placement placement(const Fields& p) {
 }  // namespace
 
 BenchRun bench_from_json(const std::string& file, const json& doc) {
-  Fields top(file, doc);
+  core::Fields top(file, doc);
   BenchRun r;
   r.source = "fabscope bench";
-  Fields settings = top.object("settings");
+  core::Fields settings = top.object("settings");
   r.collective = settings.str("collective");
   r.datatype = settings.str_or("datatype", "");
   r.op = settings.str_or("op", "");
-  Fields env = top.object("environment");
+  core::Fields env = top.object("environment");
   if (auto n = env.opt_int("nranks")) r.nranks = static_cast<int>(*n);
   r.nccl_version = env.str_or("nccl_version", "");
   r.cuda_driver = env.str_or("cuda_driver", "");
@@ -61,7 +61,7 @@ BenchRun bench_from_json(const std::string& file, const json& doc) {
     if (auto ip = row.optional_object("in_place")) b.in_place = placement(*ip);
     r.rows.push_back(b);
   }
-  Fields sum = top.object("summary");
+  core::Fields sum = top.object("summary");
   r.limit_gbytes_per_s = sum.opt_num("limit_gbytes_per_s");
   if (r.limit_gbytes_per_s && *r.limit_gbytes_per_s <= 0)
     sum.fail("limit_gbytes_per_s", "expected a positive number or null");

@@ -3,7 +3,7 @@
 // outside the job is an error naming the field, not a cell drawn somewhere else.
 #include <algorithm>
 
-#include "report/fields.hpp"
+#include "core/fields.hpp"
 #include "report/load.hpp"
 
 namespace fabscope::report {
@@ -14,43 +14,43 @@ namespace {
 // matrix of the heat map unreasonably large).
 constexpr std::int64_t kMaxWorld = 65536;
 
-int rank_field(const Fields& f, const std::string& key, int world) {
+int rank_field(const core::Fields& f, const std::string& key, int world) {
   std::int64_t r = f.integer(key);
   if (r < 0 || r >= world)
     f.fail(key, "rank " + std::to_string(r) + " outside the job's " + std::to_string(world) + " ranks");
   return static_cast<int>(r);
 }
 
-std::optional<double> gbps_field(const Fields& f, const std::string& key) {
+std::optional<double> gbps_field(const core::Fields& f, const std::string& key) {
   auto v = f.opt_num(key);
   if (v && *v < 0) f.fail(key, "negative bandwidth " + std::to_string(*v));
   return v;
 }
 
-std::size_t count(const Fields& f, const std::string& key) {
+std::size_t count(const core::Fields& f, const std::string& key) {
   const std::int64_t v = f.opt_int(key).value_or(0);
   if (v < 0) f.fail(key, "expected a count, got " + std::to_string(v));
   return static_cast<std::size_t>(v);
 }
 
-int node_index(const Fields& f, const std::string& key) {
+int node_index(const core::Fields& f, const std::string& key) {
   const std::int64_t v = f.integer(key);
   if (v < 0 || v > (1 << 20)) f.fail(key, "expected a node index from 0, got " + std::to_string(v));
   return static_cast<int>(v);
 }
 
-int port_number(const Fields& f, const std::string& key) {
+int port_number(const core::Fields& f, const std::string& key) {
   const std::int64_t v = f.integer(key);
   if (v < 0 || v > 255) f.fail(key, "expected a port number from 0 to 255, got " + std::to_string(v));
   return static_cast<int>(v);
 }
 
 // The node indexes are checked against a fabric input later (topology.hpp): here only their form.
-ClusterLocalization localization_from(const Fields& l, int world) {
+ClusterLocalization localization_from(const core::Fields& l, int world) {
   ClusterLocalization x;
   if (l.has("attempted")) {
     if (!l.raw()["attempted"].is_boolean())
-      l.fail("attempted", "expected true or false, got " + describe(l.raw()["attempted"]));
+      l.fail("attempted", "expected true or false, got " + core::describe(l.raw()["attempted"]));
     x.attempted = l.raw()["attempted"].get<bool>();
   }
   x.why_not = l.str_or("why_not", "");
@@ -70,14 +70,14 @@ ClusterLocalization localization_from(const Fields& l, int world) {
     if (y.kind == "switch") {
       y.a_node = node_index(s, "node_index");
     } else if (y.kind == "cable" || y.kind == "host_cable") {
-      Fields a = s.object("a"), b = s.object("b");
+      core::Fields a = s.object("a"), b = s.object("b");
       y.a_node = node_index(a, "node_index");
       y.a_port = port_number(a, "port");
       y.b_node = node_index(b, "node_index");
       y.b_port = port_number(b, "port");
       if (s.has("both_directions")) {
         if (!s.raw()["both_directions"].is_boolean())
-          s.fail("both_directions", "expected true or false, got " + describe(s.raw()["both_directions"]));
+          s.fail("both_directions", "expected true or false, got " + core::describe(s.raw()["both_directions"]));
         y.both_directions = s.raw()["both_directions"].get<bool>();
       }
     } else {
@@ -100,7 +100,7 @@ ClusterLocalization localization_from(const Fields& l, int world) {
 }  // namespace
 
 ClusterDoc cluster_from_json(const std::string& file, const json& doc) {
-  Fields top(file, doc);
+  core::Fields top(file, doc);
   ClusterDoc c;
   c.launcher = top.str_or("launcher", "");
   std::int64_t world = top.integer("world");
@@ -149,7 +149,7 @@ ClusterDoc cluster_from_json(const std::string& file, const json& doc) {
     x.reference = a.str_or("reference", "");
     x.reference_count = static_cast<int>(a.opt_int("reference_count").value_or(0));
     if (a.has("tie")) {
-      if (!a.raw()["tie"].is_boolean()) a.fail("tie", "expected true or false, got " + describe(a.raw()["tie"]));
+      if (!a.raw()["tie"].is_boolean()) a.fail("tie", "expected true or false, got " + core::describe(a.raw()["tie"]));
       x.tie = a.raw()["tie"].get<bool>();
     }
     x.values = a.strings("values");
@@ -160,7 +160,7 @@ ClusterDoc cluster_from_json(const std::string& file, const json& doc) {
     c.attributes.push_back(std::move(x));
   }
 
-  Fields pw = top.object("pairwise");
+  core::Fields pw = top.object("pairwise");
   c.pairs_mode = pw.str_or("mode", "");
   c.engine = pw.str_or("engine", "");
   c.rounds = static_cast<std::size_t>(pw.opt_int("rounds").value_or(0));
@@ -179,7 +179,7 @@ ClusterDoc cluster_from_json(const std::string& file, const json& doc) {
   }
   c.measured = static_cast<std::size_t>(pw.opt_int("measured").value_or(0));
   if (pw.has("judged")) {
-    if (!pw.raw()["judged"].is_boolean()) pw.fail("judged", "expected true or false, got " + describe(pw.raw()["judged"]));
+    if (!pw.raw()["judged"].is_boolean()) pw.fail("judged", "expected true or false, got " + core::describe(pw.raw()["judged"]));
     c.judged = pw.raw()["judged"].get<bool>();
   }
   c.median_gbps = gbps_field(pw, "median_gbps");
@@ -208,7 +208,7 @@ ClusterDoc cluster_from_json(const std::string& file, const json& doc) {
   c.findings = findings_from(top, "findings");
   if (top.has("drain"))
     for (const auto& d : top.array("drain")) c.drain.push_back(d.str("command"));
-  Fields s = top.object("summary");
+  core::Fields s = top.object("summary");
   c.fail = static_cast<int>(s.integer("fail"));
   c.warn = static_cast<int>(s.integer("warn"));
   c.info = static_cast<int>(s.integer("info"));

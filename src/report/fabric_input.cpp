@@ -3,7 +3,7 @@
 // ends of each link); its messages name the field and get the file put in front here. The
 // `findings` and `summary` that `fabric --json` adds are read like those of fabscope.check.
 #include "core/error.hpp"
-#include "report/fields.hpp"
+#include "core/fields.hpp"
 #include "report/load.hpp"
 
 namespace fabscope::report {
@@ -15,11 +15,11 @@ FabricDoc fabric_from_json(const std::string& file, const json& doc) {
   } catch (const Error& e) {
     throw Error(file + ": " + e.what());
   }
-  Fields top(file, doc);
+  core::Fields top(file, doc);
   if (top.has("findings")) {
     f.judged = true;
     f.findings = findings_from(top, "findings");
-    Fields s = top.object("summary");
+    core::Fields s = top.object("summary");
     f.fail = static_cast<int>(s.integer("fail"));
     f.warn = static_cast<int>(s.integer("warn"));
     f.info = static_cast<int>(s.integer("info"));

@@ -7,7 +7,7 @@
 #include "core/error.hpp"
 #include "core/files.hpp"
 #include "core/strings.hpp"
-#include "report/fields.hpp"
+#include "core/fields.hpp"
 #include "report/metric_samples.hpp"
 #include "report/nccl_tests.hpp"
 
@@ -82,7 +82,7 @@ Input nccl_tests_json_input(const std::string& file, const json& doc) {
   in.file = file;
   in.label = label_for(file);
   in.schema = "nccl-tests JSON";
-  in.schema_version = static_cast<int>(Fields(file, doc).opt_int("version").value_or(0));
+  in.schema_version = static_cast<int>(core::Fields(file, doc).opt_int("version").value_or(0));
   in.kind = InputKind::Bench;
   in.bench = nccl_tests_run_from_json(file, doc);
   return in;
@@ -90,9 +90,9 @@ Input nccl_tests_json_input(const std::string& file, const json& doc) {
 
 Input input_from_json(const std::string& file, const json& doc, std::optional<InputKind> metrics_as) {
   if (!doc.is_object())
-    throw Error(file + ": not a fabscope JSON output (the document is " + describe(doc) +
+    throw Error(file + ": not a fabscope JSON output (the document is " + core::describe(doc) +
                 ", not an object)");
-  Fields top(file, doc);
+  core::Fields top(file, doc);
   if (!top.has("schema")) {
     // nccl-tests' own JSON file (-J) has no schema key: told by its shape.
     if (is_nccl_tests_json(doc)) return nccl_tests_json_input(file, doc);

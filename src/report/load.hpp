@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "core/json.hpp"
-#include "report/fields.hpp"
+#include "core/fields.hpp"
 #include "report/model.hpp"
 
 namespace fabscope::report {
@@ -89,6 +89,6 @@ ClusterDoc cluster_from_json(const std::string& file, const json& doc);
 RdmaDoc rdma_from_json(const std::string& file, const json& doc);
 FabricDoc fabric_from_json(const std::string& file, const json& doc);  // fabric_input.cpp
 // A findings[] array as in fabscope.check (node_input.cpp).
-std::vector<Finding> findings_from(const Fields& parent, const std::string& key);
+std::vector<Finding> findings_from(const core::Fields& parent, const std::string& key);
 
 }  // namespace fabscope::report

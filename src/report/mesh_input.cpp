@@ -12,7 +12,7 @@
 #include "core/files.hpp"
 #include "core/strings.hpp"
 #include "report/exposition.hpp"
-#include "report/fields.hpp"
+#include "core/fields.hpp"
 #include "report/load.hpp"
 #include "report/metric_samples.hpp"
 

@@ -8,7 +8,7 @@
 #include "core/error.hpp"
 #include "core/strings.hpp"
 #include "report/exposition.hpp"
-#include "report/fields.hpp"
+#include "core/fields.hpp"
 
 namespace fabscope::report {
 
@@ -54,33 +54,33 @@ std::vector<MetricSample> samples_from_exposition(const std::string& file, std::
 std::vector<MetricSample> samples_from_metrics_json(const std::string& file, const json& doc,
                                                     const std::function<bool(std::string_view)>& keep,
                                                     std::size_t max_samples, const std::string& what) {
-  Fields top(file, doc);
+  core::Fields top(file, doc);
   std::vector<MetricSample> out;
   auto fams = top.array("families");
   for (std::size_t i = 0; i < fams.size(); ++i) {
-    const Fields& f = fams[i];
-    if (!f.raw().is_object()) top.fail("families[" + std::to_string(i) + "]", "expected an object, got " + describe(f.raw()));
+    const core::Fields& f = fams[i];
+    if (!f.raw().is_object()) top.fail("families[" + std::to_string(i) + "]", "expected an object, got " + core::describe(f.raw()));
     const std::string name = f.str("name");
     if (!keep(name)) continue;
     auto samples = f.array("samples");
     for (std::size_t k = 0; k < samples.size(); ++k) {
-      const Fields& s = samples[k];
+      const core::Fields& s = samples[k];
       const std::string at = "families[" + std::to_string(i) + "].samples[" + std::to_string(k) + "]";
-      if (!s.raw().is_object()) top.fail(at, "expected an object, got " + describe(s.raw()));
+      if (!s.raw().is_object()) top.fail(at, "expected an object, got " + core::describe(s.raw()));
       if (out.size() >= max_samples) top.fail(at, "more than " + std::to_string(max_samples) + " " + what + " samples");
       MetricSample r;
       r.name = name + s.str_or("suffix", "");
       r.where = file + ": field '" + at + "'";
-      Fields labels = s.object("labels");
+      core::Fields labels = s.object("labels");
       for (const auto& [k2, v] : labels.raw().items()) {
-        if (!v.is_string()) labels.fail(k2, "expected a string, got " + describe(v));
+        if (!v.is_string()) labels.fail(k2, "expected a string, got " + core::describe(v));
         r.labels.emplace_back(k2, v.get<std::string>());
       }
       auto v = s.raw().find("value");
       if (v == s.raw().end()) s.fail("value", "missing");
       if (v->is_null()) r.value = NAN;  // nlohmann writes a NaN or an infinity as null
       else if (v->is_number()) r.value = v->get<double>();
-      else s.fail("value", "expected a number, got " + describe(*v));
+      else s.fail("value", "expected a number, got " + core::describe(*v));
       out.push_back(std::move(r));
     }
   }

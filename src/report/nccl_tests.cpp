@@ -8,7 +8,7 @@
 #include "core/error.hpp"
 #include "core/root.hpp"
 #include "core/strings.hpp"
-#include "report/fields.hpp"
+#include "core/fields.hpp"
 
 namespace fabscope::report {
 
@@ -132,7 +132,7 @@ std::optional<Placement> placement(const std::string& file, std::size_t lineno, 
 
 // nccl-tests' -J placement: {"time" (or "cpu_time" with -C 1), "alg_bw", "bus_bw", "nwrong"}, µs
 // and GB/s as in its text; nwrong a double (a count) or null where not checked.
-Placement json_placement(const Fields& p) {
+Placement json_placement(const core::Fields& p) {
   Placement x;
   x.time_us = p.has("time") || !p.has("cpu_time") ? p.num("time") : p.num("cpu_time");
   x.algbw_gbytes_per_s = p.num("alg_bw");
@@ -163,7 +163,7 @@ bool is_nccl_tests_json(const json& doc) {
 }
 
 BenchRun nccl_tests_run_from_json(const std::string& file, const json& doc) {
-  Fields top(file, doc);
+  core::Fields top(file, doc);
   BenchRun r;
   r.source = "nccl-tests";
   if (auto v = top.opt_int("version"); v && *v < 1) top.fail("version", "expected 1 or more, got " + std::to_string(*v));
@@ -177,7 +177,7 @@ BenchRun nccl_tests_run_from_json(const std::string& file, const json& doc) {
   if (r.collective.empty()) r.collective = "unknown";
   if (auto code = top.opt_int("nccl_version")) r.nccl_version = nccl_version_text(*code);
   if (auto t = top.str_or("start_time", ""); !t.empty()) r.date_utc = core::printable(t.substr(0, 40)) + " (local time)";
-  Fields config = top.object("config");
+  core::Fields config = top.object("config");
   std::vector<std::string> hosts;
   int devices = 0;
   if (config.has("devices")) {

@@ -1,12 +1,12 @@
 // fabscope.check and fabscope.doctor (docs/formats.md) -> NodeDoc; the findings[] reader every
 // input with findings shares.
 #include "core/error.hpp"
-#include "report/fields.hpp"
+#include "core/fields.hpp"
 #include "report/load.hpp"
 
 namespace fabscope::report {
 
-std::vector<Finding> findings_from(const Fields& parent, const std::string& key) {
+std::vector<Finding> findings_from(const core::Fields& parent, const std::string& key) {
   std::vector<Finding> out;
   for (const auto& f : parent.array(key)) {
     Finding x;
@@ -28,11 +28,11 @@ std::vector<Finding> findings_from(const Fields& parent, const std::string& key)
 }
 
 NodeDoc node_from_json(const std::string& file, const json& doc, bool doctor) {
-  Fields top(file, doc);
+  core::Fields top(file, doc);
   NodeDoc n;
   n.hostname = top.str_or("hostname", "");
   n.findings = findings_from(top, "findings");
-  Fields s = top.object("summary");
+  core::Fields s = top.object("summary");
   n.fail = static_cast<int>(s.integer("fail"));
   n.warn = static_cast<int>(s.integer("warn"));
   n.info = static_cast<int>(s.integer("info"));

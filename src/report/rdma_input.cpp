@@ -1,19 +1,19 @@
 // fabscope.rdma (docs/formats.md) -> RdmaDoc.
-#include "report/fields.hpp"
+#include "core/fields.hpp"
 #include "report/load.hpp"
 
 namespace fabscope::report {
 
 namespace {
 
-bool boolean(const Fields& f, const std::string& key, bool def) {
+bool boolean(const core::Fields& f, const std::string& key, bool def) {
   if (!f.has(key)) return def;
   const json& v = f.raw()[key];
-  if (!v.is_boolean()) f.fail(key, "expected true or false, got " + describe(v));
+  if (!v.is_boolean()) f.fail(key, "expected true or false, got " + core::describe(v));
   return v.get<bool>();
 }
 
-RdmaEnd end_from(const Fields& e) {
+RdmaEnd end_from(const core::Fields& e) {
   RdmaEnd x;
   x.host = e.str_or("host", "");
   x.address = e.str_or("address", "");
@@ -29,7 +29,7 @@ RdmaEnd end_from(const Fields& e) {
   return x;
 }
 
-double non_negative(const Fields& f, const std::string& key) {
+double non_negative(const core::Fields& f, const std::string& key) {
   double v = f.num(key);
   if (v < 0) f.fail(key, "negative: " + std::to_string(v));
   return v;
@@ -38,10 +38,10 @@ double non_negative(const Fields& f, const std::string& key) {
 }  // namespace
 
 RdmaDoc rdma_from_json(const std::string& file, const json& doc) {
-  Fields top(file, doc);
+  core::Fields top(file, doc);
   RdmaDoc r;
   r.role = top.str("role");
-  Fields o = top.object("options");
+  core::Fields o = top.object("options");
   r.test = o.str("test");
   if (r.test != "bw" && r.test != "lat") o.fail("test", "expected \"bw\" or \"lat\", got \"" + r.test + "\"");
   r.op = o.str_or("op", "");

@@ -15,7 +15,7 @@ namespace fabscope::report {
 namespace {
 
 constexpr double kWidth = 1040;           // viewBox width: the page is at most 1100 px
-constexpr double kLeft = 92;              // tier names
+constexpr double kTierLeft = 92;              // tier names
 constexpr std::size_t kMaxProblemRows = 50;
 constexpr std::size_t kMaxHoverLines = 8;  // lines of a list in a hover text
 
@@ -148,7 +148,7 @@ std::string whole_picture(const Input& in, int k, const Topology& t) {
   const int tiers = static_cast<int>(t.tiers.size());
   std::size_t widest = 1;
   for (const auto& row : t.tiers) widest = std::max(widest, row.size());
-  const double slot = (kWidth - kLeft - 10) / static_cast<double>(widest);
+  const double slot = (kWidth - kTierLeft - 10) / static_cast<double>(widest);
   const double bw = std::min(120.0, slot * 0.84);
   const bool vertical = bw < 64;
   const double font = vertical ? std::clamp(bw * 0.55, 7.0, 11.0) : 11.0;
@@ -161,11 +161,11 @@ std::string whole_picture(const Input& in, int k, const Topology& t) {
   for (int tier = 1; tier <= tiers; ++tier) {
     const auto& row = t.tiers[static_cast<std::size_t>(tier - 1)];
     const double y = top + (tiers - tier) * (bh + gap);
-    const double row_slot = (kWidth - kLeft - 10) / static_cast<double>(std::max<std::size_t>(row.size(), 1));
+    const double row_slot = (kWidth - kTierLeft - 10) / static_cast<double>(std::max<std::size_t>(row.size(), 1));
     for (std::size_t i = 0; i < row.size(); ++i) {
       Box& b = boxes[static_cast<std::size_t>(row[i])];
       b.w = bw, b.h = bh, b.vertical = vertical, b.font = font;
-      b.x = kLeft + row_slot * (static_cast<double>(i) + 0.5) - bw / 2;
+      b.x = kTierLeft + row_slot * (static_cast<double>(i) + 0.5) - bw / 2;
       b.y = y;
     }
   }
@@ -304,7 +304,7 @@ std::string whole_picture(const Input& in, int k, const Topology& t) {
 std::string tier_picture(const Input& in, int k, const Topology& t) {
   const int tiers = static_cast<int>(t.tiers.size());
   const double bw = 420, bh = 44, gap = 96, top = 24;
-  const double x = kLeft + (kWidth - kLeft - bw) / 2 - 60;
+  const double x = kTierLeft + (kWidth - kTierLeft - bw) / 2 - 60;
   const double height = top + (tiers + (t.hosts ? 1 : 0)) * (bh + gap) - gap + 16;
   auto row_y = [&](int tier) { return top + (tiers - tier) * (bh + gap); };  // tier 0: the HCAs
   std::string o = "<svg class=\"topology\" id=\"topology-" + std::to_string(k) + "\" data-view=\"tiers\" viewBox=\"0 0 " +

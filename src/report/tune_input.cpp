@@ -1,19 +1,19 @@
 // fabscope.tune (docs/formats.md, docs/tune.md) -> TuneDoc.
-#include "report/fields.hpp"
+#include "core/fields.hpp"
 #include "report/load.hpp"
 
 namespace fabscope::report {
 
 namespace {
 
-bool boolean(const Fields& f, const std::string& key) {
+bool boolean(const core::Fields& f, const std::string& key) {
   if (!f.has(key)) return false;
   const json& v = f.raw()[key];
-  if (!v.is_boolean()) f.fail(key, "expected a boolean, got " + describe(v));
+  if (!v.is_boolean()) f.fail(key, "expected a boolean, got " + core::describe(v));
   return v.get<bool>();
 }
 
-std::string choice_label(const Fields& f, const std::string& key) {
+std::string choice_label(const core::Fields& f, const std::string& key) {
   if (!f.has(key)) return "";
   return f.object(key).str("label");
 }
@@ -21,7 +21,7 @@ std::string choice_label(const Fields& f, const std::string& key) {
 }  // namespace
 
 TuneDoc tune_from_json(const std::string& file, const json& doc) {
-  Fields top(file, doc);
+  core::Fields top(file, doc);
   TuneDoc t;
   t.simulated = boolean(top, "simulated");
   t.source = top.str_or("source", "");
@@ -45,7 +45,7 @@ TuneDoc tune_from_json(const std::string& file, const json& doc) {
       if (s.has("speedup_ci95")) {
         const json& ci = s.raw()["speedup_ci95"];
         if (!ci.is_array() || ci.size() != 2 || !ci[0].is_number() || !ci[1].is_number())
-          s.fail("speedup_ci95", "expected [low, high], got " + describe(ci));
+          s.fail("speedup_ci95", "expected [low, high], got " + core::describe(ci));
         z.speedup_ci95 = {{ci[0].get<double>(), ci[1].get<double>()}};
       }
       z.reason = s.str_or("reason", "");

@@ -1,11 +1,11 @@
-#include "report/fields.hpp"
+#include "core/fields.hpp"
 
 #include <cmath>
 #include <limits>
 
 #include "core/error.hpp"
 
-namespace fabscope::report {
+namespace fabscope::core {
 
 std::string describe(const json& v) {
   switch (v.type()) {
@@ -140,4 +140,4 @@ std::vector<std::string> Fields::strings(const std::string& key) const {
   return out;
 }
 
-}  // namespace fabscope::report
+}  // namespace fabscope::core

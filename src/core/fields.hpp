@@ -1,7 +1,9 @@
 #pragma once
-// Checked access to the keys of an input JSON document. Every error names the file and the
-// field's path ("results[3].out_of_place.busbw_gbytes_per_s") with what was found, so a bad
-// input is reported, never rendered as a wrong number.
+// Checked access to the keys of a saved JSON document, for the readers of saved files (each
+// module's reader of its own results, and report's of the inputs it reads itself). Every error
+// names the file and the field's path ("results[3].out_of_place.busbw_gbytes_per_s") with what
+// was found, so a bad input is reported, never rendered as a wrong number. A Fields refers to
+// its file name and JSON value: both outlive it.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -9,7 +11,7 @@
 
 #include "core/json.hpp"
 
-namespace fabscope::report {
+namespace fabscope::core {
 
 class Fields {
  public:
@@ -46,4 +48,4 @@ class Fields {
 // "string \"abc\"", "number 3", "null", "object", ...: what a field held, for messages.
 std::string describe(const json& v);
 
-}  // namespace fabscope::report
+}  // namespace fabscope::core
