@@ -36,7 +36,7 @@ set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "libibverbs1, ibverbs-providers, librdmacm1")
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS
-    "libnccl2, libnvidia-ml1, libcuda1, openmpi-bin, python3, prometheus, prometheus-node-exporter, libibumad3, libibmad5, libibnetdisc5")
+    "libnccl2, libnvidia-ml1, libcuda1, openmpi-bin, python3, prometheus, prometheus-node-exporter, libibumad3")
 set(FABSCOPE_DEB_OPTIONAL_STACK_FILES "fabscope-mpi.so")
 
 # One package for GPU and CPU-only nodes (docs/packaging.md): where CUDA and NCCL were found at

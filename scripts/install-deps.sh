@@ -11,7 +11,7 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 build=(build-essential cmake ninja-build pkg-config git ca-certificates
        nlohmann-json3-dev libibverbs-dev librdmacm-dev file
-       libibumad-dev libibmad-dev libibnetdisc-dev zlib1g-dev)
+       libibumad-dev libibmad-dev zlib1g-dev)
 test=(libgtest-dev libgmock-dev openmpi-bin libopenmpi-dev prometheus
       qemu-system-x86 busybox-static cpio python3 python3-yaml wrk prometheus-node-exporter
       man-db bash-completion zsh lintian chromium systemd clang libclang-rt-dev

@@ -59,8 +59,8 @@ int access_failed(const std::string& cmd, const AccessError& e) {
   std::cerr << "fabscope " << cmd << ": " << core::printable_lines(e.what()) << "\n";
   switch (e.kind) {
     case AccessError::Kind::NoLibrary:
-      std::cerr << "  install rdma-core's management libraries (Debian/Ubuntu: libibumad3 libibmad5 "
-                   "libibnetdisc5), or judge a saved sweep with --from FILE\n";
+      std::cerr << "  install rdma-core's management library (Debian/Ubuntu: libibumad3), or judge a "
+                   "saved sweep with --from FILE\n";
       break;
     case AccessError::Kind::NoDevice:
       std::cerr << "  the fabric is swept from a local InfiniBand port (RoCE has no subnet manager to ask); "

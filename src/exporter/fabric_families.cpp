@@ -276,8 +276,8 @@ void collector_families(const FabricView& v, std::vector<MetricFamily>& out) {
   auto last = gauge("fabscope_fabric_last_success_timestamp_seconds",
                     "Unix time at which the last collection of each kind completed; 0 never.");
   auto mads = counter("fabscope_fabric_mads_sent_total",
-                      "MADs sent by completed collections of each kind (SMInfo, counters, forwarding tables; retries "
-                      "included; discovery's own SMPs are libibnetdisc's and not counted).");
+                      "MADs sent by completed collections of each kind (discovery, SMInfo, counters, forwarding "
+                      "tables; retries included).");
   auto timeouts = counter("fabscope_fabric_mad_timeouts_total",
                           "MAD requests of completed collections left unanswered after every retry, by kind.");
   for (const auto& [kind, st] : {std::pair{"discovery", &v.discovery}, std::pair{"counters", &v.counters}}) {

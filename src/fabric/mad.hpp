@@ -63,7 +63,7 @@ std::array<std::uint8_t, kMadSize> pma_get(std::uint16_t attr, int port, std::ui
 // node; at most 63 hops).
 std::array<std::uint8_t, kMadSize> smp_dr_get(std::uint16_t attr, std::uint32_t mod, std::uint64_t tid,
                                               const std::vector<std::uint8_t>& path);
-// "0,1,31" (libibnetdisc's and ibnetdiscover's form, the leading 0 is the local node) to the
+// "0,1,31" (Node::dr_path, ibnetdiscover's form, the leading 0 is the local node) to the
 // list of hops {1, 31}; throws Error on anything else.
 std::vector<std::uint8_t> parse_dr_path(const std::string& s);
 

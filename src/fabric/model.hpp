@@ -161,9 +161,9 @@ struct Subnet {
   std::vector<Link> links;              // derived from ports' remote ends (rebuild_links)
   std::vector<SmInfo> sms;
   std::vector<std::string> notes;       // sweep-wide: nodes that did not answer, libraries absent
-  // MADs fabscope's own engine sent for this collection (SMInfo, counters, forwarding tables;
-  // retries included) and requests left unanswered after every retry. Discovery's SMPs are
-  // libibnetdisc's and not counted. Not saved in the JSON (a property of one collection).
+  // MADs fabscope's engine sent for this collection (discovery, SMInfo, counters, forwarding
+  // tables; retries included) and requests left unanswered after every retry. Not saved in the
+  // JSON (a property of one collection).
   std::uint64_t mads_sent = 0, mads_timed_out = 0;
   void rebuild_links();
   int find_guid(std::uint64_t node_guid) const;   // node index or -1

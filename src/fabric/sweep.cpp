@@ -4,9 +4,8 @@
 #include <chrono>
 #include <ctime>
 #include <map>
-#include <set>
-#include <unordered_map>
 
+#include "fabric/discover.hpp"
 #include "fabric/mad.hpp"
 #include "fabric/routes.hpp"
 #include "fabric/umad.hpp"
@@ -18,7 +17,7 @@ namespace fabscope::fabric {
 Subnet sweep(const SweepOptions&) {
   throw AccessError(AccessError::Kind::NoLibrary,
                     "no InfiniBand management access: this fabscope was built without the rdma-core "
-                    "management headers (libibumad-dev, libibnetdisc-dev)");
+                    "management header (libibumad-dev)");
 }
 void read_counters(Subnet& s, const SweepOptions& opt) { (void)s, sweep(opt); }
 std::vector<Hop> trace_route(const Subnet&, int, std::uint16_t, const SweepOptions& opt, int) {
@@ -42,12 +41,6 @@ std::string now_iso() {
   return b;
 }
 
-std::string dr_string(const ib_dr_path_t& p) {
-  std::string s = "0";
-  for (int i = 1; i <= p.cnt && i < IB_SUBNET_PATH_HOPS_MAX; ++i) s += "," + std::to_string(p.p[i]);
-  return s;
-}
-
 void set_note(std::string& note, const std::string& text) {
   if (note.empty()) note = text;
   else if (note.find(text) == std::string::npos) note += "; " + text;
@@ -61,72 +54,6 @@ LocalPort port_for(const UmadLib& l, const Subnet& s, const SweepOptions& opt) {
   int port = 0;
   if (colon != std::string::npos) port = std::atoi(s.source.c_str() + colon + 1);
   return choose_port(l, ca, port);
-}
-
-Subnet from_fabric(ibnd_fabric_t* f) {
-  Subnet s;
-  std::vector<ibnd_node_t*> raw;
-  for (ibnd_node_t* n = f->nodes; n; n = n->next) raw.push_back(n);
-  // Switches, then HCAs, then routers, each by GUID: the same fabric gives the same order.
-  std::sort(raw.begin(), raw.end(), [](ibnd_node_t* a, ibnd_node_t* b) {
-    auto rank = [](int t) { return t == 2 ? 0 : t == 1 ? 1 : 2; };
-    return std::pair(rank(a->type), a->guid) < std::pair(rank(b->type), b->guid);
-  });
-  std::unordered_map<ibnd_node_t*, int> index;
-  for (std::size_t i = 0; i < raw.size(); ++i) index[raw[i]] = static_cast<int>(i);
-
-  for (ibnd_node_t* rn : raw) {
-    Node n;
-    auto ni = mad::decode_node_info(std::span<const std::uint8_t>(rn->info, sizeof rn->info));
-    n.type = ni.type;
-    n.guid = rn->guid;
-    n.system_guid = ni.system_guid;
-    n.vendor_id = ni.vendor_id;
-    n.device_id = ni.device_id;
-    n.revision = ni.revision;
-    n.num_ports = rn->numports;
-    n.description = mad::decode_node_desc(std::span<const std::uint8_t>(
-        reinterpret_cast<const std::uint8_t*>(rn->nodedesc), IB_SMP_DATA_SIZE));
-    n.dr_path = dr_string(rn->path_portid.drpath);
-    bool sw = n.type == NodeType::Switch;
-    std::optional<std::uint32_t> cap0;
-    if (sw && rn->ports && rn->ports[0])
-      cap0 = mad::decode_port_info(std::span<const std::uint8_t>(rn->ports[0]->info, IB_SMP_DATA_SIZE))
-                 .capability_mask;
-    for (int pn = sw ? 0 : 1; pn <= rn->numports; ++pn) {
-      Port p;
-      p.number = pn;
-      ibnd_port_t* rp = rn->ports ? rn->ports[pn] : nullptr;
-      if (!rp) {  // e.g. an HCA's second port, cabled elsewhere or down: discovery never came by it
-        p.note = "PortInfo not read: discovery did not reach this port";
-        n.ports.push_back(std::move(p));
-        continue;
-      }
-      p.guid = rp->guid;
-      p.info = mad::decode_port_info(std::span<const std::uint8_t>(rp->info, IB_SMP_DATA_SIZE),
-                                     sw && pn != 0 ? cap0 : std::nullopt);
-      if (sw && pn != 0 && p.info) {  // a switch's external ports: the LID is port 0's
-        p.info->lid = 0;
-        p.info->lmc = 0;
-      }
-      if (!sw) {
-        p.info->lid = rp->base_lid;
-        p.info->lmc = rp->lmc;
-      }
-      if (rp->remoteport && rp->remoteport->node) {
-        auto it = index.find(rp->remoteport->node);
-        if (it != index.end()) {
-          p.remote_node = it->second;
-          p.remote_port = rp->remoteport->portnum;
-        }
-      } else if (pn != 0 && p.info->state >= PortState::Init) {
-        p.note = "link is up but the far end did not answer discovery";
-      }
-      n.ports.push_back(std::move(p));
-    }
-    s.nodes.push_back(std::move(n));
-  }
-  return s;
 }
 
 // The target of PerfMgt queries: a LID and the ports read through it.
@@ -339,38 +266,34 @@ Subnet sweep(const SweepOptions& opt) {
   const UmadLib& l = umad_lib();
   LocalPort lp = choose_port(l, opt.ca, opt.port);
   auto t0 = std::chrono::steady_clock::now();
-  ibnd_config cfg{};
-  cfg.max_smps = static_cast<unsigned>(std::max(1, opt.max_smps));
-  cfg.timeout_ms = static_cast<unsigned>(std::max(1, opt.timeout_ms));
-  cfg.retries = static_cast<unsigned>(std::max(0, opt.retries));
-  std::string ca = lp.ca;
-  ibnd_fabric_t* f = l.discover(ca.data(), lp.port, nullptr, &cfg);
-  if (!f)
-    throw AccessError(AccessError::Kind::Failed,
-                      "subnet discovery from " + lp.ca + ":" + std::to_string(lp.port) +
-                          " failed (libibnetdisc found nothing: is the port's link up and a subnet manager running?)");
+  MadEngine e(l, lp, opt.timeout_ms, opt.retries);
+  SmpTransport t;
+  t.submit = [&e](std::uint16_t attr, std::uint32_t mod, const std::vector<std::uint8_t>& path,
+                  SmpTransport::OnReply on_reply, SmpTransport::OnFail on_fail) {
+    MadRequest r;
+    r.mad = mad::smp_dr_get(attr, mod, 0, path);
+    r.on_reply = [cb = std::move(on_reply)](std::span<const std::uint8_t> m) { cb(mad::smp_data(m)); };
+    r.on_fail = std::move(on_fail);
+    e.submit(std::move(r));
+  };
+  t.run = [&e, &opt] { e.run(opt.max_smps, opt.max_per_dest); };
   Subnet s;
   try {
-    s = from_fabric(f);
-  } catch (...) {
-    l.destroy(f);
-    throw;
+    s = discover(t);
+  } catch (const AccessError& err) {
+    throw AccessError(err.kind, "subnet discovery from " + lp.ca + ":" + std::to_string(lp.port) + " failed: " +
+                                    err.what() + " (is the port's link up and a subnet manager running?)");
   }
-  l.destroy(f);
   s.source = lp.ca + ":" + std::to_string(lp.port);
   s.swept_at = now_iso();
-  for (int n = 0; n < static_cast<int>(s.nodes.size()); ++n)
-    for (const auto& p : s.nodes[n].ports)
-      if (p.note.find("did not answer discovery") != std::string::npos)
-        s.notes.push_back(s.name(n) + " port " + std::to_string(p.number) +
-                          ": link is up but the far end did not answer discovery");
+  std::vector<std::string> discovery_notes;  // a node's own notes before the counters add theirs
+  for (const auto& n : s.nodes) discovery_notes.push_back(n.note);
 
-  MadEngine e(l, lp, opt.timeout_ms, opt.retries);
   collect_sms(s, e, opt.max_smps, opt.max_per_dest);
   if (opt.counters) {
     collect_counters(s, e, opt.max_inflight, opt.max_per_dest);
     for (int n = 0; n < static_cast<int>(s.nodes.size()); ++n)
-      if (!s.nodes[n].note.empty()) s.notes.push_back(s.name(n) + ": " + s.nodes[n].note);
+      if (s.nodes[n].note != discovery_notes[n]) s.notes.push_back(s.name(n) + ": " + s.nodes[n].note);
   }
   if (opt.routes) collect_lfts(s, e, opt.max_smps, opt.max_per_dest);
   s.mads_sent = e.sent();

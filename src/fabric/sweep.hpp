@@ -1,7 +1,8 @@
 #pragma once
-// Collecting the subnet from a local InfiniBand port through rdma-core's management libraries
-// (libibumad, libibmad, libibnetdisc), all opened with dlopen: discovery, every port's PortInfo,
-// counters, the subnet managers' SMInfo, and routes through the switches' forwarding tables.
+// Collecting the subnet from a local InfiniBand port through rdma-core's libibumad, opened with
+// dlopen, and fabscope's own MAD engine (umad.hpp): discovery by directed route (discover.hpp),
+// every port's PortInfo, counters, the subnet managers' SMInfo, and routes through the switches'
+// forwarding tables.
 // Several MADs are in flight at once (bounded in all and per destination, the destinations taken in
 // turn), each with a timeout and retries; a node that does not answer is named in a note and the
 // sweep goes on.

@@ -42,15 +42,6 @@ UmadLib load() {
     throw AccessError(AccessError::Kind::NoLibrary,
                       "no InfiniBand management access on this node (libibumad.so.3 lacks a umad_ call: "
                       "rdma-core too old?)");
-  void* n = dlopen("libibnetdisc.so.5", RTLD_NOW | RTLD_GLOBAL);
-  if (!n)
-    throw AccessError(AccessError::Kind::NoLibrary,
-                      "no InfiniBand management access on this node (libibnetdisc.so.5 not found: install "
-                      "libibnetdisc5 and libibmad5)");
-  if (!bind(n, l.discover, "ibnd_discover_fabric") || !bind(n, l.destroy, "ibnd_destroy_fabric"))
-    throw AccessError(AccessError::Kind::NoLibrary,
-                      "no InfiniBand management access on this node (libibnetdisc.so.5 lacks "
-                      "ibnd_discover_fabric)");
   if (l.init() < 0) throw AccessError(AccessError::Kind::Failed, "umad_init failed");
   return l;
 }

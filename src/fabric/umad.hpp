@@ -1,12 +1,11 @@
 #pragma once
-// The management libraries opened with dlopen (libibumad.so.3, libibnetdisc.so.5, which brings
-// libibmad.so.5), the choice of the local port, and a small MAD engine on libibumad: many
-// requests in flight (bounded), distinct transaction ids, a timeout and retries per MAD, replies
-// matched back to their request. Only compiled where the -dev headers exist
-// (FABSCOPE_UMAD_HEADERS); without them the sweep says the build lacks them.
-#if __has_include(<infiniband/umad.h>) && __has_include(<infiniband/ibnetdisc.h>)
+// The management library opened with dlopen (libibumad.so.3), the choice of the local port, and
+// a small MAD engine on libibumad: many requests in flight (bounded), distinct transaction ids, a
+// timeout and retries per MAD, replies matched back to their request. Discovery, counters, SMInfo
+// and forwarding tables all go through it. Only compiled where the -dev header exists
+// (FABSCOPE_UMAD_HEADERS); without it the sweep says the build lacks it.
+#if __has_include(<infiniband/umad.h>)
 #define FABSCOPE_UMAD_HEADERS 1
-#include <infiniband/ibnetdisc.h>
 #include <infiniband/umad.h>
 
 #include <array>
@@ -39,9 +38,6 @@ struct UmadLib {
   std::size_t (*size)() = nullptr;
   int (*status)(void*) = nullptr;
   int (*set_addr)(void*, int, int, int, int) = nullptr;
-
-  ibnd_fabric_t* (*discover)(char*, int, ib_portid_t*, ibnd_config*) = nullptr;
-  void (*destroy)(ibnd_fabric_t*) = nullptr;
 };
 // Loads once per process; throws AccessError(NoLibrary) naming the package to install.
 const UmadLib& umad_lib();
