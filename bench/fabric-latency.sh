@@ -11,34 +11,15 @@
 #
 # usage: bench/fabric-latency.sh DRIVER [REPS] [LEAVES SPINES HCAS_PER_LEAF]
 #   DRIVER  the subnet driver program (build/tests/fabscope_fabric_driver)
+# The fabric and the commands are bench/fabric-bench-setup.sh's, as for bench/fabric-sweep.sh.
 # env: EXTRA='label|command args;...' adds commands ($driver is replaced; e.g. other --max-per-dest
 #      values), ONLY=1 runs the EXTRA commands alone (no ratios), MODELS as above
 set -euo pipefail
-driver=$(realpath "$1")
-reps=${2:-5}
 here=$(cd "$(dirname "$0")" && pwd)
-. "$here/../tests/integration/ibsim/harness.sh"
-sim_skip_unless_available
-work=$(mktemp -d "${TMPDIR:-/tmp}/fabric-latency.XXXXXX")
-shim=$work/mad-latency-shim.so
+. "$here/fabric-bench-setup.sh" "$@"
+shim=$(mktemp "${TMPDIR:-/tmp}/mad-latency-shim.XXXXXX.so")
+trap 'sim_stop; rm -f "$shim"' EXIT
 ${CC:-cc} -O2 -shared -fPIC -o "$shim" "$here/mad-latency-shim.c" -ldl
-python3 "$here/fattree-topology.py" "${3:-64}" "${4:-32}" "${5:-32}" >"$work/net"
-sim_start "$work/net" -N 4096 -S 256 -P 16384
-trap 'sim_stop; rm -rf "$work"' EXIT
-sm_start H-l00-00
-sim_cmd 'PerformanceSet "S-leaf05"[40] PortCounters.SymbolErrorCounter=55'
-
-cmds=(
-  "fabscope sweep (defaults)|$driver sweep --quiet"
-  "ibqueryerrors|ibqueryerrors"
-  "ibqueryerrors -o 64|ibqueryerrors -o 64"
-  "fabscope discovery only (--no-counters)|$driver sweep --quiet --no-counters"
-  "ibnetdiscover|ibnetdiscover"
-  "ibnetdiscover -o 16|ibnetdiscover -o 16"
-)
-[ -n "${ONLY:-}" ] && cmds=()
-IFS=';' read -r -a extra <<<"${EXTRA:-}"
-for e in "${extra[@]}"; do [ -n "$e" ] && cmds+=("${e/\$driver/$driver}"); done
 IFS=';' read -r -a models <<<"${MODELS:-none|0|0;20 us parallel|20|0;200 us parallel|200|0;20 us + 200 us per destination, serialised|20|200}"
 
 measure() {  # measure RTT SERVICE COMMAND...: "<wall s> <max RSS KiB> <exit>"
@@ -52,7 +33,6 @@ _, status, ru = os.wait4(p.pid, 0)
 print(f"{time.monotonic() - t:.3f} {ru.ru_maxrss} {os.waitstatus_to_exitcode(status)}")
 PY
 }
-med() { tr ' ' '\n' <<<"$1" | grep . | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
 echo "fabric: $(sim_run H-l00-00 "$driver" sweep --quiet --no-counters)"
 for m in "${models[@]}"; do
