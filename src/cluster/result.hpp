@@ -11,6 +11,7 @@
 #include "cluster/consistency.hpp"
 #include "cluster/localize.hpp"
 #include "cluster/outliers.hpp"
+#include "cluster/saved_result.hpp"
 #include "cluster/schedule.hpp"
 #include "cluster/summary.hpp"
 #include "core/json.hpp"
@@ -34,7 +35,7 @@ struct ClusterInput {
 };
 
 struct ClusterResult {
-  static constexpr int kSchemaVersion = 1;
+  static constexpr int kSchemaVersion = kClusterSchemaVersion;
   ClusterInput input;                  // nodes sorted by rank
   Consistency consistency;
   Outliers outliers;

@@ -5,124 +5,71 @@
 #include <cstdint>
 #include <unordered_set>
 
+#include "cluster/saved_result.hpp"
+#include "core/fields.hpp"
+
 namespace fabscope::cluster {
 
 namespace {
 
-const json& need(const json& j, const std::string& where, const char* key, json::value_t type) {
-  auto it = j.find(key);
-  if (it == j.end()) throw Error(where + key + ": missing");
-  const bool ok = it->type() == type || (type == json::value_t::number_integer && it->is_number_integer()) ||
-                  (type == json::value_t::number_float && it->is_number());
-  if (!ok) throw Error(where + key + ": " + it->type_name() + ", not the expected type");
-  return *it;
+// Locating indexes nodes by rank: a node past `world` or a rank twice (six nodes in a world of
+// three) is not a run fabscope wrote. Checked before the rest of the file is read, as the fault
+// that explains the others (a node twice also gives the attributes a value too few).
+void check_ranks(const core::Fields& top) {
+  const std::int64_t world = top.integer("world");
+  std::unordered_set<std::int64_t> seen;
+  for (const auto& n : top.array("nodes")) {
+    const auto r = n.opt_int("rank");
+    if (!r || *r < 0) continue;  // the reader names it
+    if (*r >= world) n.fail("rank", std::to_string(*r) + " is not below world " + std::to_string(world));
+    if (!seen.insert(*r).second) n.fail("rank", std::to_string(*r) + " appears twice (one node per rank)");
+  }
 }
-
-std::string text(const json& j, const std::string& where, const char* key) {
-  return need(j, where, key, json::value_t::string).get<std::string>();
-}
-
-int small(const json& j, const std::string& where, const char* key, long long hi) {
-  const json& v = need(j, where, key, json::value_t::number_integer);
-  if (v.is_number_unsigned() ? v.get<unsigned long long>() > static_cast<unsigned long long>(hi)
-                             : v.get<long long>() < 0 || v.get<long long>() > hi)
-    throw Error(where + key + ": out of range (0-" + std::to_string(hi) + "): " + v.dump());
-  return static_cast<int>(v.get<long long>());
-}
-
-std::optional<double> gbps(const json& j, const std::string& where, const char* key) {
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return std::nullopt;
-  if (!it->is_number() || !(it->get<double>() >= 0)) throw Error(where + key + ": not a bandwidth: " + it->dump());
-  return it->get<double>();
-}
-
-constexpr long long kMaxRanks = 1'000'000;
 
 }  // namespace
 
 SavedRun saved_run_from_json(const json& doc) {
-  if (!doc.is_object()) throw Error("not a JSON object");
-  if (doc.value("schema", "") != "fabscope.cluster")
-    throw Error("schema: not fabscope.cluster (a `fabscope cluster --json` result)");
-  if (small(doc, "", "schema_version", 1000) != 1) throw Error("schema_version: this fabscope reads version 1");
+  const std::string file;  // the caller names the file
+  const core::Fields top(file, doc);
+  if (doc.is_object() && doc.value("schema", json()) == "fabscope.cluster") check_ranks(top);
+  const SavedResult saved = saved_result_from_json(file, doc);
   SavedRun run;
-  run.world = small(doc, "", "world", kMaxRanks);
-  const json& nodes = need(doc, "", "nodes", json::value_t::array);
-  // One node per rank: a rank twice (six nodes in a world of three) is not a run fabscope wrote.
-  std::vector<bool> seen_rank(static_cast<std::size_t>(run.world), false);
-  for (std::size_t i = 0; i < nodes.size(); ++i) {
-    const std::string w = "nodes[" + std::to_string(i) + "].";
-    const json& n = nodes[i];
-    if (!n.is_object()) throw Error("nodes[" + std::to_string(i) + "]: not an object");
+  run.world = saved.world_written;
+  for (const SavedNode& n : saved.nodes) {
     NodeSummary s;
-    s.rank = small(n, w, "rank", kMaxRanks);
-    if (s.rank >= run.world) throw Error(w + "rank: " + std::to_string(s.rank) + " is not below world " + std::to_string(run.world));
-    if (seen_rank[static_cast<std::size_t>(s.rank)])
-      throw Error(w + "rank: " + std::to_string(s.rank) + " appears twice (one node per rank)");
-    seen_rank[static_cast<std::size_t>(s.rank)] = true;
-    s.name = text(n, w, "name");
-    // Every key below was added to version 1 after its first release (docs/formats.md): absent in
-    // a file of an earlier fabscope, each reads as "not reported" (no RDMA endpoint, no switch
-    // port, no InfiniBand port), never as a value.
-    if (n.contains("rdma_address")) s.rdma_address = text(n, w, "rdma_address");
-    if (n.contains("rdma_note")) s.rdma_note = text(n, w, "rdma_note");
-    if (n.contains("tor_switch")) {
-      s.tor_switch = text(n, w, "tor_switch");
-      run.tor_reported = true;
-    }
-    if (run.written_by.empty() && n.contains("fabscope_version") && n["fabscope_version"].is_string())
-      run.written_by = n["fabscope_version"].get<std::string>();
-    if (n.contains("tor_port")) s.tor_port = text(n, w, "tor_port");
-    if (n.contains("ib_ports")) {
-      const json& ports = need(n, w, "ib_ports", json::value_t::array);
-      if (ports.size() > kMaxIbPorts) throw Error(w + "ib_ports: more than " + std::to_string(kMaxIbPorts));
-      for (std::size_t k = 0; k < ports.size(); ++k) {
-        const std::string pw = w + "ib_ports[" + std::to_string(k) + "].";
-        if (!ports[k].is_object()) throw Error(pw.substr(0, pw.size() - 1) + ": not an object");
-        IbPortFact f;
-        f.port = text(ports[k], pw, "port");
-        f.lid = static_cast<std::uint32_t>(small(ports[k], pw, "lid", 0xffff));
-        f.node_guid = text(ports[k], pw, "node_guid");
-        f.state = text(ports[k], pw, "state");
-        s.ib_ports.push_back(std::move(f));
-      }
-    }
+    s.rank = n.rank;
+    s.name = n.name;
+    s.fabscope_version = n.fabscope_version;
+    s.rdma_address = n.rdma_address;
+    s.rdma_note = n.rdma_note;
+    s.tor_switch = n.tor_switch;
+    s.tor_port = n.tor_port;
+    s.ib_ports = n.ib_ports;
+    run.tor_reported = run.tor_reported || n.tor_reported;
+    if (run.written_by.empty()) run.written_by = n.fabscope_version;
     run.nodes.push_back(std::move(s));
   }
-  const json& pw = need(doc, "", "pairwise", json::value_t::object);
-  run.engine = text(pw, "pairwise.", "engine");
-  const json& pairs = need(pw, "pairwise.", "pairs", json::value_t::array);
+  run.engine = saved.engine;
   // Each pair once, whichever way round: at most world * (world - 1) / 2 of them.
+  const core::Fields pw = top.object("pairwise");
   const auto w64 = static_cast<std::uint64_t>(run.world);
-  if (pairs.size() > w64 * (w64 > 0 ? w64 - 1 : 0) / 2)
-    throw Error("pairwise.pairs: " + std::to_string(pairs.size()) + " pairs, more than a world of " +
-                std::to_string(run.world) + " has");
+  if (saved.pairs.size() > w64 * (w64 > 0 ? w64 - 1 : 0) / 2)
+    pw.fail("pairs", std::to_string(saved.pairs.size()) + " pairs, more than a world of " +
+                         std::to_string(run.world) + " has");
+  const auto pairs = pw.array("pairs");
   std::unordered_set<std::uint64_t> seen_pair;
-  seen_pair.reserve(pairs.size());
-  for (std::size_t i = 0; i < pairs.size(); ++i) {
-    const std::string w = "pairwise.pairs[" + std::to_string(i) + "].";
-    const json& p = pairs[i];
-    if (!p.is_object()) throw Error(w.substr(0, w.size() - 1) + ": not an object");
-    PairResult r;
-    r.a = small(p, w, "a", kMaxRanks);
-    r.b = small(p, w, "b", kMaxRanks);
-    if (r.a >= run.world || r.b >= run.world || r.a == r.b)
-      throw Error(w + "a/b: ranks " + std::to_string(r.a) + " and " + std::to_string(r.b) + " are not two ranks below world");
+  seen_pair.reserve(saved.pairs.size());
+  for (std::size_t i = 0; i < saved.pairs.size(); ++i) {
+    PairResult r = saved.pairs[i];
     if (!seen_pair.insert(static_cast<std::uint64_t>(std::min(r.a, r.b)) << 32 | static_cast<std::uint64_t>(std::max(r.a, r.b)))
              .second)
-      throw Error(w + "a/b: the pair of ranks " + std::to_string(r.a) + " and " + std::to_string(r.b) + " appears twice");
+      pairs[i].fail("a/b", "the pair of ranks " + std::to_string(r.a) + " and " + std::to_string(r.b) + " appears twice");
     // pairs[].engine was added with the rdma engine; before it, pairwise.engine named the one
     // engine that measured every pair, so an earlier file's pair was measured by that one.
-    r.engine = p.contains("engine") ? text(p, w, "engine") : run.engine;
-    r.a_to_b_gbps = gbps(p, w, "a_to_b_gbps");
-    r.b_to_a_gbps = gbps(p, w, "b_to_a_gbps");
-    if (r.engine == run.engine) run.pairs.push_back(r);
+    if (r.engine.empty()) r.engine = run.engine;
+    if (r.engine == run.engine) run.pairs.push_back(std::move(r));
   }
-  run.names.resize(static_cast<std::size_t>(run.world));
-  for (std::size_t i = 0; i < run.names.size(); ++i) run.names[i] = "rank" + std::to_string(i);
-  for (const auto& n : run.nodes)
-    if (!n.name.empty()) run.names[static_cast<std::size_t>(n.rank)] = n.name;
+  run.names = saved.names;
   return run;
 }
 

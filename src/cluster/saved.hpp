@@ -25,8 +25,10 @@ struct SavedRun {
   std::string written_by;             // the first node's fabscope_version, "" unknown
 };
 
-// Reads the parts of a fabscope.cluster document (docs/formats.md) that locating needs; throws
-// fabscope::Error naming the field ("nodes[3].ib_ports[0].lid: ...").
+// The parts of a fabscope.cluster document (docs/formats.md) that locating needs, through the one
+// reader (saved_result.hpp), then checked as locating indexes them: every node below `world`,
+// one node per rank, each pair once. Throws fabscope::Error naming the field ("field
+// 'nodes[3].ib_ports[0].lid': ..."); the caller puts the file in front.
 SavedRun saved_run_from_json(const json& doc);
 
 // Places each saved node in the fabric and locates the slow directions (as judge() does).

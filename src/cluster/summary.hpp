@@ -7,20 +7,13 @@
 #include <string>
 #include <vector>
 
+#include "cluster/ib_port.hpp"
 #include "core/finding.hpp"
 #include "core/json.hpp"
 #include "core/node_info.hpp"
 #include "ncclenv/plan.hpp"
 
 namespace fabscope::cluster {
-
-// An InfiniBand port a node reports of itself, so rank 0 can place it in a saved fabric.
-struct IbPortFact {
-  std::string port;        // "mlx5_0:1"
-  std::uint32_t lid = 0;
-  std::string node_guid;   // as the kernel writes it ("0002:c903:00a1:b2c3"), or "0x..."
-  std::string state;       // "ACTIVE", ...
-};
 
 struct NodeSummary {
   static constexpr int kSchemaVersion = 1;
@@ -41,8 +34,6 @@ struct NodeSummary {
   // slave with a neighbour); "" unknown. What `cluster` groups nodes by to locate slow pairs.
   std::string tor_switch, tor_port;
 };
-
-constexpr std::size_t kMaxIbPorts = 64;
 
 // A rank that never joined or was lost: its name (--nodes, else "rankN") and what rank 0 saw.
 struct MissingNode {

@@ -35,7 +35,8 @@ std::string Fields::where(const std::string& key) const {
 }
 
 void Fields::fail(const std::string& key, const std::string& what) const {
-  throw Error(*file_ + ": field '" + where(key) + "': " + what);
+  const std::string field = "field '" + where(key) + "': " + what;
+  throw Error(file_->empty() ? field : *file_ + ": " + field);
 }
 
 const json* Fields::at(const std::string& key) const {
@@ -136,6 +137,27 @@ std::vector<std::string> Fields::strings(const std::string& key) const {
     if (!(*v)[i].is_string())
       fail(key + "[" + std::to_string(i) + "]", "expected a string, got " + describe((*v)[i]));
     out.push_back((*v)[i].get<std::string>());
+  }
+  return out;
+}
+
+std::vector<Finding> findings_from(const Fields& parent, const std::string& key) {
+  std::vector<Finding> out;
+  for (const auto& f : parent.array(key)) {
+    Finding x;
+    x.id = f.str("id");
+    const std::string sev = f.str("severity");
+    try {
+      x.severity = severity_from_string(sev);
+    } catch (const Error&) {
+      f.fail("severity", "expected ok, info, warn or fail, got \"" + sev + "\"");
+    }
+    x.subject = f.str_or("subject", "");
+    x.message = f.str_or("message", "");
+    x.evidence = f.str_or("evidence", "");
+    x.remedy = f.str_or("remedy", "");
+    x.docs = f.str_or("docs", "");
+    out.push_back(std::move(x));
   }
   return out;
 }

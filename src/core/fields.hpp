@@ -9,12 +9,15 @@
 #include <string>
 #include <vector>
 
+#include "core/finding.hpp"
 #include "core/json.hpp"
 
 namespace fabscope::core {
 
 class Fields {
  public:
+  // An empty file name leaves it out of the errors ("field 'a.b': what"), for a caller that puts
+  // its own in front.
   Fields(const std::string& file, const json& j, std::string path = "");
 
   // The object at a key (or an array element); throws when missing or not an object/array.
@@ -47,5 +50,8 @@ class Fields {
 
 // "string \"abc\"", "number 3", "null", "object", ...: what a field held, for messages.
 std::string describe(const json& v);
+
+// A findings[] array as in fabscope.check: id and severity required, the texts optional.
+std::vector<Finding> findings_from(const Fields& parent, const std::string& key);
 
 }  // namespace fabscope::core

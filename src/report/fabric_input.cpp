@@ -18,7 +18,7 @@ FabricDoc fabric_from_json(const std::string& file, const json& doc) {
   core::Fields top(file, doc);
   if (top.has("findings")) {
     f.judged = true;
-    f.findings = findings_from(top, "findings");
+    f.findings = core::findings_from(top, "findings");
     core::Fields s = top.object("summary");
     f.fail = static_cast<int>(s.integer("fail"));
     f.warn = static_cast<int>(s.integer("warn"));

@@ -6,7 +6,7 @@
 
 namespace fabscope::report {
 
-HeatGrid build_heat_grid(const ClusterDoc& c, int max_blocks, const std::vector<HeatGroup>& groups) {
+HeatGrid build_heat_grid(const cluster::SavedResult& c, int max_blocks, const std::vector<HeatGroup>& groups) {
   HeatGrid g;
   g.world = c.world;
   if (c.world <= 0 || max_blocks < 1) return g;

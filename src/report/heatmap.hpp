@@ -55,7 +55,7 @@ struct HeatGrid {
   double max_gbps = 0;           // the largest value in the matrix
 };
 
-HeatGrid build_heat_grid(const ClusterDoc& c, int max_blocks = 64, const std::vector<HeatGroup>& groups = {});
+HeatGrid build_heat_grid(const cluster::SavedResult& c, int max_blocks = 64, const std::vector<HeatGroup>& groups = {});
 
 // The scale of the heat map: `bins` equal steps from 0 to a rounded-up maximum.
 struct HeatScale {

@@ -5,9 +5,9 @@
 #include <filesystem>
 
 #include "core/error.hpp"
+#include "core/fields.hpp"
 #include "core/files.hpp"
 #include "core/strings.hpp"
-#include "core/fields.hpp"
 #include "report/metric_samples.hpp"
 #include "report/nccl_tests.hpp"
 
@@ -19,7 +19,7 @@ const std::vector<KnownSchema>& known_schemas() {
       {"fabscope.doctor", 1, InputKind::Node},
       {"fabscope.bench", 2, InputKind::Bench},  // 2: wall timer by default, -N cycles; the keys read are in both
       {"fabscope.tune", 1, InputKind::Tune},
-      {"fabscope.cluster", 1, InputKind::Cluster},
+      {"fabscope.cluster", cluster::kClusterSchemaVersion, InputKind::Cluster},
       {"fabscope.rdma", 1, InputKind::Rdma},
       {"fabscope.fabric", fabric::kFabricSchemaVersion, InputKind::Fabric},
       {"fabscope.metrics", 1, InputKind::Mesh},  // the `exporter --once --json` layout: its mesh or job series

@@ -9,8 +9,8 @@
 #include <utility>
 #include <vector>
 
-#include "core/json.hpp"
 #include "core/fields.hpp"
+#include "core/json.hpp"
 #include "report/model.hpp"
 
 namespace fabscope::report {
@@ -85,10 +85,8 @@ std::string label_for(const std::string& path);
 NodeDoc node_from_json(const std::string& file, const json& doc, bool doctor);
 BenchRun bench_from_json(const std::string& file, const json& doc);
 TuneDoc tune_from_json(const std::string& file, const json& doc);
-ClusterDoc cluster_from_json(const std::string& file, const json& doc);
+cluster::SavedResult cluster_from_json(const std::string& file, const json& doc);
 RdmaDoc rdma_from_json(const std::string& file, const json& doc);
 FabricDoc fabric_from_json(const std::string& file, const json& doc);  // fabric_input.cpp
-// A findings[] array as in fabscope.check (node_input.cpp).
-std::vector<Finding> findings_from(const core::Fields& parent, const std::string& key);
 
 }  // namespace fabscope::report

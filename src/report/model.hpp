@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "cluster/saved_result.hpp"
 #include "core/finding.hpp"
 #include "fabric/model.hpp"
 
@@ -107,99 +108,8 @@ struct TuneDoc {
   std::vector<std::string> advice;
 };
 
-// `fabscope cluster --json` (fabscope.cluster): the nodes, the consistency table and the
-// pairwise bandwidths with the outliers rank 0 found. Ranks index `names`.
-struct ClusterIbPort {  // nodes[].ib_ports[]: what places the node in a fabric
-  std::string port;       // "mlx5_0:1"
-  std::uint32_t lid = 0;
-  std::string node_guid;  // as the kernel writes it, or "0x..."; "" unknown
-  std::string state;      // "ACTIVE", ...
-};
-
-struct ClusterNode {
-  int rank = 0;
-  std::string name, fabscope_version, error;
-  std::size_t findings = 0;  // its own warn/fail findings carried in the summary
-  std::vector<ClusterIbPort> ib_ports;
-  std::string tor_switch;  // RoCE: the switch its RoCE netdev is cabled to (LLDP), "" unknown
-};
-
-// `localization` (cluster --fabric): the cables and switches the slow pairs share. Node indexes
-// point into the fabric file the cluster run was given; report checks them against a fabric
-// input before drawing them (topology.hpp, localization_mismatch).
-struct ClusterSuspect {
-  std::string kind;  // "cable", "host_cable", "switch"
-  std::string name;  // "S-leaf03:33 -> S-spine01:4" (" <-> " both directions), or the switch's
-  int a_node = -1, a_port = 0, b_node = -1, b_port = 0;  // switch: a_node only
-  bool both_directions = false;
-  int host_rank = -1;
-  std::size_t explained = 0, slow_crossing = 0, fast_crossing = 0;
-  std::vector<std::string> alternatives;
-  struct Example {
-    int from = 0, to = 0;
-    std::string from_name, to_name;
-  };
-  std::vector<Example> examples;
-};
-
-struct ClusterLocalization {
-  bool attempted = false;
-  std::string why_not, fabric_source;
-  std::optional<double> threshold_gbps;
-  std::size_t observations = 0, slow = 0, fast = 0, unrouted = 0, unexplained = 0;
-  std::vector<ClusterSuspect> suspects;
-  std::vector<std::string> notes;
-};
-
-struct ClusterAttribute {
-  std::string key, title, finding_id, reference;
-  int reference_count = 0;
-  bool tie = false;
-  std::vector<std::string> values;  // one per entry of ClusterDoc::nodes, "" unknown
-  std::vector<std::string> odd;     // names of the nodes whose value differs
-};
-
-struct ClusterPair {
-  int a = 0, b = 0;  // ranks, a < b
-  std::optional<double> a_to_b_gbps, b_to_a_gbps;
-  std::string error;
-  std::string engine;         // per pair where the writer says ("rdma", "tcp"), else ""
-  std::string engine_reason;  // why that engine (both nodes' RDMA devices, or which has none)
-};
-
-struct ClusterSlowNode {
-  int rank = 0;
-  std::size_t pairs = 0, slow_pairs = 0;
-  std::optional<double> median_gbps;
-};
-
-struct ClusterSlowLink {
-  int a = 0, b = 0;
-  std::optional<double> gbps, a_median_gbps, b_median_gbps;
-};
-
-struct ClusterDoc {
-  std::string launcher;
-  int world = 0;
-  std::vector<ClusterNode> nodes;  // by rank, the ones that reported
-  std::vector<std::pair<std::string, std::string>> missing;  // name, reason
-  std::vector<ClusterAttribute> attributes;
-  std::string pairs_mode, engine;
-  std::size_t rounds = 0, measured = 0;
-  double seconds_per_direction = 0;
-  std::vector<ClusterPair> pairs;
-  bool judged = false;
-  std::optional<double> median_gbps, mad_gbps, threshold_gbps;
-  std::vector<ClusterSlowNode> slow_nodes;
-  std::vector<ClusterSlowLink> slow_links;
-  std::vector<Finding> findings;
-  std::vector<std::string> drain;  // the scontrol commands
-  int fail = 0, warn = 0, info = 0;
-  std::string worst;
-  ClusterLocalization localization;
-  // "node3" for a rank (the name it reported, "rank3" for one that did not).
-  std::vector<std::string> names;  // world entries
-};
+// `fabscope cluster --json` (fabscope.cluster) is read as the cluster module's
+// cluster::SavedResult (cluster/saved_result.hpp).
 
 // `fabscope rdma --json` (fabscope.rdma): one side of a point-to-point test.
 struct RdmaSize {
@@ -313,7 +223,7 @@ struct Input {
   NodeDoc node;         // kind == Node
   BenchRun bench;       // kind == Bench
   TuneDoc tune;         // kind == Tune
-  ClusterDoc cluster;   // kind == Cluster
+  cluster::SavedResult cluster;  // kind == Cluster
   RdmaDoc rdma;         // kind == Rdma
   FabricDoc fabric;     // kind == Fabric
   MeshDoc mesh;         // kind == Mesh

@@ -80,7 +80,7 @@ RdmaDoc rdma_from_json(const std::string& file, const json& doc) {
   r.efficiency = top.opt_num("efficiency");
   r.verdict = top.str_or("verdict", "");
   r.completed = boolean(top, "completed", false);
-  r.findings = findings_from(top, "findings");
+  r.findings = core::findings_from(top, "findings");
   return r;
 }
 

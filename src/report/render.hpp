@@ -33,10 +33,10 @@ std::string render_job(const Report& r);      // render_job.cpp: every job input
 // The fabric input a cluster's heat map is ordered by (render_fabric.cpp): the one its
 // localization was made on, else the first whose HCAs hold the nodes' LIDs (leaf_groups);
 // nullptr, with why, when none does.
-const Input* fabric_for_cluster(const Report& r, const ClusterDoc& c, std::vector<HeatGroup>* groups,
+const Input* fabric_for_cluster(const Report& r, const cluster::SavedResult& c, std::vector<HeatGroup>* groups,
                                 std::string* why);
 // A cluster's localization suspects as a table, numbered from first (render_fabric.cpp).
-std::string suspects_table(const ClusterDoc& c, const std::string& label, int first);
+std::string suspects_table(const cluster::SavedResult& c, const std::string& label, int first);
 std::string rdma_host(const RdmaEnd& e);      // render_rdma.cpp: the name, else the address
 
 // A finding's docs link: docs_url + "docs/checks.md#link-port_down"; without docs_url, under

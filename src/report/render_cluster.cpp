@@ -50,7 +50,7 @@ std::string group_name(const HeatGrid& g, const HeatBlock& b) {
   return b.group >= 0 ? g.groups[static_cast<std::size_t>(b.group)].name : "not placed in the fabric";
 }
 
-std::string block_name(const ClusterDoc& c, const HeatGrid& g, const HeatBlock& b) {
+std::string block_name(const cluster::SavedResult& c, const HeatGrid& g, const HeatBlock& b) {
   if (b.ranks.size() == 1) return c.names[static_cast<std::size_t>(b.first)];
   if (g.by_group) return group_name(g, b) + " (" + std::to_string(b.ranks.size()) + " nodes, ranks " + rank_runs(b.ranks) + ")";
   if (!b.consecutive()) return "ranks " + rank_runs(b.ranks);
@@ -60,7 +60,7 @@ std::string block_name(const ClusterDoc& c, const HeatGrid& g, const HeatBlock& 
 std::string cut_label(const std::string& n) { return heat_cut_label(n); }
 
 // Short label beside the grid: the node name (cut to 14 characters), the leaf, or the rank range.
-std::string block_label(const ClusterDoc& c, const HeatGrid& g, const HeatBlock& b) {
+std::string block_label(const cluster::SavedResult& c, const HeatGrid& g, const HeatBlock& b) {
   if (b.ranks.size() == 1) return cut_label(c.names[static_cast<std::size_t>(b.first)]);
   if (g.by_group) return cut_label(b.group >= 0 ? group_name(g, b) : "not placed");
   if (!b.consecutive()) return cut_label(rank_runs(b.ranks));
@@ -83,32 +83,32 @@ std::string engines_text(const std::map<std::string, std::size_t>& e, bool one) 
   return s;
 }
 
-const ClusterSlowLink* find_link(const ClusterDoc& c, int a, int b) {
+const cluster::SavedSlowLink* find_link(const cluster::SavedResult& c, int a, int b) {
   for (const auto& l : c.slow_links)
     if (l.a == a && l.b == b) return &l;
   return nullptr;
 }
 
-const ClusterSlowNode* find_node(const ClusterDoc& c, int rank) {
+const cluster::SavedSlowNode* find_node(const cluster::SavedResult& c, int rank) {
   for (const auto& s : c.slow_nodes)
     if (s.rank == rank) return &s;
   return nullptr;
 }
 
-std::string slow_node_evidence(const ClusterDoc& c, const ClusterSlowNode& s) {
+std::string slow_node_evidence(const cluster::SavedResult& c, const cluster::SavedSlowNode& s) {
   return "SLOW NODE " + c.names[static_cast<std::size_t>(s.rank)] + ": " + std::to_string(s.slow_pairs) + " of " +
          std::to_string(s.pairs) + " pairs slow, its median " + gbps(s.median_gbps) + " against the cluster's " +
          gbps(c.median_gbps);
 }
 
-std::string slow_link_evidence(const ClusterDoc& c, const ClusterSlowLink& l) {
+std::string slow_link_evidence(const cluster::SavedResult& c, const cluster::SavedSlowLink& l) {
   return "SLOW LINK " + c.names[static_cast<std::size_t>(l.a)] + " \xE2\x80\x93 " +
          c.names[static_cast<std::size_t>(l.b)] + ": " + gbps(l.gbps) + " (slower direction) below the threshold " +
          gbps(c.threshold_gbps) + "; their other pairs' medians " + gbps(l.a_median_gbps) + " and " +
          gbps(l.b_median_gbps);
 }
 
-std::string cell_title(const ClusterDoc& c, const HeatGrid& g, const HeatCell& cell) {
+std::string cell_title(const cluster::SavedResult& c, const HeatGrid& g, const HeatCell& cell) {
   const HeatBlock& from = g.blocks[static_cast<std::size_t>(cell.row)];
   const HeatBlock& to = g.blocks[static_cast<std::size_t>(cell.col)];
   std::string t = block_name(c, g, from) + " \xE2\x86\x92 " + block_name(c, g, to) + ": ";
@@ -140,7 +140,7 @@ std::string heat_map(const Input& in, int k, const HeatGrid& g, const HeatScale&
   // One node per row with the nodes ordered by leaf: the leaves' bounds are drawn across the
   // map and their names on the right.
   const bool bounds = !g.groups.empty() && !g.by_group && g.block == 1;
-  const ClusterDoc& c = in.cluster;
+  const cluster::SavedResult& c = in.cluster;
   const int n = static_cast<int>(g.blocks.size());
   std::size_t longest = 0;  // label characters
   for (const auto& b : g.blocks)
@@ -275,7 +275,7 @@ std::string heat_legend(const HeatScale& s, bool aggregated) {
   return o;
 }
 
-std::string outlier_tables(const ClusterDoc& c) {
+std::string outlier_tables(const cluster::SavedResult& c) {
   std::string o;
   if (c.judged)
     o += "<p>Pairs judged on their slower direction: median " + esc(gbps(c.median_gbps)) + ", MAD " +
@@ -316,7 +316,7 @@ std::string outlier_tables(const ClusterDoc& c) {
     }
     o += "</tbody></table></div>" + more(c.slow_links.size());
   }
-  std::vector<const ClusterPair*> failed;
+  std::vector<const cluster::PairResult*> failed;
   for (const auto& p : c.pairs)
     if (!p.error.empty()) failed.push_back(&p);
   if (!failed.empty()) {
@@ -346,7 +346,7 @@ std::string td(const Cell& c) {
   return "<td class=\"odd\" data-key=\"" + esc(c.key) + "\">" + c.html + "</td>";
 }
 
-std::string consistency_table(const ClusterDoc& c) {
+std::string consistency_table(const cluster::SavedResult& c) {
   if (c.attributes.empty()) return "";
   // The nodes shown: all of them in a small cluster, else those with a differing value or an
   // error (the others equal the majority row).
@@ -421,7 +421,7 @@ std::string render_cluster(const Report& r) {
   int k = 0;
   for (const auto& in : r.inputs) {
     if (in.kind != InputKind::Cluster) continue;
-    const ClusterDoc& c = in.cluster;
+    const cluster::SavedResult& c = in.cluster;
     if (o.empty())
       o = "<section id=\"cluster\"><h2>Cluster</h2><p class=\"muted\">Each cell is the bandwidth from one "
           "node to another (row: sender, column: receiver) in Gb/s (10<sup>9</sup> bits per second), "

@@ -473,8 +473,8 @@ std::string fabric_heading(const Input& in, const Topology& t) {
 
 }  // namespace
 
-std::string suspects_table(const ClusterDoc& c, const std::string& label, int first) {
-  const ClusterLocalization& l = c.localization;
+std::string suspects_table(const cluster::SavedResult& c, const std::string& label, int first) {
+  const cluster::SavedLocalization& l = c.localization;
   std::string o = "<p>Suspects of " + esc(label) + ": " + std::to_string(l.observations) + " pair directions routed (" +
                   std::to_string(l.slow) + " slow, " + std::to_string(l.fast) + " fast, " +
                   std::to_string(l.unrouted) + " not routed), " + std::to_string(l.unexplained) +
@@ -484,7 +484,7 @@ std::string suspects_table(const ClusterDoc& c, const std::string& label, int fi
        "directions explained</th><th>crossing it: slow, fast</th><th>not told apart from</th><th>slow examples</th>"
        "</tr></thead><tbody>";
   for (std::size_t k = 0; k < l.suspects.size(); ++k) {
-    const ClusterSuspect& x = l.suspects[k];
+    const cluster::SavedSuspect& x = l.suspects[k];
     std::string alts, ex;
     for (const auto& a : x.alternatives) alts += (alts.empty() ? "" : "; ") + a;
     for (const auto& e : x.examples) {
@@ -503,7 +503,7 @@ std::string suspects_table(const ClusterDoc& c, const std::string& label, int fi
   return o + "</tbody></table></div>";
 }
 
-const Input* fabric_for_cluster(const Report& r, const ClusterDoc& c, std::vector<HeatGroup>* groups,
+const Input* fabric_for_cluster(const Report& r, const cluster::SavedResult& c, std::vector<HeatGroup>* groups,
                                 std::string* why) {
   std::string first_why;
   for (int pass = 0; pass < 2; ++pass)

@@ -232,13 +232,13 @@ std::vector<int> problem_links(const Topology& t, std::size_t max, std::size_t* 
   return out;
 }
 
-std::string localization_mismatch(const fabric::Subnet& s, const ClusterLocalization& l) {
+std::string localization_mismatch(const fabric::Subnet& s, const cluster::SavedLocalization& l) {
   if (!l.attempted) return "its localization was not attempted" + (l.why_not.empty() ? "" : " (" + l.why_not + ")");
   if (l.fabric_source != s.source)
     return "it was located in a sweep from \"" + l.fabric_source + "\", this fabric was swept from \"" + s.source + "\"";
   const int count = static_cast<int>(s.nodes.size());
   for (std::size_t k = 0; k < l.suspects.size(); ++k) {
-    const ClusterSuspect& x = l.suspects[k];
+    const cluster::SavedSuspect& x = l.suspects[k];
     const std::string which = "suspect #" + std::to_string(k + 1) + " \"" + x.name + "\"";
     if (x.kind == "switch") {
       if (x.a_node >= count) return which + " is node " + std::to_string(x.a_node) + ", beyond this fabric's nodes";
@@ -258,9 +258,9 @@ std::string localization_mismatch(const fabric::Subnet& s, const ClusterLocaliza
   return "";
 }
 
-void mark_suspects(Topology& t, const std::vector<ClusterSuspect>& suspects, int first) {
+void mark_suspects(Topology& t, const std::vector<cluster::SavedSuspect>& suspects, int first) {
   for (std::size_t k = 0; k < suspects.size(); ++k) {
-    const ClusterSuspect& x = suspects[k];
+    const cluster::SavedSuspect& x = suspects[k];
     const int number = first + static_cast<int>(k);
     if (x.kind == "switch") {
       if (x.a_node >= 0 && static_cast<std::size_t>(x.a_node) < t.switch_of_node.size() &&
@@ -279,7 +279,7 @@ void mark_suspects(Topology& t, const std::vector<ClusterSuspect>& suspects, int
   }
 }
 
-std::vector<HeatGroup> leaf_groups(const ClusterDoc& c, const fabric::Subnet& s, const Topology& t,
+std::vector<HeatGroup> leaf_groups(const cluster::SavedResult& c, const fabric::Subnet& s, const Topology& t,
                                    std::string* why) {
   auto fail = [&](const std::string& w) {
     if (why) *why = w;
@@ -288,7 +288,7 @@ std::vector<HeatGroup> leaf_groups(const ClusterDoc& c, const fabric::Subnet& s,
   std::map<int, std::vector<int>> ranks_of_leaf;  // index into t.switches -> ranks
   std::size_t with_ports = 0;
   for (const auto& node : c.nodes) {
-    const ClusterIbPort* pick = nullptr;
+    const cluster::IbPortFact* pick = nullptr;
     for (const auto& p : node.ib_ports) {
       std::string st = p.state;
       std::transform(st.begin(), st.end(), st.begin(), [](unsigned char ch) { return std::toupper(ch); });
@@ -327,7 +327,7 @@ std::vector<HeatGroup> leaf_groups(const ClusterDoc& c, const fabric::Subnet& s,
   return out;
 }
 
-std::vector<HeatGroup> tor_groups(const ClusterDoc& c) {
+std::vector<HeatGroup> tor_groups(const cluster::SavedResult& c) {
   std::map<std::string, std::vector<int>, bool (*)(const std::string&, const std::string&)> by(natural_less);
   for (const auto& n : c.nodes)
     if (!n.tor_switch.empty()) by[n.tor_switch].push_back(n.rank);

@@ -95,10 +95,10 @@ std::vector<int> problem_links(const Topology& t, std::size_t max, std::size_t* 
 // this sweep's source, and every suspect names nodes and ports that exist here under the same
 // names (a suspect's name is rebuilt from this fabric's node names and compared), and its
 // cables are cables here. Else why not, naming the first suspect that does not fit.
-std::string localization_mismatch(const fabric::Subnet& s, const ClusterLocalization& l);
+std::string localization_mismatch(const fabric::Subnet& s, const cluster::SavedLocalization& l);
 
 // Marks the suspects on the topology, numbered from first (1 for the first cluster's).
-void mark_suspects(Topology& t, const std::vector<ClusterSuspect>& suspects, int first);
+void mark_suspects(Topology& t, const std::vector<cluster::SavedSuspect>& suspects, int first);
 
 // The ranks of a cluster grouped by their leaf switch, in the topology's leaf order. A rank is
 // placed by its first ACTIVE InfiniBand port with a LID (as cluster --fabric does): the fabric's
@@ -106,12 +106,12 @@ void mark_suspects(Topology& t, const std::vector<ClusterSuspect>& suspects, int
 // one), then the switch at the other end of that HCA port. Empty, with why, when no rank is
 // placed or a rank's LID names a switch or an HCA of another GUID here (another fabric, or LIDs
 // reassigned since the sweep). Ranks not placed are left out (the heat map puts them last).
-std::vector<HeatGroup> leaf_groups(const ClusterDoc& c, const fabric::Subnet& s, const Topology& t,
+std::vector<HeatGroup> leaf_groups(const cluster::SavedResult& c, const fabric::Subnet& s, const Topology& t,
                                    std::string* why);
 
 // RoCE: the ranks grouped by the top-of-rack switch they reported over LLDP (tor_switch), in
 // natural name order; empty when no node reported one.
-std::vector<HeatGroup> tor_groups(const ClusterDoc& c);
+std::vector<HeatGroup> tor_groups(const cluster::SavedResult& c);
 
 // "S-leaf9" before "S-leaf10": digit runs compare as numbers.
 bool natural_less(const std::string& a, const std::string& b);

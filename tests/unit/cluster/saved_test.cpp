@@ -88,7 +88,7 @@ TEST(SavedRun, DuplicateRankOrPair_IsRefusedNamingIt) {
   json doc = fixture_json("cluster-runs/vm5-slow-node.json");
   json dup_node = doc;
   dup_node["nodes"].push_back(dup_node["nodes"][1]);
-  EXPECT_NE(error_of(dup_node).find("nodes[5].rank: 1 appears twice"), std::string::npos) << error_of(dup_node);
+  EXPECT_NE(error_of(dup_node).find("field 'nodes[5].rank': 1 appears twice"), std::string::npos) << error_of(dup_node);
   json dup_pair = doc;
   json swapped = dup_pair["pairwise"]["pairs"][0];
   std::swap(swapped["a"], swapped["b"]);

@@ -53,6 +53,27 @@ TEST(Fields, IntegersAreCheckedForTypeAndSign) {
   EXPECT_EQ(field_error([&] { (void)top.strings("s"); }), "r.json: field 's[0]': expected a string, got number 1");
 }
 
+TEST(Fields, WithoutAFileName_TheErrorStartsAtTheField) {
+  const std::string none;
+  const json j = json::parse(R"({"a": {"b": "x"}})");
+  EXPECT_EQ(field_error([&] { (void)Fields(none, j).object("a").num("b"); }),
+            "field 'a.b': expected a number, got string \"x\"");
+}
+
+TEST(Fields, FindingsAreReadWithTheirSeverityChecked) {
+  const json j = json::parse(R"({"findings": [{"id": "x.y", "severity": "warn", "message": "m"},
+                                               {"id": "x.z", "severity": "bad"}]})");
+  EXPECT_EQ(field_error([&] { (void)findings_from(Fields(kFieldsFile, j), "findings"); }),
+            "r.json: field 'findings[1].severity': expected ok, info, warn or fail, got \"bad\"");
+  json one = j;
+  one["findings"].erase(1);
+  const auto f = findings_from(Fields(kFieldsFile, one), "findings");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].id, "x.y");
+  EXPECT_EQ(f[0].severity, Severity::Warn);
+  EXPECT_EQ(f[0].message, "m");
+}
+
 TEST(Describe, NamesTheTypeAndCutsLongStrings) {
   EXPECT_EQ(describe(json(true)), "boolean true");
   EXPECT_EQ(describe(json(std::string(50, 'a'))), "string \"" + std::string(40, 'a') + "...\"");

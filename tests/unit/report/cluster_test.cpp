@@ -42,8 +42,8 @@ std::size_t count(const std::string& html, const std::string& what) {
 }
 
 // A cluster of n nodes, every pair measured at 100 Gb/s except the ones given.
-ClusterDoc uniform_cluster(int n) {
-  ClusterDoc c;
+fabscope::cluster::SavedResult uniform_cluster(int n) {
+  fabscope::cluster::SavedResult c;
   c.world = n;
   for (int r = 0; r < n; ++r) {
     c.nodes.push_back({r, "n" + std::to_string(r), "0.1.0", "", 0});
@@ -59,7 +59,7 @@ ClusterDoc uniform_cluster(int n) {
 TEST(ReportCluster, VmSlowNodeFixture_GivesPairsAndTheSlowNode) {
   Input in = fixture_input("cluster-runs/vm5-slow-node.json");
   ASSERT_EQ(in.kind, InputKind::Cluster);
-  const ClusterDoc& c = in.cluster;
+  const fabscope::cluster::SavedResult& c = in.cluster;
   EXPECT_EQ(c.launcher, "env");
   EXPECT_EQ(c.world, 5);
   ASSERT_EQ(c.names.size(), 5u);
@@ -93,7 +93,7 @@ TEST(ReportCluster, HeatGrid_SmallClusterIsOneNodePerCellWithTheSlowNodeMarked) 
 }
 
 TEST(ReportCluster, HeatGrid_LargeClusterIsAggregatedAndKeepsOutliers) {
-  ClusterDoc c = uniform_cluster(200);
+  fabscope::cluster::SavedResult c = uniform_cluster(200);
   for (auto& p : c.pairs)
     if (p.a == 7 && p.b == 150) p.a_to_b_gbps = 40, p.b_to_a_gbps = 42;
   c.slow_links.push_back({7, 150, 40.0, 100.0, 100.0});
@@ -130,7 +130,7 @@ TEST(ReportCluster, HeatGrid_LargeClusterIsAggregatedAndKeepsOutliers) {
 }
 
 TEST(ReportCluster, HeatGrid_1024NodesStayWithin64x64) {
-  ClusterDoc c = uniform_cluster(1024);
+  fabscope::cluster::SavedResult c = uniform_cluster(1024);
   HeatGrid g = build_heat_grid(c, 64);
   EXPECT_EQ(g.block, 16);
   EXPECT_EQ(g.blocks.size(), 64u);
@@ -202,8 +202,8 @@ TEST(ReportCluster, Render_ConsistencyMarksTheOddValueAndShowsTheMajority) {
 }
 
 TEST(ReportCluster, Render_ManyNodesListOnlyTheOddOnes) {
-  ClusterDoc c = uniform_cluster(100);
-  ClusterAttribute a;
+  fabscope::cluster::SavedResult c = uniform_cluster(100);
+  fabscope::cluster::SavedAttribute a;
   a.key = "net.rdma_mtu";
   a.title = "netdev MTU";
   a.reference = "4096";
