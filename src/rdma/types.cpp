@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "core/error.hpp"
+#include "core/fields.hpp"
 
 namespace fabscope::rdma {
 
@@ -221,23 +222,132 @@ void to_json(json& j, const Result& v) {
            {"findings", v.findings}};
 }
 
-void from_json(const json& j, Result& v) {
-  if (j.value("schema", std::string()) != "fabscope.rdma")
-    throw Error("not a fabscope.rdma document (schema '" + j.value("schema", std::string()) + "')");
-  if (int_or<int>(j, "schema_version", 0) != Result::kSchemaVersion)
-    throw Error("fabscope.rdma schema_version " + std::to_string(int_or<int>(j, "schema_version", 0)) +
-                " is not supported (expected " + std::to_string(Result::kSchemaVersion) + ")");
-  v.role = j.at("role").get<std::string>();
-  v.options = j.at("options").get<Options>();
-  v.local = j.at("local").get<Endpoint>();
-  v.remote = j.at("remote").get<Endpoint>();
-  v.choices = j.at("choices").get<std::vector<Choice>>();
-  v.path_mtu = int_opt<int>(j, "path_mtu");
-  v.sizes = j.at("sizes").get<std::vector<SizeResult>>();
-  v.efficiency = j.value("efficiency", std::optional<double>{});
-  v.verdict = j.value("verdict", "");
-  v.completed = j.value("completed", false);
-  v.findings = j.at("findings").get<std::vector<Finding>>();
+namespace {
+
+bool flag(const core::Fields& f, const std::string& key, bool def) {
+  if (!f.has(key)) return def;
+  const json& v = f.raw()[key];
+  if (!v.is_boolean()) f.fail(key, "expected true or false, got " + core::describe(v));
+  return v.get<bool>();
 }
+
+double non_negative(const core::Fields& f, const std::string& key) {
+  const double v = f.num(key);
+  if (v < 0) f.fail(key, "negative: " + std::to_string(v));
+  return v;
+}
+
+template <typename T>
+std::optional<T> opt_in_range(const core::Fields& f, const std::string& key) {
+  const auto v = f.opt_int(key);
+  if (!v) return std::nullopt;
+  if (*v < static_cast<std::int64_t>(std::numeric_limits<T>::min()) ||
+      static_cast<std::uint64_t>(*v) > static_cast<std::uint64_t>(std::numeric_limits<T>::max()))
+    f.fail(key, "out of range: " + std::to_string(*v));
+  return static_cast<T>(*v);
+}
+
+Options options_from(const core::Fields& o) {
+  Options x;
+  const std::string test = o.str("test");
+  if (test != "bw" && test != "lat") o.fail("test", "expected \"bw\" or \"lat\", got \"" + test + "\"");
+  x.test = test_from_string(test);
+  const std::string op = o.str_or("op", "write");
+  if (op != "write" && op != "read" && op != "send")
+    o.fail("op", "expected \"write\", \"read\" or \"send\", got \"" + op + "\"");
+  x.op = op_from_string(op);
+  if (o.has("sizes_bytes"))
+    for (const auto& s : o.array("sizes_bytes")) {
+      const json& v = s.raw();
+      if (!v.is_number_integer() || (v.is_number_integer() && !v.is_number_unsigned() && v.get<std::int64_t>() < 0))
+        o.fail("sizes_bytes", "expected an array of byte counts, found " + core::describe(v));
+      x.sizes_bytes.push_back(v.get<std::uint64_t>());
+    }
+  x.iterations = o.has("iterations") ? o.uint("iterations") : 0;
+  x.duration_s = o.opt_num("duration_s");
+  x.qps = opt_in_range<int>(o, "qps").value_or(1);
+  x.tx_depth = opt_in_range<int>(o, "tx_depth").value_or(0);
+  x.bidirectional = flag(o, "bidirectional", false);
+  const std::string oob = o.str_or("oob", "cm");
+  if (oob != "cm" && oob != "tcp") o.fail("oob", "expected \"cm\" or \"tcp\", got \"" + oob + "\"");
+  x.oob = oob_from_string(oob);
+  x.tcp_port = opt_in_range<int>(o, "tcp_port").value_or(18515);
+  x.timeout_s = o.opt_num("timeout_s").value_or(10.0);
+  return x;
+}
+
+Endpoint endpoint_from(const core::Fields& e) {
+  Endpoint x;
+  x.host = e.str_or("host", "");
+  x.address = e.str_or("address", "");
+  x.device = e.str_or("device", "");
+  x.port = opt_in_range<int>(e, "port").value_or(1);
+  x.link_layer = e.str_or("link_layer", "");
+  x.netdev = e.str_or("netdev", "");
+  x.gid_index = opt_in_range<int>(e, "gid_index");
+  x.gid = e.str_or("gid", "");
+  x.lid = opt_in_range<std::uint32_t>(e, "lid");
+  x.active_mtu = opt_in_range<int>(e, "active_mtu");
+  x.rate_gbps = e.opt_num("rate_gbps");
+  x.software = flag(e, "software", false);
+  return x;
+}
+
+SizeResult size_from(const core::Fields& s) {
+  SizeResult x;
+  x.bytes = s.uint("bytes");
+  x.iterations = s.uint("iterations");
+  x.total_bytes = s.uint("total_bytes");
+  x.seconds = non_negative(s, "seconds");
+  x.gbps = non_negative(s, "gbps");
+  x.mib_per_s = s.opt_num("mib_per_s").value_or(0);
+  x.msg_rate_mpps = s.opt_num("msg_rate_mpps").value_or(0);
+  if (auto l = s.optional_object("latency")) {
+    LatencyStats lat;
+    lat.min_us = non_negative(*l, "min_us");
+    lat.median_us = non_negative(*l, "median_us");
+    lat.p99_us = non_negative(*l, "p99_us");
+    lat.max_us = non_negative(*l, "max_us");
+    lat.mean_us = l->opt_num("mean_us").value_or(0);
+    if (!(lat.min_us <= lat.median_us && lat.median_us <= lat.p99_us && lat.p99_us <= lat.max_us))
+      l->fail("min_us", "percentiles out of order: min " + std::to_string(lat.min_us) + ", median " +
+                            std::to_string(lat.median_us) + ", p99 " + std::to_string(lat.p99_us) + ", max " +
+                            std::to_string(lat.max_us));
+    x.latency = lat;
+  }
+  if (s.has("peer_total_bytes")) x.peer_total_bytes = s.uint("peer_total_bytes");
+  if (s.has("data_verified")) x.data_verified = flag(s, "data_verified", false);
+  return x;
+}
+
+}  // namespace
+
+Result result_from_json(const std::string& file, const json& doc) {
+  const core::Fields top(file, doc);
+  if (top.str_or("schema", "") != "fabscope.rdma")
+    top.fail("schema", "not fabscope.rdma (a `fabscope rdma --json` result), got " +
+                           (top.has("schema") ? core::describe(doc["schema"]) : std::string("none")));
+  const std::int64_t version = top.integer("schema_version");
+  if (version < 1 || version > Result::kSchemaVersion)
+    top.fail("schema_version", "this fabscope reads versions 1 to " + std::to_string(Result::kSchemaVersion) +
+                                   ", got " + std::to_string(version));
+  Result r;
+  r.role = top.str("role");
+  r.options = options_from(top.object("options"));
+  r.local = endpoint_from(top.object("local"));
+  r.remote = endpoint_from(top.object("remote"));
+  if (top.has("choices"))
+    for (const auto& c : top.array("choices"))
+      r.choices.push_back({c.str_or("what", ""), c.str_or("value", ""), c.str_or("reason", "")});
+  r.path_mtu = opt_in_range<int>(top, "path_mtu");
+  for (const auto& s : top.array("sizes")) r.sizes.push_back(size_from(s));
+  r.efficiency = top.opt_num("efficiency");
+  r.verdict = top.str_or("verdict", "");
+  r.completed = flag(top, "completed", false);
+  r.findings = core::findings_from(top, "findings");
+  return r;
+}
+
+void from_json(const json& j, Result& v) { v = result_from_json("", j); }
 
 }  // namespace fabscope::rdma

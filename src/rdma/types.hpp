@@ -132,6 +132,12 @@ void to_json(json& j, const SizeResult& v);
 void from_json(const json& j, SizeResult& v);
 // Carries "schema": "fabscope.rdma" and "schema_version".
 void to_json(json& j, const Result& v);
+// The one reader of a saved fabscope.rdma document (`report` reads it through this too), of any
+// version up to kSchemaVersion: every error names the file and the field ("FILE: field
+// 'sizes[1].gbps': expected a number, got null"). Keys a result always has are required; the
+// options the report does not need default as `rdma` would (op write, oob cm, one QP).
+Result result_from_json(const std::string& file, const json& doc);
+// result_from_json without a file name: its errors start "field '...'".
 void from_json(const json& j, Result& v);
 
 }  // namespace fabscope::rdma

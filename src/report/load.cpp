@@ -20,7 +20,7 @@ const std::vector<KnownSchema>& known_schemas() {
       {"fabscope.bench", 2, InputKind::Bench},  // 2: wall timer by default, -N cycles; the keys read are in both
       {"fabscope.tune", 1, InputKind::Tune},
       {"fabscope.cluster", cluster::kClusterSchemaVersion, InputKind::Cluster},
-      {"fabscope.rdma", 1, InputKind::Rdma},
+      {"fabscope.rdma", rdma::Result::kSchemaVersion, InputKind::Rdma},
       {"fabscope.fabric", fabric::kFabricSchemaVersion, InputKind::Fabric},
       {"fabscope.metrics", 1, InputKind::Mesh},  // the `exporter --once --json` layout: its mesh or job series
   };

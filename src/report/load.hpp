@@ -86,7 +86,7 @@ NodeDoc node_from_json(const std::string& file, const json& doc, bool doctor);
 BenchRun bench_from_json(const std::string& file, const json& doc);
 TuneDoc tune_from_json(const std::string& file, const json& doc);
 cluster::SavedResult cluster_from_json(const std::string& file, const json& doc);
-RdmaDoc rdma_from_json(const std::string& file, const json& doc);
+rdma::Result rdma_from_json(const std::string& file, const json& doc);
 FabricDoc fabric_from_json(const std::string& file, const json& doc);  // fabric_input.cpp
 
 }  // namespace fabscope::report

@@ -11,6 +11,7 @@
 #include "cluster/saved_result.hpp"
 #include "core/finding.hpp"
 #include "fabric/model.hpp"
+#include "rdma/types.hpp"
 
 namespace fabscope::report {
 
@@ -111,38 +112,8 @@ struct TuneDoc {
 // `fabscope cluster --json` (fabscope.cluster) is read as the cluster module's
 // cluster::SavedResult (cluster/saved_result.hpp).
 
-// `fabscope rdma --json` (fabscope.rdma): one side of a point-to-point test.
-struct RdmaSize {
-  std::uint64_t bytes = 0, iterations = 0, total_bytes = 0;
-  double seconds = 0, gbps = 0, mib_per_s = 0, msg_rate_mpps = 0;
-  struct Latency {
-    double min_us = 0, median_us = 0, p99_us = 0, max_us = 0, mean_us = 0;
-  };
-  std::optional<Latency> latency;
-  std::optional<bool> data_verified;
-};
-
-struct RdmaEnd {
-  std::string host, address, device, link_layer, netdev, gid;
-  int port = 0;
-  std::optional<int> gid_index, active_mtu;
-  std::optional<double> rate_gbps;
-  bool software = false;
-};
-
-struct RdmaDoc {
-  std::string role, test, op, oob;
-  int qps = 1;
-  bool bidirectional = false;
-  RdmaEnd local, remote;
-  std::optional<int> path_mtu;
-  std::vector<RdmaSize> sizes;
-  std::size_t sizes_asked = 0;
-  std::optional<double> efficiency;
-  std::string verdict;
-  bool completed = false;
-  std::vector<Finding> findings;
-};
+// `fabscope rdma --json` (fabscope.rdma) is read as the rdma module's rdma::Result
+// (rdma/types.hpp).
 
 // `fabscope fabric --save` or `--json` (fabscope.fabric): the swept subnet, read by the subnet
 // library's own reader; --json adds the findings fabric judged (a --save file has none).
@@ -224,7 +195,7 @@ struct Input {
   BenchRun bench;       // kind == Bench
   TuneDoc tune;         // kind == Tune
   cluster::SavedResult cluster;  // kind == Cluster
-  RdmaDoc rdma;         // kind == Rdma
+  rdma::Result rdma;    // kind == Rdma
   FabricDoc fabric;     // kind == Fabric
   MeshDoc mesh;         // kind == Mesh
   JobDoc job;           // kind == Job

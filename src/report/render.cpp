@@ -241,7 +241,7 @@ std::string render_summary(const Report& r) {
       const auto& d = in.rdma;
       std::string host = rdma_host(d.local), peer = rdma_host(d.remote);
       o += "<td data-label=\"nodes\">" + esc(host) + " \xE2\x86\x94 " + esc(peer) + "</td><td data-label=\"verdict\">" +
-           esc(d.verdict) + "</td><td data-label=\"setup\">" + esc(d.op + " " + d.test + ", " + d.role) + ", " +
+           esc(d.verdict) + "</td><td data-label=\"setup\">" + esc(std::string(rdma::to_string(d.options.op)) + " " + rdma::to_string(d.options.test) + ", " + d.role) + ", " +
            esc(d.local.device) + (d.local.link_layer.empty() ? "" : " " + esc(d.local.link_layer)) +
            (d.local.software ? " (software RDMA)" : "") + "</td>";
     } else {

@@ -37,7 +37,7 @@ const Input* fabric_for_cluster(const Report& r, const cluster::SavedResult& c, 
                                 std::string* why);
 // A cluster's localization suspects as a table, numbered from first (render_fabric.cpp).
 std::string suspects_table(const cluster::SavedResult& c, const std::string& label, int first);
-std::string rdma_host(const RdmaEnd& e);      // render_rdma.cpp: the name, else the address
+std::string rdma_host(const rdma::Endpoint& e);      // render_rdma.cpp: the name, else the address
 
 // A finding's docs link: docs_url + "docs/checks.md#link-port_down"; without docs_url, under
 // default_docs_url().

@@ -13,17 +13,17 @@ namespace fabscope::report {
 
 namespace {
 
-std::string endpoint(const RdmaEnd& e) {
+std::string endpoint(const rdma::Endpoint& e) {
   std::string s = rdma_host(e);
   if (!e.device.empty()) s += " " + e.device + ":" + std::to_string(e.port);
   if (!e.netdev.empty()) s += " (" + e.netdev + ")";
   return s;
 }
 
-std::string what(const RdmaDoc& d) {
-  std::string s = d.op + " " + d.test;
-  if (d.qps > 1) s += ", " + std::to_string(d.qps) + " QPs";
-  if (d.bidirectional) s += ", bidirectional";
+std::string what(const rdma::Result& d) {
+  std::string s = std::string(rdma::to_string(d.options.op)) + " " + rdma::to_string(d.options.test);
+  if (d.options.qps > 1) s += ", " + std::to_string(d.options.qps) + " QPs";
+  if (d.options.bidirectional) s += ", bidirectional";
   return s;
 }
 
@@ -41,9 +41,9 @@ LineChart bw_chart(const std::vector<const Input*>& runs, int k) {
   c.y_label = "bandwidth (Gb/s)";
   std::vector<RunLimit> limits;
   for (std::size_t i = 0; i < runs.size(); ++i) {
-    const RdmaDoc& d = runs[i]->rdma;
+    const rdma::Result& d = runs[i]->rdma;
     PlotSeries s;
-    s.label = runs[i]->label + " " + d.op + " (" + d.role + ")";
+    s.label = runs[i]->label + " " + rdma::to_string(d.options.op) + " (" + d.role + ")";
     s.colour = s.marker = static_cast<int>(i);
     for (const auto& z : d.sizes) {
       if (z.bytes == 0) continue;
@@ -58,9 +58,9 @@ LineChart bw_chart(const std::vector<const Input*>& runs, int k) {
     c.series.push_back(std::move(s));
     // A software device's rate (rxe, siw) is nominal: no limit line that would only squash the curve.
     if (d.local.rate_gbps && *d.local.rate_gbps > 0 && !d.local.software) {
-      double lim = *d.local.rate_gbps * (d.bidirectional ? 2 : 1);
+      double lim = *d.local.rate_gbps * (d.options.bidirectional ? 2 : 1);
       limits.push_back({runs[i]->label, static_cast<int>(i), lim,
-                        "port rate " + fmt(lim, 0) + " Gb/s" + (d.bidirectional ? " (both directions)" : ""), span});
+                        "port rate " + fmt(lim, 0) + " Gb/s" + (d.options.bidirectional ? " (both directions)" : ""), span});
     }
   }
   // A port's rate belongs to the runs on that port: drawn for them, not across every run.
@@ -69,12 +69,12 @@ LineChart bw_chart(const std::vector<const Input*>& runs, int k) {
 }
 
 LineChart lat_chart(const Input& in, int k) {
-  const RdmaDoc& d = in.rdma;
+  const rdma::Result& d = in.rdma;
   LineChart c;
   c.id = "plot-rdma-lat-" + std::to_string(k);
   c.title = in.label + ": latency percentiles against message size";
   c.x_label = "message size (bytes, log scale)";
-  c.y_label = std::string(d.op == "read" ? "round-trip" : "one-way") + " latency (log scale)";
+  c.y_label = std::string(d.options.op == rdma::Op::Read ? "round-trip" : "one-way") + " latency (log scale)";
   c.y_log10 = true;
   const char* names[] = {"min", "median", "p99", "max"};
   for (int q = 0; q < 4; ++q) {
@@ -98,7 +98,7 @@ LineChart lat_chart(const Input& in, int k) {
 }
 
 std::string rdma_numbers_table(const Input& in) {
-  const RdmaDoc& d = in.rdma;
+  const rdma::Result& d = in.rdma;
   std::string o = "<div class=\"scroll\"><table class=\"numbers rdma-sizes\" data-run=\"" + esc(in.label) +
                   "\" data-sizes=\"" + std::to_string(d.sizes.size()) +
                   "\"><thead><tr><th>size</th><th>Gb/s</th><th>MiB/s</th><th>Mpps</th><th>messages</th>"
@@ -126,7 +126,7 @@ std::string rdma_numbers_table(const Input& in) {
 
 // The kernel's hostname before anything sets it is "(none)" (a VM booted straight into an
 // initramfs): no name, so the address stands for the host.
-std::string rdma_host(const RdmaEnd& e) {
+std::string rdma_host(const rdma::Endpoint& e) {
   if (e.host.empty() || e.host == "(none)") return e.address.empty() ? e.host : e.address;
   return e.host;
 }
@@ -134,7 +134,7 @@ std::string rdma_host(const RdmaEnd& e) {
 std::string render_rdma(const Report& r) {
   std::vector<const Input*> bw, lat;
   for (const auto& in : r.inputs)
-    if (in.kind == InputKind::Rdma) (in.rdma.test == "lat" ? lat : bw).push_back(&in);
+    if (in.kind == InputKind::Rdma) (in.rdma.options.test == rdma::Test::Lat ? lat : bw).push_back(&in);
   if (bw.empty() && lat.empty()) return "";
   std::string o = "<section id=\"rdma\"><h2>RDMA point to point</h2><p class=\"muted\">fabscope rdma "
                   "between two hosts: bandwidth in Gb/s (10<sup>9</sup> bits per second) of each message "
@@ -143,13 +143,13 @@ std::string render_rdma(const Report& r) {
        "<th>peer</th><th>path MTU</th><th>sizes</th><th>verdict</th></tr></thead><tbody>";
   for (const auto* list : {&bw, &lat})
     for (const Input* in : *list) {
-      const RdmaDoc& d = in->rdma;
+      const rdma::Result& d = in->rdma;
       o += "<tr class=\"run\" data-run=\"" + esc(in->label) + "\" data-sizes=\"" + std::to_string(d.sizes.size()) +
            "\"><td class=\"mono\">" + esc(in->label) + "</td><td>" + esc(what(d)) + ", " + esc(d.role) +
-           (d.oob.empty() ? "" : ", " + esc(d.oob)) + "</td><td>" + esc(endpoint(d.local)) + "</td><td>" +
+           ", " + esc(rdma::to_string(d.options.oob)) + "</td><td>" + esc(endpoint(d.local)) + "</td><td>" +
            esc(endpoint(d.remote)) + "</td><td class=\"num\">" +
            (d.path_mtu ? std::to_string(*d.path_mtu) + " B" : std::string("?")) + "</td><td class=\"num\">" +
-           std::to_string(d.sizes.size()) + (d.sizes_asked > d.sizes.size() ? " of " + std::to_string(d.sizes_asked) : "") +
+           std::to_string(d.sizes.size()) + (d.options.sizes_bytes.size() > d.sizes.size() ? " of " + std::to_string(d.options.sizes_bytes.size()) : "") +
            "</td><td>" + (d.completed ? "" : "<b class=\"sev sev-fail\">not completed</b> ") + verdict_html(d.verdict) +
            "</td></tr>";
     }
@@ -172,7 +172,7 @@ std::string render_rdma(const Report& r) {
     LineChart c = lat_chart(*in, ++k);
     o += "<h3>Latency: " + esc(in->label) + "</h3><figure>" + render_line_chart(c) + "<figcaption>" +
          render_legend(c) + "Minimum, median, 99th percentile and maximum of " +
-         (in->rdma.op == "read" ? "the round trip" : "the one-way latency (half the round trip)") +
+         (in->rdma.options.op == rdma::Op::Read ? "the round trip" : "the one-way latency (half the round trip)") +
          " of each size.</figcaption></figure>" + rdma_numbers_table(*in);
   }
   o += "</section>";

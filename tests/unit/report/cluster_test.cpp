@@ -256,10 +256,10 @@ TEST(ReportCluster, BadDocuments_AreRefusedNamingFileAndField) {
 TEST(ReportRdma, BwFixture_GivesSizesEndpointsAndVerdict) {
   Input in = fixture_input("rdma-vm/write-bw-64k.client.json");
   ASSERT_EQ(in.kind, InputKind::Rdma);
-  const RdmaDoc& d = in.rdma;
+  const fabscope::rdma::Result& d = in.rdma;
   EXPECT_EQ(d.role, "client");
-  EXPECT_EQ(d.test, "bw");
-  EXPECT_EQ(d.op, "write");
+  EXPECT_EQ(std::string(fabscope::rdma::to_string(d.options.test)), "bw");
+  EXPECT_EQ(std::string(fabscope::rdma::to_string(d.options.op)), "write");
   EXPECT_EQ(d.local.device, "rxe1");
   EXPECT_EQ(d.remote.device, "rxe0");
   EXPECT_TRUE(d.local.software);

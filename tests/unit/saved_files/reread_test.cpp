@@ -31,6 +31,7 @@
 #include "job/analysis.hpp"
 #include "probe/replay.hpp"
 #include "probe/saved.hpp"
+#include "rdma/types.hpp"
 #include "report/load.hpp"
 #include "fabric/model.hpp"
 #include "support/fixtures.hpp"
@@ -83,7 +84,13 @@ const std::vector<Rule>& rules() {
       {"fabscope.check", {{"report", through_report}}},
       {"fabscope.doctor", {{"report", through_report}}},
       {"fabscope.bench", {{"report", through_report}}},
-      {"fabscope.rdma", {{"report", through_report}}},
+      {"fabscope.rdma",
+       {{"rdma (rdma::result_from_json)",
+         [](const Document& d) {
+           const rdma::Result r = rdma::result_from_json(d.file.string(), d.doc);
+           EXPECT_EQ(r.sizes.size(), d.doc.at("sizes").size());
+         }},
+        {"report", through_report}}},
       {"fabscope.metrics", {{"report (--mesh, --job)", through_report}}},
       {"fabscope.tune",
        {{"tune --launch (tune::tune_result_from_json)",
