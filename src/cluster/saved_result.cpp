@@ -76,17 +76,21 @@ SavedLocalization localization_from(const Fields& l, int world) {
     SavedSuspect y;
     y.kind = s.str("kind");
     y.name = s.str("name");
+    // Node indexes point into the fabric file of an InfiniBand run; a suspect placed by LLDP
+    // neighbours (RoCE: a top-of-rack switch, its uplinks, a host's cable) has none.
     if (y.kind == "switch") {
-      y.a_node = node_index(s, "node_index");
-    } else if (y.kind == "cable" || y.kind == "host_cable") {
-      Fields a = s.object("a"), b = s.object("b");
-      y.a_node = node_index(a, "node_index");
-      y.a_port = port_number(a, "port");
-      y.b_node = node_index(b, "node_index");
-      y.b_port = port_number(b, "port");
+      if (s.has("node_index")) y.a_node = node_index(s, "node_index");
+    } else if (y.kind == "cable" || y.kind == "host_cable" || y.kind == "uplinks") {
+      if (s.has("a") || s.has("b")) {
+        Fields a = s.object("a"), b = s.object("b");
+        y.a_node = node_index(a, "node_index");
+        y.a_port = port_number(a, "port");
+        y.b_node = node_index(b, "node_index");
+        y.b_port = port_number(b, "port");
+      }
       y.both_directions = flag(s, "both_directions");
     } else {
-      s.fail("kind", "expected cable, host_cable or switch, got \"" + y.kind.substr(0, 40) + "\"");
+      s.fail("kind", "expected cable, host_cable, switch or uplinks, got \"" + y.kind.substr(0, 40) + "\"");
     }
     if (s.has("host_rank")) y.host_rank = rank_field(s, "host_rank", world);
     y.explained = count(s, "explained");

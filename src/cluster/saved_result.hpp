@@ -31,9 +31,10 @@ struct SavedNode {
 // `localization` (cluster --fabric): the cables and switches the slow pairs share. Node indexes
 // point into the fabric file the cluster run was given; only their form is checked here.
 struct SavedSuspect {
-  std::string kind;  // "cable", "host_cable", "switch"
+  std::string kind;  // "cable", "host_cable", "switch", "uplinks" (RoCE: a switch's uplinks)
   std::string name;  // "S-leaf03:33 -> S-spine01:4" (" <-> " both directions), or the switch's
-  int a_node = -1, a_port = 0, b_node = -1, b_port = 0;  // switch: a_node only
+  // Into the fabric file's nodes; switch: a_node only; -1 when placed by LLDP neighbours (RoCE).
+  int a_node = -1, a_port = 0, b_node = -1, b_port = 0;
   bool both_directions = false;
   int host_rank = -1;
   std::size_t explained = 0, slow_crossing = 0, fast_crossing = 0;

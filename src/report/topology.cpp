@@ -240,6 +240,7 @@ std::string localization_mismatch(const fabric::Subnet& s, const cluster::SavedL
   for (std::size_t k = 0; k < l.suspects.size(); ++k) {
     const cluster::SavedSuspect& x = l.suspects[k];
     const std::string which = "suspect #" + std::to_string(k + 1) + " \"" + x.name + "\"";
+    if (x.a_node < 0) return which + " was placed by LLDP neighbours, not in a fabric";
     if (x.kind == "switch") {
       if (x.a_node >= count) return which + " is node " + std::to_string(x.a_node) + ", beyond this fabric's nodes";
       if (!is_switch(s, x.a_node) || s.name(x.a_node) != x.name)

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "cluster/saved.hpp"
+#include "cluster/saved_result.hpp"
 #include "core/error.hpp"
 #include "support/fixtures.hpp"
 
@@ -99,6 +100,36 @@ TEST(SavedRun, DuplicateRankOrPair_IsRefusedNamingIt) {
   for (int i = 0; i < 11; ++i) too_many["pairwise"]["pairs"].push_back(doc["pairwise"]["pairs"][0]);
   EXPECT_NE(error_of(too_many).find("more than a world of 5 has"), std::string::npos) << error_of(too_many);
   EXPECT_EQ(error_of(doc), "");
+}
+
+// A RoCE run locates by LLDP neighbours: its suspects (a switch's uplinks, the switch, a host's
+// cable) carry no node index into a fabric file, and read back without one.
+TEST(SavedResult, SuspectsPlacedByLldp_ReadWithoutNodeIndexes) {
+  json doc = fixture_json("cluster-runs/vm5-slow-node.json");
+  doc["localization"] = json::parse(R"({"attempted": true, "why_not": "", "fabric_source": "LLDP neighbours",
+      "threshold_gbps": 5.0, "observations": 20, "slow": 8, "fast": 12, "unrouted": 0, "unexplained": 0,
+      "suspects": [{"kind": "uplinks", "name": "tor1 uplinks", "both_directions": true, "explained": 8,
+                    "slow_crossing": 8, "fast_crossing": 0, "alternatives": [], "examples": []},
+                   {"kind": "switch", "name": "tor1", "explained": 0, "slow_crossing": 8, "fast_crossing": 0,
+                    "alternatives": [], "examples": []},
+                   {"kind": "host_cable", "name": "tor1:7 - node2", "both_directions": false, "host_rank": 2,
+                    "explained": 0, "slow_crossing": 4, "fast_crossing": 0, "alternatives": [], "examples": []}],
+      "notes": []})");
+  const SavedResult r = saved_result_from_json("r.json", doc);
+  ASSERT_EQ(r.localization.suspects.size(), 3u);
+  EXPECT_EQ(r.localization.suspects[0].kind, "uplinks");
+  EXPECT_EQ(r.localization.suspects[0].a_node, -1);
+  EXPECT_EQ(r.localization.suspects[1].a_node, -1);
+  EXPECT_EQ(r.localization.suspects[2].host_rank, 2);
+  EXPECT_NO_THROW(saved_run_from_json(doc));
+  doc["localization"]["suspects"][0]["kind"] = "router";
+  try {
+    (void)saved_result_from_json("r.json", doc);
+    FAIL() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "r.json: field 'localization.suspects[0].kind': expected cable, host_cable, switch or uplinks, got \"router\"");
+  }
 }
 
 }  // namespace
