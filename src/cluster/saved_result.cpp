@@ -171,20 +171,25 @@ SavedResult saved_result_from_json(const std::string& file, const json& doc) {
   if (top.has("missing"))
     for (const auto& m : top.array("missing")) c.missing.emplace_back(m.str("name"), m.str_or("reason", ""));
 
-  for (const auto& a : top.array("attributes")) {
-    SavedAttribute x;
-    x.key = a.str("key");
-    x.title = a.str_or("title", x.key);
-    x.finding_id = a.str_or("finding_id", "");
-    x.reference = a.str_or("reference", "");
-    x.reference_count = static_cast<int>(a.opt_int("reference_count").value_or(0));
-    x.tie = flag(a, "tie");
-    x.values = a.strings("values");
-    if (x.values.size() != c.nodes.size())
-      a.fail("values", "holds " + std::to_string(x.values.size()) + " values for " +
-                           std::to_string(c.nodes.size()) + " nodes");
-    x.odd = a.strings("odd");
-    c.attributes.push_back(std::move(x));
+  // attributes, findings and summary: present in every file fabscope writes; a result put
+  // together by another program for `cluster --from` may leave them out (the report needs them
+  // and says so: report/cluster_input.cpp).
+  if (top.has("attributes")) {
+    for (const auto& a : top.array("attributes")) {
+      SavedAttribute x;
+      x.key = a.str("key");
+      x.title = a.str_or("title", x.key);
+      x.finding_id = a.str_or("finding_id", "");
+      x.reference = a.str_or("reference", "");
+      x.reference_count = static_cast<int>(a.opt_int("reference_count").value_or(0));
+      x.tie = flag(a, "tie");
+      x.values = a.strings("values");
+      if (x.values.size() != c.nodes.size())
+        a.fail("values", "holds " + std::to_string(x.values.size()) + " values for " +
+                             std::to_string(c.nodes.size()) + " nodes");
+      x.odd = a.strings("odd");
+      c.attributes.push_back(std::move(x));
+    }
   }
 
   Fields pw = top.object("pairwise");
@@ -229,9 +234,20 @@ SavedResult saved_result_from_json(const std::string& file, const json& doc) {
 
   if (auto l = top.optional_object("localization")) c.localization = localization_from(*l, c.world);
 
-  c.findings = core::findings_from(top, "findings");
+  if (top.has("findings")) c.findings = core::findings_from(top, "findings");
   if (top.has("drain"))
     for (const auto& d : top.array("drain")) c.drain.push_back(d.str("command"));
+  if (!top.has("summary")) {  // counted from the findings, as the writer counts them
+    Severity worst = Severity::Ok;
+    for (const auto& f : c.findings) {
+      c.fail += f.severity == Severity::Fail;
+      c.warn += f.severity == Severity::Warn;
+      c.info += f.severity == Severity::Info;
+      worst = std::max(worst, f.severity);
+    }
+    c.worst = to_string(worst);
+    return c;
+  }
   Fields s = top.object("summary");
   c.fail = static_cast<int>(s.integer("fail"));
   c.warn = static_cast<int>(s.integer("warn"));

@@ -18,6 +18,10 @@ constexpr std::int64_t kMaxWorld = 65536;
 cluster::SavedResult cluster_from_json(const std::string& file, const json& doc) {
   cluster::SavedResult c = cluster::saved_result_from_json(file, doc);
   const core::Fields top(file, doc);
+  // The module's reader lets a hand-made result for `cluster --from` leave these out; a report
+  // shows them, and every file fabscope writes has them.
+  for (const char* key : {"attributes", "findings", "summary"})
+    if (!top.has(key)) top.fail(key, "missing");
   if (c.world_written > kMaxWorld)
     top.fail("world", "expected 0 to " + std::to_string(kMaxWorld) + " ranks, got " + std::to_string(c.world_written));
   if (c.world > kMaxWorld) {
