@@ -171,9 +171,9 @@ SavedResult saved_result_from_json(const std::string& file, const json& doc) {
   if (top.has("missing"))
     for (const auto& m : top.array("missing")) c.missing.emplace_back(m.str("name"), m.str_or("reason", ""));
 
-  // attributes, findings and summary: present in every file fabscope writes; a result put
-  // together by another program for `cluster --from` may leave them out (the report needs them
-  // and says so: report/cluster_input.cpp).
+  // attributes, findings, summary and pairwise.slow_nodes/slow_links: present in every file
+  // fabscope writes; a result put together by another program for `cluster --from` may leave
+  // them out (the report needs them and says so: report/cluster_input.cpp).
   if (top.has("attributes")) {
     for (const auto& a : top.array("attributes")) {
       SavedAttribute x;
@@ -214,22 +214,26 @@ SavedResult saved_result_from_json(const std::string& file, const json& doc) {
   c.median_gbps = gbps_field(pw, "median_gbps");
   c.mad_gbps = gbps_field(pw, "mad_gbps");
   c.threshold_gbps = pw.opt_num("threshold_gbps");
-  for (const auto& s : pw.array("slow_nodes")) {
-    SavedSlowNode x;
-    x.rank = rank_field(s, "rank", c.world);
-    x.pairs = static_cast<std::size_t>(s.opt_int("pairs").value_or(0));
-    x.slow_pairs = static_cast<std::size_t>(s.opt_int("slow_pairs").value_or(0));
-    x.median_gbps = gbps_field(s, "median_gbps");
-    c.slow_nodes.push_back(x);
+  if (pw.has("slow_nodes")) {
+    for (const auto& s : pw.array("slow_nodes")) {
+      SavedSlowNode x;
+      x.rank = rank_field(s, "rank", c.world);
+      x.pairs = static_cast<std::size_t>(s.opt_int("pairs").value_or(0));
+      x.slow_pairs = static_cast<std::size_t>(s.opt_int("slow_pairs").value_or(0));
+      x.median_gbps = gbps_field(s, "median_gbps");
+      c.slow_nodes.push_back(x);
+    }
   }
-  for (const auto& s : pw.array("slow_links")) {
-    SavedSlowLink x;
-    x.a = rank_field(s, "a", c.world);
-    x.b = rank_field(s, "b", c.world);
-    x.gbps = gbps_field(s, "gbps");
-    x.a_median_gbps = gbps_field(s, "a_median_gbps");
-    x.b_median_gbps = gbps_field(s, "b_median_gbps");
-    c.slow_links.push_back(x);
+  if (pw.has("slow_links")) {
+    for (const auto& s : pw.array("slow_links")) {
+      SavedSlowLink x;
+      x.a = rank_field(s, "a", c.world);
+      x.b = rank_field(s, "b", c.world);
+      x.gbps = gbps_field(s, "gbps");
+      x.a_median_gbps = gbps_field(s, "a_median_gbps");
+      x.b_median_gbps = gbps_field(s, "b_median_gbps");
+      c.slow_links.push_back(x);
+    }
   }
 
   if (auto l = top.optional_object("localization")) c.localization = localization_from(*l, c.world);

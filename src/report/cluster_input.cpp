@@ -22,6 +22,9 @@ cluster::SavedResult cluster_from_json(const std::string& file, const json& doc)
   // shows them, and every file fabscope writes has them.
   for (const char* key : {"attributes", "findings", "summary"})
     if (!top.has(key)) top.fail(key, "missing");
+  const core::Fields pairwise = top.object("pairwise");
+  for (const char* key : {"slow_nodes", "slow_links"})
+    if (!pairwise.has(key)) pairwise.fail(key, "missing");
   if (c.world_written > kMaxWorld)
     top.fail("world", "expected 0 to " + std::to_string(kMaxWorld) + " ranks, got " + std::to_string(c.world_written));
   if (c.world > kMaxWorld) {
