@@ -242,14 +242,11 @@ SavedResult saved_result_from_json(const std::string& file, const json& doc) {
   if (top.has("drain"))
     for (const auto& d : top.array("drain")) c.drain.push_back(d.str("command"));
   if (!top.has("summary")) {  // counted from the findings, as the writer counts them
-    Severity worst = Severity::Ok;
-    for (const auto& f : c.findings) {
-      c.fail += f.severity == Severity::Fail;
-      c.warn += f.severity == Severity::Warn;
-      c.info += f.severity == Severity::Info;
-      worst = std::max(worst, f.severity);
-    }
-    c.worst = to_string(worst);
+    const SeverityCounts n = count_severities(c.findings);
+    c.fail = n.fail;
+    c.warn = n.warn;
+    c.info = n.info;
+    c.worst = to_string(worst(c.findings));
     return c;
   }
   Fields s = top.object("summary");
