@@ -33,13 +33,6 @@ std::size_t count(const Fields& f, const std::string& key) {
   return static_cast<std::size_t>(v);
 }
 
-bool flag(const Fields& f, const std::string& key) {
-  if (!f.has(key)) return false;
-  const json& v = f.raw()[key];
-  if (!v.is_boolean()) f.fail(key, "expected true or false, got " + core::describe(v));
-  return v.get<bool>();
-}
-
 int node_index(const Fields& f, const std::string& key) {
   const std::int64_t v = f.integer(key);
   if (v < 0 || v > (1 << 20)) f.fail(key, "expected a node index from 0, got " + std::to_string(v));
@@ -61,7 +54,7 @@ std::string severity_word(const Fields& f, const std::string& key) {
 
 SavedLocalization localization_from(const Fields& l, int world) {
   SavedLocalization x;
-  x.attempted = flag(l, "attempted");
+  x.attempted = l.boolean_or("attempted", false);
   x.why_not = l.str_or("why_not", "");
   x.fabric_source = l.str_or("fabric_source", "");
   x.threshold_gbps = gbps_field(l, "threshold_gbps");
@@ -88,7 +81,7 @@ SavedLocalization localization_from(const Fields& l, int world) {
         y.b_node = node_index(b, "node_index");
         y.b_port = port_number(b, "port");
       }
-      y.both_directions = flag(s, "both_directions");
+      y.both_directions = s.boolean_or("both_directions", false);
     } else {
       s.fail("kind", "expected cable, host_cable, switch or uplinks, got \"" + y.kind.substr(0, 40) + "\"");
     }
@@ -182,7 +175,7 @@ SavedResult saved_result_from_json(const std::string& file, const json& doc) {
       x.finding_id = a.str_or("finding_id", "");
       x.reference = a.str_or("reference", "");
       x.reference_count = static_cast<int>(a.opt_int("reference_count").value_or(0));
-      x.tie = flag(a, "tie");
+      x.tie = a.boolean_or("tie", false);
       x.values = a.strings("values");
       if (x.values.size() != c.nodes.size())
         a.fail("values", "holds " + std::to_string(x.values.size()) + " values for " +
@@ -210,7 +203,7 @@ SavedResult saved_result_from_json(const std::string& file, const json& doc) {
     c.pairs.push_back(std::move(x));
   }
   c.measured = static_cast<std::size_t>(pw.opt_int("measured").value_or(0));
-  c.judged = flag(pw, "judged");
+  c.judged = pw.boolean_or("judged", false);
   c.median_gbps = gbps_field(pw, "median_gbps");
   c.mad_gbps = gbps_field(pw, "mad_gbps");
   c.threshold_gbps = pw.opt_num("threshold_gbps");

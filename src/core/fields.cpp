@@ -29,7 +29,7 @@ Fields::Fields(const std::string& file, const json& j, std::string path)
     : file_(&file), j_(&j), path_(std::move(path)) {}
 
 std::string Fields::where(const std::string& key) const {
-  if (path_.empty()) return key;
+  if (path_.empty() || key.empty()) return path_.empty() ? key : path_;
   if (!key.empty() && key[0] == '[') return path_ + key;
   return path_ + "." + key;
 }
@@ -72,6 +72,14 @@ std::vector<Fields> Fields::array(const std::string& key) const {
   out.reserve(v->size());
   for (std::size_t i = 0; i < v->size(); ++i)
     out.emplace_back(*file_, (*v)[i], where(key) + "[" + std::to_string(i) + "]");
+  return out;
+}
+
+std::vector<Fields> Fields::elements() const {
+  if (!j_->is_array()) fail("", "expected an array, got " + describe(*j_));
+  std::vector<Fields> out;
+  out.reserve(j_->size());
+  for (std::size_t i = 0; i < j_->size(); ++i) out.emplace_back(*file_, (*j_)[i], path_ + "[" + std::to_string(i) + "]");
   return out;
 }
 
@@ -126,6 +134,33 @@ std::uint64_t Fields::uint(const std::string& key) const {
   std::int64_t v = integer(key);
   if (v < 0) fail(key, "expected a non-negative integer, got " + std::to_string(v));
   return static_cast<std::uint64_t>(v);
+}
+
+std::vector<double> Fields::numbers(const std::string& key) const {
+  const json* v = at(key);
+  if (!v) fail(key, "missing");
+  if (!v->is_array()) fail(key, "expected an array of numbers, got " + describe(*v));
+  std::vector<double> out;
+  out.reserve(v->size());
+  for (std::size_t i = 0; i < v->size(); ++i) {
+    const json& x = (*v)[i];
+    if (!x.is_number()) fail(key + "[" + std::to_string(i) + "]", "expected a number, got " + describe(x));
+    const double d = x.get<double>();
+    if (!std::isfinite(d)) fail(key + "[" + std::to_string(i) + "]", "not a finite number");
+    out.push_back(d);
+  }
+  return out;
+}
+
+bool Fields::boolean(const std::string& key) const {
+  const json* v = at(key);
+  if (!v) fail(key, "missing");
+  if (!v->is_boolean()) fail(key, "expected true or false, got " + describe(*v));
+  return v->get<bool>();
+}
+
+bool Fields::boolean_or(const std::string& key, bool def) const {
+  return has(key) ? boolean(key) : def;
 }
 
 std::vector<std::string> Fields::strings(const std::string& key) const {

@@ -23,6 +23,7 @@ class Fields {
   // The object at a key (or an array element); throws when missing or not an object/array.
   Fields object(const std::string& key) const;
   std::vector<Fields> array(const std::string& key) const;  // elements of an array key
+  std::vector<Fields> elements() const;  // this value's own elements (an array in an array)
   std::optional<Fields> optional_object(const std::string& key) const;  // null or missing: nullopt
 
   std::string str(const std::string& key) const;                       // required string
@@ -33,6 +34,9 @@ class Fields {
   std::optional<std::int64_t> opt_int(const std::string& key) const;
   std::uint64_t uint(const std::string& key) const;                    // >= 0
   std::vector<std::string> strings(const std::string& key) const;      // missing: empty
+  std::vector<double> numbers(const std::string& key) const;           // required, finite numbers
+  bool boolean(const std::string& key) const;                          // required true/false
+  bool boolean_or(const std::string& key, bool def) const;             // missing/null: def
 
   bool has(const std::string& key) const;
   const json& raw() const { return *j_; }

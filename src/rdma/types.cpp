@@ -224,13 +224,6 @@ void to_json(json& j, const Result& v) {
 
 namespace {
 
-bool flag(const core::Fields& f, const std::string& key, bool def) {
-  if (!f.has(key)) return def;
-  const json& v = f.raw()[key];
-  if (!v.is_boolean()) f.fail(key, "expected true or false, got " + core::describe(v));
-  return v.get<bool>();
-}
-
 double non_negative(const core::Fields& f, const std::string& key) {
   const double v = f.num(key);
   if (v < 0) f.fail(key, "negative: " + std::to_string(v));
@@ -267,7 +260,7 @@ Options options_from(const core::Fields& o) {
   x.duration_s = o.opt_num("duration_s");
   x.qps = opt_in_range<int>(o, "qps").value_or(1);
   x.tx_depth = opt_in_range<int>(o, "tx_depth").value_or(0);
-  x.bidirectional = flag(o, "bidirectional", false);
+  x.bidirectional = o.boolean_or("bidirectional", false);
   const std::string oob = o.str_or("oob", "cm");
   if (oob != "cm" && oob != "tcp") o.fail("oob", "expected \"cm\" or \"tcp\", got \"" + oob + "\"");
   x.oob = oob_from_string(oob);
@@ -289,7 +282,7 @@ Endpoint endpoint_from(const core::Fields& e) {
   x.lid = opt_in_range<std::uint32_t>(e, "lid");
   x.active_mtu = opt_in_range<int>(e, "active_mtu");
   x.rate_gbps = e.opt_num("rate_gbps");
-  x.software = flag(e, "software", false);
+  x.software = e.boolean_or("software", false);
   return x;
 }
 
@@ -316,7 +309,7 @@ SizeResult size_from(const core::Fields& s) {
     x.latency = lat;
   }
   if (s.has("peer_total_bytes")) x.peer_total_bytes = s.uint("peer_total_bytes");
-  if (s.has("data_verified")) x.data_verified = flag(s, "data_verified", false);
+  if (s.has("data_verified")) x.data_verified = s.boolean_or("data_verified", false);
   return x;
 }
 
@@ -343,7 +336,7 @@ Result result_from_json(const std::string& file, const json& doc) {
   for (const auto& s : top.array("sizes")) r.sizes.push_back(size_from(s));
   r.efficiency = top.opt_num("efficiency");
   r.verdict = top.str_or("verdict", "");
-  r.completed = flag(top, "completed", false);
+  r.completed = top.boolean_or("completed", false);
   r.findings = core::findings_from(top, "findings");
   return r;
 }

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "core/error.hpp"
 #include "core/fields.hpp"
@@ -78,6 +79,22 @@ TEST(Describe, NamesTheTypeAndCutsLongStrings) {
   EXPECT_EQ(describe(json(true)), "boolean true");
   EXPECT_EQ(describe(json(std::string(50, 'a'))), "string \"" + std::string(40, 'a') + "...\"");
   EXPECT_EQ(describe(json::array()), "an array");
+}
+
+TEST(Fields, BooleansAndNumberArrays) {
+  const json j = json::parse(R"({"t": true, "n": null, "s": "yes", "xs": [1, 2.5], "bad": [1, "2"], "o": {}})");
+  const Fields top(kFieldsFile, j);
+  EXPECT_TRUE(top.boolean("t"));
+  EXPECT_TRUE(top.boolean_or("n", true));   // null: the default
+  EXPECT_FALSE(top.boolean_or("gone", false));
+  EXPECT_EQ(field_error([&] { (void)top.boolean("n"); }), "r.json: field 'n': expected true or false, got null");
+  EXPECT_EQ(field_error([&] { (void)top.boolean("gone"); }), "r.json: field 'gone': missing");
+  EXPECT_EQ(field_error([&] { (void)top.boolean_or("s", false); }),
+            "r.json: field 's': expected true or false, got string \"yes\"");
+  EXPECT_EQ(top.numbers("xs"), (std::vector<double>{1, 2.5}));
+  EXPECT_EQ(field_error([&] { (void)top.numbers("bad"); }), "r.json: field 'bad[1]': expected a number, got string \"2\"");
+  EXPECT_EQ(field_error([&] { (void)top.numbers("o"); }), "r.json: field 'o': expected an array of numbers, got an object");
+  EXPECT_EQ(field_error([&] { (void)top.object("o").numbers("xs"); }), "r.json: field 'o.xs': missing");
 }
 
 }  // namespace
