@@ -10,6 +10,7 @@
 #include "core/strings.hpp"
 #include "report/metric_samples.hpp"
 #include "report/nccl_tests.hpp"
+#include "tune/saved_result.hpp"
 
 namespace fabscope::report {
 
@@ -124,7 +125,7 @@ Input input_from_json(const std::string& file, const json& doc, std::optional<In
   switch (known->kind) {
     case InputKind::Node: in.node = node_from_json(file, doc, in.schema == "fabscope.doctor"); break;
     case InputKind::Bench: in.bench = bench_from_json(file, doc); break;
-    case InputKind::Tune: in.tune = tune_from_json(file, doc); break;
+    case InputKind::Tune: in.tune = tune::saved_result_from_json(file, doc); break;
     case InputKind::Cluster: in.cluster = cluster_from_json(file, doc); break;
     case InputKind::Rdma: in.rdma = rdma_from_json(file, doc); break;
     case InputKind::Fabric: in.fabric = fabric_from_json(file, doc); break;

@@ -80,11 +80,10 @@ Input metrics_input(const std::string& file, const std::string& node, std::strin
 // "runs/default.json" -> "default".
 std::string label_for(const std::string& path);
 
-// Filled by node_input.cpp, bench_input.cpp, tune_input.cpp, cluster_input.cpp, rdma_input.cpp,
-// fabric_input.cpp.
+// Filled by node_input.cpp, bench_input.cpp, cluster_input.cpp, rdma_input.cpp,
+// fabric_input.cpp; a tune result by tune::saved_result_from_json.
 NodeDoc node_from_json(const std::string& file, const json& doc, bool doctor);
 BenchRun bench_from_json(const std::string& file, const json& doc);
-TuneDoc tune_from_json(const std::string& file, const json& doc);
 cluster::SavedResult cluster_from_json(const std::string& file, const json& doc);
 rdma::Result rdma_from_json(const std::string& file, const json& doc);
 FabricDoc fabric_from_json(const std::string& file, const json& doc);  // fabric_input.cpp

@@ -12,6 +12,7 @@
 #include "core/finding.hpp"
 #include "fabric/model.hpp"
 #include "rdma/types.hpp"
+#include "tune/saved_result.hpp"
 
 namespace fabscope::report {
 
@@ -77,37 +78,8 @@ struct BenchPeak {
 };
 BenchPeak bench_peak(const BenchRun& b);
 
-// `fabscope tune --json` / tune.json: per collective and size, NCCL's default against the
-// choice written to the tuner table, with the verified speedup.
-struct TuneSize {
-  std::uint64_t bytes = 0;
-  std::optional<double> default_busbw_gbytes_per_s, written_busbw_gbytes_per_s;
-  std::string written;  // choice label: "ring/simple/24ch" or "NCCL default"
-  bool verified = false, kept_tuned = false;
-  std::optional<double> speedup;                     // default time / tuned time
-  std::optional<std::pair<double, double>> speedup_ci95;
-  std::string reason;
-};
-
-struct TuneCollective {
-  std::string collective;
-  std::size_t candidates = 0;  // besides NCCL's default
-  std::vector<TuneSize> sizes;
-};
-
-struct TuneRow {  // one row of the tuner table written
-  std::string collective, choice;
-  std::uint64_t min_bytes = 0, max_bytes = 0;
-};
-
-struct TuneDoc {
-  bool simulated = false;
-  std::string source;
-  std::optional<int> nranks, nnodes;
-  std::vector<TuneCollective> collectives;
-  std::vector<TuneRow> table;
-  std::vector<std::string> advice;
-};
+// `fabscope tune --json` (fabscope.tune) is read as the tune module's tune::SavedResult
+// (tune/saved_result.hpp): the run, the table rows written and the bucket advice.
 
 // `fabscope cluster --json` (fabscope.cluster) is read as the cluster module's
 // cluster::SavedResult (cluster/saved_result.hpp).
@@ -193,7 +165,7 @@ struct Input {
   InputKind kind = InputKind::Node;
   NodeDoc node;         // kind == Node
   BenchRun bench;       // kind == Bench
-  TuneDoc tune;         // kind == Tune
+  tune::SavedResult tune;  // kind == Tune
   cluster::SavedResult cluster;  // kind == Cluster
   rdma::Result rdma;    // kind == Rdma
   FabricDoc fabric;     // kind == Fabric

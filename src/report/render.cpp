@@ -149,26 +149,26 @@ std::string render_summary(const Report& r) {
       for (const auto& x : d) s += (s.empty() ? "" : ", ") + x;
       o += esc(s) + "</td>";
     } else if (in.kind == InputKind::Tune) {
-      const auto& t = in.tune;
+      const tune::TuneResult& t = in.tune.run;
       int kept = 0, sizes = 0;
       double best = 1;
       for (const auto& c : t.collectives)
         for (const auto& z : c.sizes) {
           ++sizes;
-          if (z.kept_tuned) {
+          if (z.verdict.keep_tuned) {
             ++kept;
-            if (z.speedup) best = std::max(best, *z.speedup);
+            if (z.verdict.pairs > 0) best = std::max(best, z.verdict.speedup);
           }
         }
       std::string colls;
-      for (const auto& c : t.collectives) colls += (colls.empty() ? "" : ", ") + c.collective;
-      o += "<td data-label=\"nodes\">" + (t.nranks ? std::to_string(*t.nranks) + " ranks" : std::string("?")) +
-           (t.nnodes ? " on " + std::to_string(*t.nnodes) + (*t.nnodes == 1 ? " node" : " nodes") : std::string()) +
-           "</td><td data-label=\"verdict\">" + (t.simulated ? "<b class=\"sev sev-warn\">SIMULATED</b> " : "") +
-           std::to_string(kept) + " of " + std::to_string(sizes) + " sizes tuned" +
-           (kept ? ", best +" + fmt((best - 1) * 100, 1) + "%" : std::string()) + ", " +
-           std::to_string(t.table.size()) + " table rows</td><td data-label=\"setup\">" + esc(colls) + "<br>" +
-           esc(t.source) + "</td>";
+      for (const auto& c : t.collectives)
+        colls += (colls.empty() ? "" : ", ") + std::string(bench::describe(c.collective).name);
+      o += "<td data-label=\"nodes\">" + std::to_string(t.nranks) + " ranks on " + std::to_string(t.nnodes) +
+           (t.nnodes == 1 ? " node" : " nodes") + "</td><td data-label=\"verdict\">" +
+           (t.simulated ? "<b class=\"sev sev-warn\">SIMULATED</b> " : "") + std::to_string(kept) + " of " +
+           std::to_string(sizes) + " sizes tuned" + (kept ? ", best +" + fmt((best - 1) * 100, 1) + "%" : std::string()) +
+           ", " + std::to_string(in.tune.table.size()) + " table rows</td><td data-label=\"setup\">" + esc(colls) +
+           "<br>" + esc(t.source) + "</td>";
     } else if (in.kind == InputKind::Cluster) {
       const auto& c = in.cluster;
       std::string verdict = "<span class=\"sev sev-" + esc(c.worst) + "\">" + esc(c.worst) + "</span> (" +

@@ -13,6 +13,11 @@ namespace {
 
 std::string pct(double speedup) { return (speedup >= 1 ? "+" : "") + fmt((speedup - 1) * 100, 1) + "%"; }
 
+// The speedup of a size with its 95% interval, "+3.1% [+1.2%, +5.0%]"; "" when not verified.
+std::string gain_text(const tune::Verdict& v) {
+  if (v.pairs <= 0) return "";
+  return pct(v.speedup) + " [" + pct(v.speedup_lo) + ", " + pct(v.speedup_hi) + "]";
+}
 
 }  // namespace
 
@@ -21,7 +26,7 @@ std::string render_tune(const Report& r) {
   int k = 0;
   for (const auto& in : r.inputs) {
     if (in.kind != InputKind::Tune) continue;
-    const TuneDoc& t = in.tune;
+    const tune::TuneResult& t = in.tune.run;
     if (o.empty())
       o = "<section id=\"tune\"><h2>Tuning</h2><p class=\"muted\">What <code>fabscope tune</code> wrote to the tuner "
           "table, against NCCL's own choice. The speedup is NCCL's default time over the tuned time, each the "
@@ -35,25 +40,24 @@ std::string render_tune(const Report& r) {
     else if (!t.source.empty())
       o += "<p class=\"muted\">" + esc(t.source) + "</p>";
     for (const auto& c : t.collectives) {
-      std::string id = "tune-" + std::to_string(k) + "-" + slug(c.collective);
-      o += "<h3 id=\"" + esc(id) + "\">" + esc(c.collective) + " <span class=\"muted\">(" +
-           std::to_string(c.candidates) + " candidates besides NCCL's default per size)</span></h3>";
+      const std::string name(bench::describe(c.collective).name);
+      std::string id = "tune-" + std::to_string(k) + "-" + slug(name);
+      o += "<h3 id=\"" + esc(id) + "\">" + esc(name) + " <span class=\"muted\">(" +
+           std::to_string(c.candidates.empty() ? 0 : c.candidates.size() - 1) +
+           " candidates besides NCCL's default per size)</span></h3>";
       LineChart gain;
       gain.id = "plot-" + id + "-gain";
-      gain.title = c.collective + ": speedup of the written choice over NCCL's default, per size";
+      gain.title = name + ": speedup of the written choice over NCCL's default, per size";
       gain.x_label = "message size (bytes, log scale)";
       gain.y_label = "speedup (default time / tuned time)";
       gain.y_from_zero = false;
       PlotSeries kept{in.label + " tuned (written)", 2, 0, false, {}};
       PlotSeries not_kept{in.label + " not faster (default kept)", 1, 1, false, {}};
       for (const auto& z : c.sizes) {
-        if (!z.speedup || z.bytes == 0) continue;
-        std::string title = in.label + ", " + c.collective + " " + format_bytes(z.bytes) + ": " + z.written + ", speedup " +
-                            pct(*z.speedup) +
-                            (z.speedup_ci95 ? " [" + pct(z.speedup_ci95->first) + ", " + pct(z.speedup_ci95->second) + "]"
-                                            : std::string()) +
-                            (z.kept_tuned ? "" : ", default kept");
-        (z.kept_tuned ? kept : not_kept).points.push_back({static_cast<double>(z.bytes), *z.speedup, title});
+        if (z.verdict.pairs <= 0 || z.bytes == 0) continue;
+        std::string title = in.label + ", " + name + " " + format_bytes(z.bytes) + ": " + tune::label(z.written) +
+                            ", speedup " + gain_text(z.verdict) + (z.verdict.keep_tuned ? "" : ", default kept");
+        (z.verdict.keep_tuned ? kept : not_kept).points.push_back({static_cast<double>(z.bytes), z.verdict.speedup, title});
       }
       for (auto* s : {&kept, &not_kept}) {
         s->markers_only = true;
@@ -66,59 +70,51 @@ std::string render_tune(const Report& r) {
 
       LineChart bw;
       bw.id = "plot-" + id + "-busbw";
-      bw.title = c.collective + ": bus bandwidth with NCCL's default and with the tuner table";
+      bw.title = name + ": bus bandwidth with NCCL's default and with the tuner table";
       bw.x_label = "message size (bytes, log scale)";
       bw.y_label = "bus bandwidth (GB/s)";
       PlotSeries def{in.label + " NCCL default", 0, 0, true, {}};
       PlotSeries tuned{in.label + " with the table", 2, 1, false, {}};
       for (const auto& z : c.sizes) {
         if (z.bytes == 0) continue;
-        if (z.default_busbw_gbytes_per_s)
-          def.points.push_back({static_cast<double>(z.bytes), *z.default_busbw_gbytes_per_s,
-                                c.collective + " " + format_bytes(z.bytes) + ": NCCL default " +
-                                    fmt(*z.default_busbw_gbytes_per_s, 2) + " GB/s"});
-        if (z.written_busbw_gbytes_per_s)
-          tuned.points.push_back({static_cast<double>(z.bytes), *z.written_busbw_gbytes_per_s,
-                                  c.collective + " " + format_bytes(z.bytes) + ": " + z.written + " " +
-                                      fmt(*z.written_busbw_gbytes_per_s, 2) + " GB/s"});
+        def.points.push_back({static_cast<double>(z.bytes), z.default_busbw,
+                              name + " " + format_bytes(z.bytes) + ": NCCL default " + fmt(z.default_busbw, 2) + " GB/s"});
+        tuned.points.push_back({static_cast<double>(z.bytes), z.written_busbw,
+                                name + " " + format_bytes(z.bytes) + ": " + tune::label(z.written) + " " +
+                                    fmt(z.written_busbw, 2) + " GB/s"});
       }
       for (auto* s : {&def, &tuned})
         if (!s->points.empty()) bw.series.push_back(std::move(*s));
       o += "<figure>" + render_line_chart(bw) + "<figcaption>" + render_legend(bw) +
            "Bus bandwidth at each measured size, NCCL's default against what the table sets.</figcaption></figure>";
 
-      o += "<details><summary>Every size of " + esc(c.collective) + " (" + std::to_string(c.sizes.size()) +
+      o += "<details><summary>Every size of " + esc(name) + " (" + std::to_string(c.sizes.size()) +
            ")</summary><div class=\"scroll\"><table class=\"tune-sizes\"><thead><tr><th>size</th>"
            "<th>default busbw (GB/s)</th><th>written</th><th>tuned busbw (GB/s)</th><th>speedup [95% CI]</th>"
            "<th>why</th></tr></thead><tbody>";
       for (const auto& z : c.sizes) {
-        o += std::string("<tr class=\"tune-size") + (z.kept_tuned ? " kept" : "") + "\"><td class=\"num\">" +
-             esc(format_size(z.bytes)) + "</td><td class=\"num\">" +
-             (z.default_busbw_gbytes_per_s ? fmt(*z.default_busbw_gbytes_per_s, 2) : std::string("-")) +
-             "</td><td class=\"mono\">" + esc(z.written) + "</td><td class=\"num\">" +
-             (z.written_busbw_gbytes_per_s ? fmt(*z.written_busbw_gbytes_per_s, 2) : std::string("-")) +
-             "</td><td class=\"num\">" +
-             (z.speedup ? pct(*z.speedup) + (z.speedup_ci95 ? " [" + pct(z.speedup_ci95->first) + ", " +
-                                                                  pct(z.speedup_ci95->second) + "]"
-                                                            : std::string())
-                        : std::string("-")) +
-             "</td><td>" + esc(z.reason) + "</td></tr>";
+        const std::string g = gain_text(z.verdict);
+        o += std::string("<tr class=\"tune-size") + (z.verdict.keep_tuned ? " kept" : "") + "\"><td class=\"num\">" +
+             esc(format_size(z.bytes)) + "</td><td class=\"num\">" + fmt(z.default_busbw, 2) +
+             "</td><td class=\"mono\">" + esc(tune::label(z.written)) + "</td><td class=\"num\">" +
+             fmt(z.written_busbw, 2) + "</td><td class=\"num\">" + (g.empty() ? std::string("-") : g) + "</td><td>" +
+             esc(z.verdict.reason) + "</td></tr>";
       }
       o += "</tbody></table></div></details>";
     }
-    if (!t.table.empty()) {
+    if (!in.tune.table.empty()) {
       o += "<h3>Tuner table written (size buckets)</h3><div class=\"scroll\"><table class=\"tune-table\"><thead><tr>"
            "<th>collective</th><th>from</th><th>to</th><th>choice</th></tr></thead><tbody>";
-      for (const auto& row : t.table)
-        o += "<tr class=\"tune-row\"><td>" + esc(row.collective) + "</td><td class=\"num\" title=\"" +
+      for (const auto& row : in.tune.table)
+        o += "<tr class=\"tune-row\"><td>" + esc(tune::table_name(row.collective)) + "</td><td class=\"num\" title=\"" +
              std::to_string(row.min_bytes) + " B\">" + esc(format_size(row.min_bytes)) +
              "</td><td class=\"num\" title=\"" + std::to_string(row.max_bytes) + " B\">" +
-             esc(format_size(row.max_bytes)) + "</td><td class=\"mono\">" + esc(row.choice) + "</td></tr>";
+             esc(format_size(row.max_bytes)) + "</td><td class=\"mono\">" + esc(tune::label(row.choice)) + "</td></tr>";
       o += "</tbody></table></div><p class=\"muted\">Sizes outside every row are left to NCCL.</p>";
     }
-    if (!t.advice.empty()) {
+    if (!in.tune.advice.empty()) {
       o += "<h3>Bucket advice</h3><ul class=\"advice\">";
-      for (const auto& a : t.advice) o += "<li>" + esc(a) + "</li>";
+      for (const auto& a : in.tune.advice) o += "<li>" + esc(a.advice) + "</li>";
       o += "</ul>";
     }
     o += "</div>";

@@ -11,6 +11,7 @@
 #include "probe/run_tool.hpp"
 #include "tune/gpu_measurer.hpp"
 #include "tune/render.hpp"
+#include "tune/saved_result.hpp"
 #include "tune/sim.hpp"
 #include "tune/table.hpp"
 
@@ -107,13 +108,15 @@ std::optional<TuneResult> table_job(const CommandSpec& s, std::ostream& out, std
     return std::nullopt;
   }
   const std::string path = (dir / "tune.json").string();
+  json doc;
   try {
-    return tune_result_from_json(parse_input_json(core::read_input(path, 1u << 30)));
+    doc = parse_input_json(core::read_input(path, 1u << 30));
   } catch (const json::exception& e) {
     throw Error(path + ": " + e.what());
-  } catch (const Error& e) {
+  } catch (const Error& e) {  // a key given twice
     throw Error(path + ": " + e.what());
   }
+  return saved_result_from_json(path, doc).run;  // its errors name the path and the field
 }
 
 // Phase 1 in this process; nullopt when this rank prints nothing (one rank: after saying so).

@@ -67,38 +67,9 @@ json assignment_json(const EnvAssignment& a) {
   return j;
 }
 
-EnvAssignment assignment_from(const json& j, const std::string& where) {
-  if (!j.is_array()) throw Error("env search JSON: " + where + " is not an array");
-  EnvAssignment a;
-  for (const auto& x : j) {
-    if (!x.is_object() || !x.contains("name") || !x["name"].is_string() || !x.contains("value") || !x["value"].is_string())
-      throw Error("env search JSON: " + where + " has an entry without string name/value");
-    const std::string name = x["name"].get<std::string>();
-    if (name.rfind("NCCL_", 0) != 0) throw Error("env search JSON: " + where + " names '" + name + "', not an NCCL_ variable");
-    a.vars.emplace_back(name, x["value"].get<std::string>());
-  }
-  return a;
-}
-
 json verdict_json(const Verdict& v) {
   return {{"speedup", v.speedup}, {"speedup_ci95", {v.speedup_lo, v.speedup_hi}}, {"base_time_us", v.default_us},
           {"candidate_time_us", v.tuned_us}, {"pairs", v.pairs}, {"reason", v.reason}};
-}
-
-Verdict verdict_from(const json& j, const std::string& where) {
-  Verdict v;
-  try {
-    v.speedup = j.at("speedup").get<double>();
-    v.speedup_lo = j.at("speedup_ci95").at(0).get<double>();
-    v.speedup_hi = j.at("speedup_ci95").at(1).get<double>();
-    v.default_us = j.at("base_time_us").get<double>();
-    v.tuned_us = j.at("candidate_time_us").get<double>();
-    v.pairs = int_at<int>(j, "pairs");
-    v.reason = j.at("reason").get<std::string>();
-  } catch (const json::exception& e) {
-    throw Error("env search JSON: " + where + ": " + e.what());
-  }
-  return v;
 }
 
 // ABBA pairs of processes: base first on even pairs, candidate first on odd ones.
@@ -122,17 +93,6 @@ json combined_json(const CombinedCheck& c) {
   for (const auto& v : c.per_point) per.push_back(verdict_json(v));
   return {{"env", assignment_json(c.env)}, {"verified", c.verified}, {"kept", c.kept},
           {"overall", c.verified ? verdict_json(c.overall) : json(nullptr)}, {"per_point", per}, {"reason", c.reason}};
-}
-
-CombinedCheck combined_from(const json& j) {
-  CombinedCheck c;
-  c.env = assignment_from(j.at("env"), "combined.env");
-  c.verified = j.at("verified").get<bool>();
-  c.kept = j.at("kept").get<bool>();
-  if (c.verified) c.overall = verdict_from(j.at("overall"), "combined.overall");
-  for (const auto& v : j.at("per_point")) c.per_point.push_back(verdict_from(v, "combined.per_point"));
-  c.reason = j.at("reason").get<std::string>();
-  return c;
 }
 
 }  // namespace
@@ -325,48 +285,6 @@ json env_search_json(const EnvSearchResult& r) {
     j["settings"].push_back(std::move(x));
   }
   return j;
-}
-
-EnvSearchResult env_search_from_json(const json& j) {
-  EnvSearchResult r;
-  try {
-    if (int_at<int>(j, "schema_version") != EnvSearchResult::kSchemaVersion)
-      throw Error("env search JSON: schema_version " + j.at("schema_version").dump() + ", expected " +
-                  std::to_string(EnvSearchResult::kSchemaVersion));
-    r.net_path = j.at("net_path").get<std::string>();
-    r.launch = j.at("launch").get<std::string>();
-    r.processes = int_at<std::int64_t>(j, "processes");
-    for (const auto& p : j.at("points")) {
-      auto c = bench::parse_collective(p.at("collective").get<std::string>());
-      if (!c) throw Error("env search JSON: points: unknown collective " + p.at("collective").dump());
-      r.points.push_back({*c, int_at<std::uint64_t>(p, "bytes")});
-    }
-    r.chosen = assignment_from(j.at("chosen"), "chosen");
-    // table and combined were added to version 1: absent in files of the first layout.
-    if (j.contains("table") && !j["table"].is_null()) r.table = j["table"].get<std::string>();
-    if (j.contains("combined") && !j["combined"].is_null()) r.combined = combined_from(j["combined"]);
-    for (const auto& x : j.at("settings")) {
-      EnvGroupOutcome g;
-      g.group.name = x.at("name").get<std::string>();
-      g.group.meaning = x.at("meaning").get<std::string>();
-      if (!x.at("skipped").is_null()) g.group.skipped = x.at("skipped").get<std::string>();
-      for (const auto& c : x.at("candidates")) g.group.candidates.push_back(assignment_from(c, g.group.name + ".candidates"));
-      g.base = assignment_from(x.at("base"), g.group.name + ".base");
-      g.best = assignment_from(x.at("best_searched"), g.group.name + ".best_searched");
-      g.verified = x.at("verified").get<bool>();
-      g.kept = x.at("kept").get<bool>();
-      g.reason = x.at("reason").get<std::string>();
-      if (g.verified) g.overall = verdict_from(x.at("overall"), g.group.name + ".overall");
-      for (const auto& v : x.at("per_point")) g.per_point.push_back(verdict_from(v, g.group.name + ".per_point"));
-      for (const auto& t : x.at("trials"))
-        g.trials.push_back({assignment_from(t.at("env"), g.group.name + ".trials"), int_at<int>(t, "rung"),
-                            t.at("time_us").get<std::vector<double>>(), t.at("score").get<double>()});
-      r.groups.push_back(std::move(g));
-    }
-  } catch (const json::exception& e) {
-    throw Error(std::string("env search JSON: ") + e.what());
-  }
-  return r;
 }
 
 }  // namespace fabscope::tune

@@ -132,9 +132,8 @@ void judge_combined(CombinedCheck& c, const std::vector<std::vector<double>>& ba
 void judge_env(EnvGroupOutcome& g, const std::vector<std::vector<double>>& base_us,
                const std::vector<std::vector<double>>& cand_us, const EnvSearchRule& rule);
 
-// JSON (the "env_search" member of fabscope.tune, docs/formats.md) and back. from_json throws
-// fabscope::Error naming the field.
+// JSON (the "env_search" member of fabscope.tune, docs/formats.md); read back by
+// saved_result.hpp (env_search_from_fields).
 json env_search_json(const EnvSearchResult& r);
-EnvSearchResult env_search_from_json(const json& j);
 
 }  // namespace fabscope::tune

@@ -1,6 +1,6 @@
 #pragma once
 // What `fabscope tune` prints and writes besides the table: the report (text and JSON, schema
-// "fabscope.tune" version 1, docs/formats.md), every measurement in the input CSV of NCCL's
+// "fabscope.tune" version 1, docs/formats.md; read back by saved_result.hpp), every measurement in the input CSV of NCCL's
 // optimize_config.py (ext-tuner/example/scripts), the environment that loads the table (an
 // ncclenv::EnvPlan, rendered in any `fabscope env` format) and the bucket-size advice.
 #include <string>
@@ -24,14 +24,6 @@ std::string render_report(const TuneResult& r, const std::vector<TableRow>& rows
 
 json report_json(const TuneResult& r, const std::vector<TableRow>& rows,
                  const std::vector<BucketAdvice>& advice);
-
-// The TuneResult back from report_json's output (what `--launch` reads from the tune.json of the
-// job that searched the table): report_json(tune_result_from_json(j), ...) gives j again. Throws
-// fabscope::Error naming the field.
-TuneResult tune_result_from_json(const json& j);
-
-// "ring/simple/16ch", "nccl-algo/8ch", "NCCL default" back to a Choice; Error naming the label.
-Choice choice_from_label(const std::string& text);
 
 // collective,size_bytes,algorithm,protocol,channels,nodes,ranks,pipeOps,regBuff,bandwidth_gbps,
 // latency_us: one line per measurement of an explicit choice (NCCL's default cannot be named in

@@ -71,6 +71,37 @@ std::string table_name(bench::Collective c) {
   return f < 0 ? "" : names[f];
 }
 
+std::optional<bench::Collective> collective_from_table_name(const std::string& name) {
+  for (auto c : {bench::Collective::Broadcast, bench::Collective::Reduce, bench::Collective::AllGather,
+                 bench::Collective::ReduceScatter, bench::Collective::AllReduce})
+    if (table_name(c) == name) return c;
+  return std::nullopt;
+}
+
+Choice choice_from_label(const std::string& text) {
+  if (text == label(kNcclDefault)) return kNcclDefault;
+  Choice c;
+  const auto slash = text.rfind('/');
+  const std::string head = slash == std::string::npos ? "" : text.substr(0, slash);
+  const std::string ch = slash == std::string::npos ? text : text.substr(slash + 1);
+  try {
+    if (ch != "nccl-ch") {
+      if (ch.size() < 3 || ch.substr(ch.size() - 2) != "ch") throw UsageError("no channel count");
+      c.channels = parse_channels(ch.substr(0, ch.size() - 2)).at(0);
+    }
+    if (head != "nccl-algo") {
+      const auto s2 = head.find('/');
+      if (s2 == std::string::npos) throw UsageError("no algorithm/protocol");
+      c.algo = parse_algos(head.substr(0, s2)).at(0);
+      c.proto = parse_protos(head.substr(s2 + 1)).at(0);
+    }
+  } catch (const Error& e) {
+    throw Error("the choice '" + text + "' is not a label fabscope writes (" + e.what() + ")");
+  }
+  if (label(c) != text) throw Error("the choice '" + text + "' is not a label fabscope writes");
+  return c;
+}
+
 std::vector<Choice> candidates(bench::Collective c, const SpaceSpec& spec, int nnodes, int nranks) {
   if (nccl_func(c) < 0)
     throw UsageError("collective '" + std::string(bench::describe(c).name) +

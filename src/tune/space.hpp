@@ -3,6 +3,7 @@
 // three things an NCCL tuner plugin sets (docs/tune.md). A Choice with every field unset is
 // NCCL's own decision, the baseline every tuned choice must beat.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,12 @@ std::string proto_name(int proto);  // "simple"; "nccl" for -1
 // Table names of the five tunable collectives; nullopt-like -1 for the others.
 int nccl_func(bench::Collective c);  // ncclFunc_t number, -1 when no tuner row can name it
 std::string table_name(bench::Collective c);  // "allreduce"
+// "allreduce" back to the collective; nullopt for a name no tuner row uses.
+std::optional<bench::Collective> collective_from_table_name(const std::string& name);
+
+// "ring/simple/16ch", "nccl-algo/8ch", "NCCL default" back to a Choice: only what label() writes;
+// fabscope::Error naming the label otherwise.
+Choice choice_from_label(const std::string& text);
 
 struct SpaceSpec {
   std::vector<int> algos;      // Algo values; empty = every algorithm sensible for the collective

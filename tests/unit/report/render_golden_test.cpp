@@ -90,11 +90,11 @@ TEST(ReportRender, Tune_SaysSimulatedAndPlotsEveryVerifiedSize) {
   Report r;
   r.inputs.push_back(input_from_json_text(
       "t.json", slurp(fabscope::testing::fixture("tune-simulated/seed1-all_reduce-all_gather.json"))));
-  const TuneDoc& t = r.inputs[0].tune;
+  const fabscope::tune::TuneResult& t = r.inputs[0].tune.run;
   ASSERT_TRUE(t.simulated);
   ASSERT_EQ(t.collectives.size(), 2u);
   std::size_t verified = 0, kept = 0;
-  for (const auto& z : t.collectives[0].sizes) verified += z.speedup.has_value(), kept += z.kept_tuned;
+  for (const auto& z : t.collectives[0].sizes) verified += z.verdict.pairs > 0, kept += z.verdict.keep_tuned;
   std::string html = render(r).html;
   EXPECT_NE(html.find("<p class=\"simulated\">SIMULATED: no GPU was measured"), std::string::npos);
   EXPECT_NE(html.find("data-series=\"t tuned (written)\" data-points=\"" + std::to_string(kept) + "\""), std::string::npos);

@@ -36,6 +36,7 @@
 #include "fabric/model.hpp"
 #include "support/fixtures.hpp"
 #include "tune/render.hpp"
+#include "tune/saved_result.hpp"
 
 namespace fabscope {
 namespace {
@@ -93,10 +94,11 @@ const std::vector<Rule>& rules() {
         {"report", through_report}}},
       {"fabscope.metrics", {{"report (--mesh, --job)", through_report}}},
       {"fabscope.tune",
-       {{"tune --launch (tune::tune_result_from_json)",
+       {{"tune --launch, report (tune::saved_result_from_json)",
          [](const Document& d) {
-           const tune::TuneResult t = tune::tune_result_from_json(d.doc);
-           EXPECT_FALSE(t.collectives.empty());
+           const tune::SavedResult t = tune::saved_result_from_json(d.file.string(), d.doc);
+           EXPECT_FALSE(t.run.collectives.empty());
+           EXPECT_EQ(t.table.size(), d.doc.at("table").size());
          }},
         {"report", through_report}}},
       {"fabscope.cluster",
