@@ -20,14 +20,7 @@
 set -euo pipefail
 exporter=$(realpath "$1")
 rounds=${2:-3}
-here=$(cd "$(dirname "$0")" && pwd)
-. "$here/../tests/integration/ibsim/harness.sh"
-sim_skip_unless_available
-topo=$(mktemp "${TMPDIR:-/tmp}/fattree.XXXXXX.net")
-python3 "$here/fattree-topology.py" "${3:-64}" "${4:-32}" "${5:-32}" >"$topo"
-sim_start "$topo" -N 4096 -S 256 -P 16384
-rm -f "$topo"
-sm_start H-l00-00
+. "$(cd "$(dirname "$0")" && pwd)/fabric-tree.sh"
 
 LD_PRELOAD=$UMAD2SIM SIM_HOST=H-l00-00 "$exporter" --listen 127.0.0.1:0 --checks-interval 0 --fabric \
   --fabric-interval 5 --fabric-discovery-interval 20 >"$SIM_DIR/exporter.log" 2>&1 &
