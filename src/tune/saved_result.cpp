@@ -96,11 +96,10 @@ std::vector<Verdict> env_verdicts(const Fields& f, const std::string& key) {
 }
 
 // The verification of one size against NCCL's default: `pairs` > 0 when it ran.
-void size_verdict(const Fields& x, Verdict& v, const std::string& default_key) {
-  v.default_us = x.num(default_key);
+void size_verdict(const Fields& x, Verdict& v) {
+  v.default_us = x.num("default_time_us");
   v.pairs = int_field(x, "pairs", 0);
   v.reason = x.str("reason");
-  v.tuned_us = v.default_us;
   const auto ci = interval(x, "speedup_ci95");  // its form is checked wherever it is given
   if (v.pairs > 0) {
     v.speedup = positive(x, "speedup");
@@ -112,7 +111,9 @@ void size_verdict(const Fields& x, Verdict& v, const std::string& default_key) {
 SizeOutcome size_from(const Fields& x) {
   SizeOutcome s;
   s.bytes = x.uint("bytes");
-  size_verdict(x, s.verdict, "default_time_us");
+  size_verdict(x, s.verdict);
+  // Not verified: the search kept NCCL's default, whose time stands for both (run_tune).
+  if (s.verdict.pairs == 0) s.verdict.tuned_us = s.verdict.default_us;
   const bool verified = x.boolean("verified");
   if (verified != (s.verdict.pairs > 0))
     x.fail("verified", std::string(verified ? "true" : "false") + " with " + std::to_string(s.verdict.pairs) +
@@ -124,7 +125,7 @@ SizeOutcome size_from(const Fields& x) {
   s.written_busbw = x.num("written_busbw_gbytes_per_s");
   if (auto idle = x.optional_object("idle")) {
     Verdict v;
-    size_verdict(*idle, v, "default_time_us");
+    size_verdict(*idle, v);
     s.idle = v;
   }
   s.search.rungs = int_field(x, "rungs", 0);
