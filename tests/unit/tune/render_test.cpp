@@ -12,6 +12,7 @@
 #include "tune/advice.hpp"
 #include "tune/render.hpp"
 #include "tune/saved_result.hpp"
+#include "tune/table.hpp"
 #include "tune/sim.hpp"
 
 namespace fabscope::tune {
@@ -243,6 +244,25 @@ TEST(ResultJson, TheWholeDocumentComesBack) {
   for (auto& c : j["collectives"])
     for (auto& z : c["sizes"]) z["idle"] = nullptr;
   EXPECT_EQ(report_json(back.run, back.table, back.advice), j);
+}
+
+// Real runs on 2x H200 (tests/fixtures/tune-h200x2): the rows read from each tune.json are the
+// rows the plugin reads from the nccl_tuner.csv the same run wrote, the table computed again from
+// the run read back is that table, and the whole document (the newest layout, with an environment
+// search) comes back.
+TEST(ResultJson, RealRunsReadBackAsTheirTables) {
+  for (const std::string run : {"table", "launch"}) {
+    std::ifstream in(fabscope::testing::fixture("tune-h200x2/" + run + ".json"));
+    const json j = json::parse(in);
+    const SavedResult back = saved_result_from_json(run + ".json", j);
+    EXPECT_FALSE(back.run.simulated);
+    const auto csv = read_table_file(fabscope::testing::fixture("tune-h200x2/" + run + "-nccl_tuner.csv").string());
+    ASSERT_FALSE(csv.empty()) << run;
+    EXPECT_EQ(back.table, csv) << run;
+    EXPECT_EQ(table_rows(back.run), csv) << run;
+    EXPECT_EQ(report_json(back.run, back.table, back.advice), j) << run;
+    EXPECT_EQ(back.run.env.has_value(), run == "launch");
+  }
 }
 
 // What the report shows is checked where it is read: each error names the file and the field.
