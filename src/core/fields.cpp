@@ -29,8 +29,9 @@ Fields::Fields(const std::string& file, const json& j, std::string path)
     : file_(&file), j_(&j), path_(std::move(path)) {}
 
 std::string Fields::where(const std::string& key) const {
-  if (path_.empty() || key.empty()) return path_.empty() ? key : path_;
-  if (!key.empty() && key[0] == '[') return path_ + key;
+  if (key.empty()) return path_;
+  if (path_.empty()) return key;
+  if (key[0] == '[') return path_ + key;
   return path_ + "." + key;
 }
 
@@ -68,11 +69,7 @@ std::vector<Fields> Fields::array(const std::string& key) const {
   const json* v = at(key);
   if (!v) fail(key, "missing");
   if (!v->is_array()) fail(key, "expected an array, got " + describe(*v));
-  std::vector<Fields> out;
-  out.reserve(v->size());
-  for (std::size_t i = 0; i < v->size(); ++i)
-    out.emplace_back(*file_, (*v)[i], where(key) + "[" + std::to_string(i) + "]");
-  return out;
+  return Fields(*file_, *v, where(key)).elements();
 }
 
 std::vector<Fields> Fields::elements() const {

@@ -157,7 +157,7 @@ std::string render_summary(const Report& r) {
           ++sizes;
           if (z.verdict.keep_tuned) {
             ++kept;
-            if (z.verdict.pairs > 0) best = std::max(best, z.verdict.speedup);
+            best = std::max(best, z.verdict.speedup);
           }
         }
       std::string colls;

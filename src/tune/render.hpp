@@ -1,8 +1,9 @@
 #pragma once
 // What `fabscope tune` prints and writes besides the table: the report (text and JSON, schema
-// "fabscope.tune" version 1, docs/formats.md; read back by saved_result.hpp), every measurement in the input CSV of NCCL's
-// optimize_config.py (ext-tuner/example/scripts), the environment that loads the table (an
-// ncclenv::EnvPlan, rendered in any `fabscope env` format) and the bucket-size advice.
+// "fabscope.tune" version 1, docs/formats.md; read back by saved_result.hpp), every measurement
+// in the input CSV of NCCL's optimize_config.py (ext-tuner/example/scripts), the environment that
+// loads the table (an ncclenv::EnvPlan, rendered in any `fabscope env` format) and the
+// bucket-size advice.
 #include <string>
 #include <vector>
 

@@ -45,14 +45,16 @@ std::pair<double, double> required_interval(const Fields& f, const std::string& 
   return *v;
 }
 
-Choice label_field(const Fields& f, const std::string& key) {
-  const std::string text = f.str(key);
+// A choice's label (what label() writes) as given at `key` of `f`; an error there otherwise.
+Choice label_at(const Fields& f, const std::string& key, const std::string& text) {
   try {
     return choice_from_label(text);
   } catch (const Error& e) {
     f.fail(key, e.what());
   }
 }
+
+Choice label_field(const Fields& f, const std::string& key) { return label_at(f, key, f.str(key)); }
 
 Choice choice_field(const Fields& f, const std::string& key) { return label_field(f.object(key), "label"); }
 
@@ -100,11 +102,12 @@ void size_verdict(const Fields& x, Verdict& v) {
   v.default_us = x.num("default_time_us");
   v.pairs = int_field(x, "pairs", 0);
   v.reason = x.str("reason");
-  const auto ci = interval(x, "speedup_ci95");  // its form is checked wherever it is given
   if (v.pairs > 0) {
     v.speedup = positive(x, "speedup");
-    std::tie(v.speedup_lo, v.speedup_hi) = ci ? *ci : required_interval(x, "speedup_ci95");
+    std::tie(v.speedup_lo, v.speedup_hi) = required_interval(x, "speedup_ci95");
     v.tuned_us = x.num("tuned_time_us");
+  } else {
+    (void)interval(x, "speedup_ci95");  // its form is checked wherever it is given
   }
 }
 
@@ -244,13 +247,8 @@ SavedResult saved_result_from_json(const std::string& file, const json& doc) {
     co.collective = collective_field(c, "collective");
     if (!c.has("candidates")) c.fail("candidates", "missing");
     const auto labels = c.strings("candidates");
-    for (std::size_t i = 0; i < labels.size(); ++i) {
-      try {
-        co.candidates.push_back(choice_from_label(labels[i]));
-      } catch (const Error& e) {
-        c.fail("candidates[" + std::to_string(i) + "]", e.what());
-      }
-    }
+    for (std::size_t i = 0; i < labels.size(); ++i)
+      co.candidates.push_back(label_at(c, "candidates[" + std::to_string(i) + "]", labels[i]));
     for (const auto& x : c.array("sizes")) co.sizes.push_back(size_from(x));
     r.collectives.push_back(std::move(co));
   }

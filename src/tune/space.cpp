@@ -72,9 +72,8 @@ std::string table_name(bench::Collective c) {
 }
 
 std::optional<bench::Collective> collective_from_table_name(const std::string& name) {
-  for (auto c : {bench::Collective::Broadcast, bench::Collective::Reduce, bench::Collective::AllGather,
-                 bench::Collective::ReduceScatter, bench::Collective::AllReduce})
-    if (table_name(c) == name) return c;
+  for (const auto& d : bench::all_collectives())
+    if (nccl_func(d.id) >= 0 && table_name(d.id) == name) return d.id;
   return std::nullopt;
 }
 

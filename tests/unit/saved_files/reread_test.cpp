@@ -35,7 +35,6 @@
 #include "report/load.hpp"
 #include "fabric/model.hpp"
 #include "support/fixtures.hpp"
-#include "tune/render.hpp"
 #include "tune/saved_result.hpp"
 
 namespace fabscope {
